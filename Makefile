@@ -1,0 +1,40 @@
+# The targets the README and CI run. `make test` and `make demo` set everything up on a fresh
+# machine: a Java 17+ runtime for Spark (installed with apt-get when missing) and .venv.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+
+.PHONY: install java test demo lint format clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[spark,dev]'
+	@touch $(STAMP)
+
+install: java $(STAMP)
+
+java:
+	@bash .ci/ensure-java
+
+test: install
+	$(PY) -m pytest -n 2 -q
+
+demo: install
+	$(VENV)/bin/windowagg demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests
+	$(VENV)/bin/ruff format --check src tests
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format src tests
+	$(VENV)/bin/ruff check --fix src tests
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,741 @@
+"""Aggregations as monoids: the protocol and the built-ins (api.md section 1).
+
+An aggregation is any object with ``identity``, ``lift(x)``, ``combine(a, b)`` and ``lower(p)``,
+plus the optional flags ``invertible`` (with ``inverse(a, b)``), ``commutative`` and
+``selective``. This is the lift/combine/lower framework of Tangwongsan et al. (DABA paper,
+Section 2.2): ``lift`` turns a raw input into a partial aggregate, ``combine`` is the associative
+operator (``a`` is the older part, ``b`` the younger), ``lower`` turns a partial into the result.
+
+Missing values: ``NaN`` and ``None`` lift to the identity (as SQL NULL), so they keep their place
+in a count-based window but do not change the result.
+
+Partial aggregates of the built-ins are immutable values (numbers, tuples, bytes), so algorithms
+may share them freely and aggregators pickle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import math
+import numbers
+import struct
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+__all__ = [
+    "AGGREGATIONS",
+    "Aggregation",
+    "AggregationProtocol",
+    "BloomFilter",
+    "M4",
+    "aggregation",
+    "resolve",
+]
+
+
+@runtime_checkable
+class AggregationProtocol(Protocol):
+    """What every algorithm needs of an aggregation (flags default to False when absent)."""
+
+    identity: Any
+
+    def lift(self, x: Any) -> Any: ...
+    def combine(self, a: Any, b: Any) -> Any: ...
+    def lower(self, p: Any) -> Any: ...
+
+
+class Aggregation:
+    """Base class of the built-in aggregations; user aggregations need not inherit from it."""
+
+    name: str = "aggregation"
+    identity: Any = None
+    invertible: bool = False
+    commutative: bool = False
+    selective: bool = False
+
+    def lift(self, x: Any) -> Any:
+        raise NotImplementedError
+
+    def combine(self, a: Any, b: Any) -> Any:
+        raise NotImplementedError
+
+    def lower(self, p: Any) -> Any:
+        return p
+
+    def inverse(self, a: Any, b: Any) -> Any:
+        raise TypeError(f"aggregation {self.name!r} is not invertible")
+
+    def params(self) -> dict[str, Any]:
+        """Constructor parameters (used for equality, repr and the compiled engine)."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"aggregation({self.name!r}{', ' if args else ''}{args})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.params() == self.params()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.params().items()))))
+
+
+# --- input validation ------------------------------------------------------------------------
+
+
+def is_missing(x: Any) -> bool:
+    """NaN and None are missing values (SQL NULL)."""
+    return x is None or (isinstance(x, float | numbers.Real) and x != x)
+
+
+def _number(name: str, x: Any) -> float | int:
+    """Check that ``x`` is a real number; raise a TypeError naming the value otherwise."""
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return x
+    if isinstance(x, bool):
+        return int(x)
+    raise TypeError(f"{name} needs a number, got {x!r} ({type(x).__name__})")
+
+
+# --- sum-like (invertible, commutative) ------------------------------------------------------
+
+
+class Sum(Aggregation):
+    name = "sum"
+    identity = 0
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return 0 if is_missing(x) else _number(self.name, x)
+
+    def combine(self, a, b):
+        return a + b
+
+    def inverse(self, a, b):
+        return a - b
+
+
+class Count(Aggregation):
+    """Number of non-missing values."""
+
+    name = "count"
+    identity = 0
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return 0 if is_missing(x) else 1
+
+    def combine(self, a, b):
+        return a + b
+
+    def inverse(self, a, b):
+        return a - b
+
+
+class Mean(Aggregation):
+    """Arithmetic mean; partial ``(sum, count)``."""
+
+    name = "mean"
+    identity = (0, 0)
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return (0, 0) if is_missing(x) else (_number(self.name, x), 1)
+
+    def combine(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def inverse(self, a, b):
+        return (a[0] - b[0], a[1] - b[1])
+
+    def lower(self, p):
+        return p[0] / p[1] if p[1] else None
+
+
+class StdDev(Aggregation):
+    """Sample standard deviation (n - 1); partial ``(n, mean, M2)`` merged by Chan et al.'s
+    parallel formula, which stays accurate where the sum-of-squares form cancels."""
+
+    name = "stddev"
+    identity = (0, 0.0, 0.0)
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return self.identity if is_missing(x) else (1, float(_number(self.name, x)), 0.0)
+
+    def combine(self, a, b):
+        na, ma, qa = a
+        nb, mb, qb = b
+        if na == 0:
+            return b
+        if nb == 0:
+            return a
+        n = na + nb
+        delta = mb - ma
+        return (n, ma + delta * nb / n, qa + qb + delta * delta * na * nb / n)
+
+    def inverse(self, a, b):
+        n, m, q = a
+        nb, mb, qb = b
+        if nb == 0:
+            return a
+        nc = n - nb
+        if nc == 0:
+            return self.identity
+        mc = (n * m - nb * mb) / nc
+        delta = mb - mc
+        return (nc, mc, max(0.0, q - qb - delta * delta * nc * nb / n))
+
+    def lower(self, p):
+        n, _, q = p
+        return math.sqrt(q / (n - 1)) if n >= 2 else None
+
+
+class GeoMean(Aggregation):
+    """Geometric mean exp(mean(log x)) of positive values; partial ``(sum of logs, count)``."""
+
+    name = "geomean"
+    identity = (0.0, 0)
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        if is_missing(x):
+            return self.identity
+        v = _number(self.name, x)
+        if v <= 0:
+            raise ValueError(f"geomean needs positive values, got {x!r}")
+        return (math.log(v), 1)
+
+    def combine(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def inverse(self, a, b):
+        return (a[0] - b[0], a[1] - b[1])
+
+    def lower(self, p):
+        return math.exp(p[0] / p[1]) if p[1] else None
+
+
+# --- max-like (selective) --------------------------------------------------------------------
+
+
+class Min(Aggregation):
+    name = "min"
+    identity = None
+    commutative = True
+    selective = True
+
+    def lift(self, x):
+        return None if is_missing(x) else _number(self.name, x)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a if a <= b else b
+
+
+class Max(Aggregation):
+    name = "max"
+    identity = None
+    commutative = True
+    selective = True
+
+    def lift(self, x):
+        return None if is_missing(x) else _number(self.name, x)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a if a >= b else b
+
+
+def _pair(name: str, x: Any) -> tuple[Any, Any] | None:
+    if x is None:
+        return None
+    try:
+        arg, value = x
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} needs (arg, value) pairs, got {x!r}") from None
+    return None if is_missing(value) else (arg, _number(name, value))
+
+
+class ArgMin(Aggregation):
+    """The arg of the smallest value among ``(arg, value)`` pairs; ties go to the oldest."""
+
+    name = "argmin"
+    identity = None
+    selective = True
+
+    def lift(self, x):
+        return _pair(self.name, x)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a if a[1] <= b[1] else b
+
+    def lower(self, p):
+        return None if p is None else p[0]
+
+
+class ArgMax(Aggregation):
+    """The arg of the largest value among ``(arg, value)`` pairs; ties go to the oldest."""
+
+    name = "argmax"
+    identity = None
+    selective = True
+
+    def lift(self, x):
+        return _pair(self.name, x)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return a if a[1] >= b[1] else b
+
+    def lower(self, p):
+        return None if p is None else p[0]
+
+
+class MinCount(Aggregation):
+    """How often the minimum occurs; partial ``(min, count)`` (the DABA paper's maxcount, mirrored)."""
+
+    name = "mincount"
+    identity = None
+    commutative = True
+
+    def lift(self, x):
+        return None if is_missing(x) else (_number(self.name, x), 1)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if a[0] < b[0]:
+            return a
+        if b[0] < a[0]:
+            return b
+        return (a[0], a[1] + b[1])
+
+    def lower(self, p):
+        return 0 if p is None else p[1]
+
+
+class MaxCount(Aggregation):
+    """How often the maximum occurs; partial ``(max, count)`` (DABA paper, Section 2.2)."""
+
+    name = "maxcount"
+    identity = None
+    commutative = True
+
+    def lift(self, x):
+        return None if is_missing(x) else (_number(self.name, x), 1)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        if a[0] > b[0]:
+            return a
+        if b[0] > a[0]:
+            return b
+        return (a[0], a[1] + b[1])
+
+    def lower(self, p):
+        return 0 if p is None else p[1]
+
+
+class _Missing:
+    """The identity of ``first``/``last``: distinct from every value, None included."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __reduce__(self):
+        return (_Missing, ())
+
+    def __repr__(self):
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+class First(Aggregation):
+    """The oldest non-missing value."""
+
+    name = "first"
+    identity = MISSING
+    selective = True
+
+    def lift(self, x):
+        return MISSING if is_missing(x) else x
+
+    def combine(self, a, b):
+        return b if a is MISSING else a
+
+    def lower(self, p):
+        return None if p is MISSING else p
+
+
+class Last(Aggregation):
+    """The youngest non-missing value."""
+
+    name = "last"
+    identity = MISSING
+    selective = True
+
+    def lift(self, x):
+        return MISSING if is_missing(x) else x
+
+    def combine(self, a, b):
+        return a if b is MISSING else b
+
+    def lower(self, p):
+        return None if p is MISSING else p
+
+
+class M4(NamedTuple):
+    """Result of the ``m4`` aggregation (min, max, first, last) used for line-chart reduction."""
+
+    min: Any
+    max: Any
+    first: Any
+    last: Any
+
+
+class M4Agg(Aggregation):
+    name = "m4"
+    identity = None
+
+    def lift(self, x):
+        if is_missing(x):
+            return None
+        v = _number(self.name, x)
+        return (v, v, v, v)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return (min(a[0], b[0]), max(a[1], b[1]), a[2], b[3])
+
+    def lower(self, p):
+        return None if p is None else M4(*p)
+
+
+# --- holistic and sketches ---------------------------------------------------------------------
+
+
+class Collect(Aggregation):
+    """All non-missing values as a list in window order. Partials are tuples; the inverse drops
+    the oldest part's prefix, so subtract-on-evict and SlickDeque (Inv) can serve it."""
+
+    name = "collect"
+    identity = ()
+    invertible = True
+
+    def lift(self, x):
+        return () if is_missing(x) else (x,)
+
+    def combine(self, a, b):
+        return a + b if a and b else (a or b)
+
+    def inverse(self, a, b):
+        return a[len(b) :]
+
+    def lower(self, p):
+        return list(p)
+
+
+def _remove_sorted(a: tuple, b: tuple) -> tuple:
+    """Multiset difference of sorted tuples ``a - b`` (``b`` must be contained in ``a``)."""
+    out = []
+    j = 0
+    for x in a:
+        if j < len(b) and x == b[j]:
+            j += 1
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+class Quantile(Aggregation):
+    """Nearest-rank quantile: the ceil(q * n)-th smallest value (1-based), 0 < q <= 1.
+
+    Partial: the sorted tuple of values (holistic; combine is a linear merge)."""
+
+    name = "quantile"
+    identity = ()
+    invertible = True
+    commutative = True
+
+    def __init__(self, q: float = 0.5):
+        if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
+            raise ValueError(f"quantile needs q in (0, 1], got q={q!r}")
+        self.q = float(q)
+
+    def params(self):
+        return {"q": self.q}
+
+    def lift(self, x):
+        return () if is_missing(x) else (_number(self.name, x),)
+
+    def combine(self, a, b):
+        if not a or not b:
+            return a or b
+        if a[-1] <= b[0]:
+            return a + b
+        return tuple(heapq.merge(a, b))
+
+    def inverse(self, a, b):
+        return _remove_sorted(a, b)
+
+    def lower(self, p):
+        if not p:
+            return None
+        return p[max(0, math.ceil(self.q * len(p)) - 1)]
+
+
+class Median(Quantile):
+    """Nearest-rank median: quantile with q = 0.5 (the lower middle value for even counts)."""
+
+    name = "median"
+
+    def __init__(self):
+        super().__init__(0.5)
+
+    def params(self):
+        return {}
+
+
+def _hash_bytes(x: Any) -> bytes:
+    """A stable encoding (the same in every process) of a value for hashing."""
+    if isinstance(x, bytes):
+        return b"b" + x
+    if isinstance(x, str):
+        return b"s" + x.encode()
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        f = float(x)
+        if f.is_integer() and abs(f) < 2**63:
+            return b"i" + struct.pack("<q", int(f))
+        return b"f" + struct.pack("<d", f)
+    return b"r" + repr(x).encode()
+
+
+@dataclass(frozen=True)
+class BloomFilter:
+    """Result of the ``bloom`` aggregation: supports ``x in filter`` (no false negatives)."""
+
+    bits: int
+    nbits: int
+    hashes: int
+
+    def _positions(self, x: Any) -> list[int]:
+        return _bloom_positions(x, self.nbits, self.hashes)
+
+    def __contains__(self, x: Any) -> bool:
+        return all(self.bits >> i & 1 for i in self._positions(x))
+
+    def __len__(self) -> int:
+        """Number of bits set."""
+        return self.bits.bit_count()
+
+
+def _bloom_positions(x: Any, nbits: int, hashes: int) -> list[int]:
+    digest = hashlib.blake2b(_hash_bytes(x), digest_size=16).digest()
+    h1, h2 = struct.unpack("<QQ", digest)
+    h2 |= 1
+    return [(h1 + i * h2) % nbits for i in range(hashes)]
+
+
+class Bloom(Aggregation):
+    """Bloom filter over the window's values (``bits`` bits, ``hashes`` hash functions, double
+    hashing on BLAKE2b). Partial: the bit set as an int; combine is bitwise or."""
+
+    name = "bloom"
+    identity = 0
+    commutative = True
+
+    def __init__(self, bits: int = 2**14, hashes: int = 4):
+        for label, v in (("bits", bits), ("hashes", hashes)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"bloom needs a positive integer {label}, got {label}={v!r}")
+        self.bits = int(bits)
+        self.hashes = int(hashes)
+
+    def params(self):
+        return {"bits": self.bits, "hashes": self.hashes}
+
+    def lift(self, x):
+        if is_missing(x):
+            return 0
+        out = 0
+        for i in _bloom_positions(x, self.bits, self.hashes):
+            out |= 1 << i
+        return out
+
+    def combine(self, a, b):
+        return a | b
+
+    def lower(self, p):
+        return None if p == 0 else BloomFilter(p, self.bits, self.hashes)
+
+
+class HyperLogLog(Aggregation):
+    """Distinct count estimate with Apache DataSketches' HLL sketch (``lg_k`` = log2 of the
+    number of buckets). Partials are serialized compact sketches (bytes): immutable and
+    picklable; the identity is ``b""``."""
+
+    name = "hll"
+    identity = b""
+    commutative = True
+
+    def __init__(self, lg_k: int = 12):
+        if isinstance(lg_k, bool) or not isinstance(lg_k, numbers.Integral) or not 4 <= lg_k <= 21:
+            raise ValueError(f"hll needs an integer lg_k in [4, 21], got lg_k={lg_k!r}")
+        self.lg_k = int(lg_k)
+
+    def params(self):
+        return {"lg_k": self.lg_k}
+
+    def lift(self, x):
+        import datasketches
+
+        if is_missing(x):
+            return b""
+        s = datasketches.hll_sketch(self.lg_k)
+        if isinstance(x, numbers.Real) and not isinstance(x, bool):
+            f = float(x)
+            s.update(int(f) if f.is_integer() and abs(f) < 2**63 else f)
+        elif isinstance(x, str | bytes | int):
+            s.update(x)
+        else:
+            s.update(repr(x))
+        return s.serialize_compact()
+
+    def combine(self, a, b):
+        import datasketches
+
+        if not a:
+            return b
+        if not b:
+            return a
+        u = datasketches.hll_union(self.lg_k)
+        u.update(datasketches.hll_sketch.deserialize(a))
+        u.update(datasketches.hll_sketch.deserialize(b))
+        return u.get_result().serialize_compact()
+
+    def lower(self, p):
+        import datasketches
+
+        return 0.0 if not p else datasketches.hll_sketch.deserialize(p).get_estimate()
+
+
+# --- registry --------------------------------------------------------------------------------
+
+AGGREGATIONS: dict[str, Callable[..., Aggregation]] = {
+    cls.name: cls
+    for cls in (
+        Sum,
+        Count,
+        Mean,
+        StdDev,
+        GeoMean,
+        Min,
+        Max,
+        ArgMin,
+        ArgMax,
+        MinCount,
+        MaxCount,
+        First,
+        Last,
+        M4Agg,
+        Collect,
+        Bloom,
+        Median,
+        Quantile,
+        HyperLogLog,
+    )
+}
+
+
+def aggregation(name: str, **params: Any) -> Aggregation:
+    """Return the built-in aggregation called ``name``, built with ``params``.
+
+    Raises ``ValueError`` for an unknown name (listing the valid ones) or bad parameters.
+    """
+    try:
+        factory = AGGREGATIONS[name]
+    except (KeyError, TypeError):
+        valid = ", ".join(sorted(AGGREGATIONS))
+        raise ValueError(f"unknown aggregation {name!r}; valid names: {valid}") from None
+    try:
+        return factory(**params)
+    except TypeError as e:
+        raise ValueError(f"bad parameters for aggregation {name!r}: {e}") from None
+
+
+def resolve(agg: Any) -> Any:
+    """Turn a name into a built-in aggregation; check that any other object is one."""
+    if isinstance(agg, str):
+        return aggregation(agg)
+    missing = [m for m in ("identity", "lift", "combine", "lower") if not hasattr(agg, m)]
+    if missing:
+        raise TypeError(
+            f"{agg!r} is not an aggregation: it lacks {', '.join(missing)} "
+            "(see windowagg.aggregations.AggregationProtocol)"
+        )
+    return agg
+
+
+def flags(agg: Any) -> tuple[bool, bool, bool]:
+    """``(invertible, commutative, selective)`` of any aggregation, missing flags False."""
+    return (
+        bool(getattr(agg, "invertible", False)),
+        bool(getattr(agg, "commutative", False)),
+        bool(getattr(agg, "selective", False)),
+    )
+
+
+def fold(agg: Any, partials: Iterable[Any]) -> Any:
+    """Combine partials in order, starting from the identity."""
+    acc = agg.identity
+    for p in partials:
+        acc = agg.combine(acc, p)
+    return acc
+
+
+def approx_equal(a: Any, b: Any, rel: float = 1e-9, abs_tol: float = 1e-9) -> bool:
+    """Equality of partials or results that forgives floating-point reassociation."""
+    if isinstance(a, float) or isinstance(b, float):
+        if not (isinstance(a, numbers.Real) and isinstance(b, numbers.Real)):
+            return False
+        if a != a or b != b:
+            return a != a and b != b
+        return math.isclose(a, b, rel_tol=rel, abs_tol=abs_tol)
+    if isinstance(a, tuple | list) and isinstance(b, tuple | list):
+        return len(a) == len(b) and all(approx_equal(x, y, rel, abs_tol) for x, y in zip(a, b))
+    return a == b

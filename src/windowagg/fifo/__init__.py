@@ -1,0 +1,106 @@
+"""In-order (FIFO) sliding-window aggregators: one module per algorithm (api.md section 2).
+
+``windowagg.fifo(name, agg, **options)`` builds any of them by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..aggregations import resolve
+from .base import FifoAggregator
+from .bint import BInt
+from .daba import Daba
+from .daba_lite import DabaLite
+from .flatfat import FlatFat
+from .flatfit import FlatFit
+from .recalc import Recalc
+from .slickdeque import SlickDequeInv, SlickDequeNonInv, slickdeque
+from .soe import SubtractOnEvict
+from .two_stacks import TwoStacks
+from .two_stacks_lite import TwoStacksLite
+
+__all__ = [
+    "ALGORITHMS",
+    "BInt",
+    "Daba",
+    "DabaLite",
+    "FifoAggregator",
+    "FlatFat",
+    "FlatFit",
+    "Recalc",
+    "SlickDequeInv",
+    "SlickDequeNonInv",
+    "SubtractOnEvict",
+    "TwoStacks",
+    "TwoStacksLite",
+    "fifo",
+]
+
+#: algorithm name -> constructor taking ``(agg, **options)``
+ALGORITHMS: dict[str, Callable[..., FifoAggregator]] = {
+    "recalc": Recalc,
+    "soe": SubtractOnEvict,
+    "two_stacks": TwoStacks,
+    "two_stacks_lite": TwoStacksLite,
+    "daba": Daba,
+    "daba_lite": DabaLite,
+    "flatfat": FlatFat,
+    "bint": BInt,
+    "flatfit": FlatFit,
+    "slickdeque": slickdeque,
+}
+
+#: options each algorithm accepts besides ``backend``
+_OPTIONS: dict[str, frozenset[str]] = {
+    "flatfat": frozenset({"capacity"}),
+    "slickdeque": frozenset({"ranges"}),
+}
+
+BACKENDS = ("auto", "python")
+
+
+def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> FifoAggregator:
+    """Build the in-order sliding-window aggregator called ``algorithm`` over ``agg``.
+
+    Parameters
+    ----------
+    algorithm : str
+        One of ``recalc, soe, two_stacks, two_stacks_lite, daba, daba_lite, flatfat, bint,
+        flatfit, slickdeque``.
+    agg : str or aggregation
+        A built-in aggregation name or any object with ``identity/lift/combine/lower``.
+    backend : {"auto", "python"}
+        ``auto`` picks the fastest storage available for the aggregation; ``python`` forces
+        the readable reference implementation.
+    **options
+        ``ranges=[r, ...]`` for slickdeque (the ``r`` of ``query(last=r)``), ``capacity`` for
+        flatfat (initial leaves).
+
+    Raises
+    ------
+    ValueError
+        Unknown algorithm or backend, or an aggregation the algorithm cannot serve.
+    TypeError
+        An option the algorithm does not take.
+
+    Complexity
+    ----------
+    O(1) to build (flatfat: O(capacity)).
+    """
+    try:
+        factory = ALGORITHMS[algorithm]
+    except (KeyError, TypeError):
+        valid = ", ".join(ALGORITHMS)
+        raise ValueError(f"unknown FIFO algorithm {algorithm!r}; valid names: {valid}") from None
+    if backend not in BACKENDS:
+        if backend == "compiled":
+            raise ValueError(
+                "backend='compiled' is not available in this version; use 'auto' or 'python'"
+            )
+        raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
+    unknown = set(options) - _OPTIONS.get(algorithm, frozenset())
+    if unknown:
+        raise TypeError(f"{algorithm} takes no option(s) {', '.join(sorted(unknown))}")
+    return factory(resolve(agg), **options)
