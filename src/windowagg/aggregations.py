@@ -26,10 +26,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 __all__ = [
     "AGGREGATIONS",
+    "M4",
     "Aggregation",
     "AggregationProtocol",
     "BloomFilter",
-    "M4",
     "aggregation",
     "resolve",
 ]
@@ -190,7 +190,10 @@ class StdDev(Aggregation):
             return self.identity
         mc = (n * m - nb * mb) / nc
         delta = mb - mc
-        return (nc, mc, max(0.0, q - qb - delta * delta * nc * nb / n))
+        t = delta * delta * nc * nb / n
+        qc = q - qb - t
+        # the subtraction cancels: what is left below its rounding error is zero spread
+        return (nc, mc, qc if qc > 1e-12 * (q + qb + t) else 0.0)
 
     def lower(self, p):
         n, _, q = p
@@ -261,7 +264,7 @@ class Max(Aggregation):
 
 
 def _pair(name: str, x: Any) -> tuple[Any, Any] | None:
-    if x is None:
+    if is_missing(x):
         return None
     try:
         arg, value = x
@@ -313,7 +316,7 @@ class ArgMax(Aggregation):
 
 
 class MinCount(Aggregation):
-    """How often the minimum occurs; partial ``(min, count)`` (the DABA paper's maxcount, mirrored)."""
+    """How often the minimum occurs; partial ``(min, count)`` (DABA paper maxcount, mirrored)."""
 
     name = "mincount"
     identity = None
@@ -545,7 +548,7 @@ def _hash_bytes(x: Any) -> bytes:
     return b"r" + repr(x).encode()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BloomFilter:
     """Result of the ``bloom`` aggregation: supports ``x in filter`` (no false negatives)."""
 
@@ -562,6 +565,9 @@ class BloomFilter:
     def __len__(self) -> int:
         """Number of bits set."""
         return self.bits.bit_count()
+
+    def __repr__(self) -> str:
+        return f"BloomFilter(nbits={self.nbits}, hashes={self.hashes}, set={len(self)})"
 
 
 def _bloom_positions(x: Any, nbits: int, hashes: int) -> list[int]:

@@ -45,7 +45,10 @@ class FlatFit(FifoAggregator):
         while i < end:
             stack.append(i)
             i = pointers[i]
-        acc = self.agg.identity
+        if not stack:
+            return self.agg.identity
+        j = stack.pop()  # the last stretch already ends at the end
+        acc = partials[j]
         combine = self.agg.combine
         while stack:
             j = stack.pop()

@@ -20,6 +20,7 @@ nodes.
 from __future__ import annotations
 
 import bisect
+from itertools import pairwise
 from typing import Any
 
 from ..aggregations import approx_equal, flags, fold
@@ -170,12 +171,12 @@ class SlickDequeNonInv(_SlickDequeBase):
         pos = self._pos[self._head :]
         end = self._front + self._n
         assert len(pos) == len(self._val) - self._head and len(pos) <= self._n
-        assert all(a < b for a, b in zip(pos, pos[1:])), "node positions increase"
+        assert all(a < b for a, b in pairwise(pos)), "node positions increase"
         assert all(self._front <= p < end for p in pos), "nodes lie inside the window"
         if self._n:
             assert pos and pos[-1] == end - 1, "the youngest element is always a node"
         vals = self._val[self._head :]
-        for a, b in zip(vals, vals[1:]):
+        for a, b in pairwise(vals):
             assert not self._dominated(a, b), "a dominated node was kept"
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._deque import IndexedDeque
 from ..aggregations import approx_equal
+from ._deque import IndexedDeque
 from .base import FifoAggregator
 
 
