@@ -1,21 +1,26 @@
 """windowagg: sliding-window aggregation over data streams.
 
-In-order aggregators (``fifo``), built-in and user-defined aggregations (``aggregation``).
+In-order aggregators (``fifo``), out-of-order aggregators (``ooo``), built-in and user-defined aggregations (``aggregation``).
 """
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
+from .ooo import ALGORITHMS as OOO_ALGORITHMS
+from .ooo import TimeWindow, ooo
 
 __all__ = [
     "AGGREGATIONS",
     "FIFO_ALGORITHMS",
+    "OOO_ALGORITHMS",
     "Aggregation",
     "BloomFilter",
     "EmptyWindowError",
+    "TimeWindow",
     "aggregation",
     "fifo",
+    "ooo",
 ]
 
 __version__ = "0.1.0"
