@@ -1,6 +1,7 @@
 """windowagg: sliding-window aggregation over data streams.
 
-In-order aggregators (``fifo``), out-of-order aggregators (``ooo``), built-in and user-defined aggregations (``aggregation``).
+In-order aggregators (``fifo``), out-of-order aggregators (``ooo``, ``TimeWindow``), and
+built-in and user-defined aggregations (``aggregation``).
 """
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation

@@ -16,7 +16,15 @@ from .fiba import FiBA
 from .recalc import SortedRecalc
 from .timewindow import TimeWindow
 
-__all__ = ["ALGORITHMS", "ClassicBTree", "FiBA", "OooAggregator", "SortedRecalc", "TimeWindow", "ooo"]
+__all__ = [
+    "ALGORITHMS",
+    "ClassicBTree",
+    "FiBA",
+    "OooAggregator",
+    "SortedRecalc",
+    "TimeWindow",
+    "ooo",
+]
 
 ALGORITHMS: dict[str, Callable[..., OooAggregator]] = {
     "fiba": FiBA,

@@ -31,9 +31,8 @@ class OooAggregator:
     def _check_time(self, t: Any) -> Any:
         if t is None:
             raise TypeError("time must not be None")
-        if isinstance(t, numbers.Real) and not isinstance(t, bool):
-            if t != t:
-                raise ValueError(f"time must not be NaN, got {t!r}")
+        if isinstance(t, numbers.Real) and not isinstance(t, bool) and t != t:
+            raise ValueError(f"time must not be NaN, got {t!r}")
         ref = self._time_ref
         if ref is None:
             try:

@@ -72,7 +72,8 @@ class BulkOperations:
         top_was_root = parent_of_top is None
         if top_was_root:
             self._collapse_root()  # make node root / make child root
-            boundary = boundary[boundary.index(self.root) :]
+            # the boundary below the new root (empty if the cut stopped above it)
+            boundary = boundary[boundary.index(self.root) :] if self.root in boundary else []
         triples = self._neighbours(boundary, parent_of_top)
 
         # Step 2: pass up the boundary, then ordinary rebalancing above it

@@ -26,7 +26,16 @@ UP, INNER, LEFT, RIGHT = "up", "inner", "left", "right"
 
 
 class Node:
-    __slots__ = ("agg", "children", "count", "left_spine", "parent", "right_spine", "times", "values")
+    __slots__ = (
+        "agg",
+        "children",
+        "count",
+        "left_spine",
+        "parent",
+        "right_spine",
+        "times",
+        "values",
+    )
 
     def __init__(
         self,

@@ -11,6 +11,7 @@ change are the hooks ``_search``, ``_kind`` and ``_repair_aggs``: the classic tr
 from __future__ import annotations
 
 import bisect
+import itertools
 import numbers
 from typing import Any
 
@@ -287,7 +288,7 @@ class BTreeAggregator(OooAggregator):
 
         def walk(node: Node, depth: int, lo: Any, hi: Any, on_left: bool, on_right: bool) -> None:
             times = node.times
-            assert all(a < b for a, b in zip(times, times[1:])), "times inside a node increase"
+            assert all(a < b for a, b in itertools.pairwise(times)), "times inside a node increase"
             assert len(node.values) == len(times)
             if times:
                 assert lo is None or lo < times[0], "order against the left separator"
@@ -312,7 +313,9 @@ class BTreeAggregator(OooAggregator):
                         (node is root or on_right) and k == len(node.children) - 1,
                     )
             # the stored aggregate, recomputed from the children's (already checked) ones
-            want_agg, want_count = local_aggregate(node, self._kind(node), agg.combine, agg.identity)
+            want_agg, want_count = local_aggregate(
+                node, self._kind(node), agg.combine, agg.identity
+            )
             assert approx_equal(node.agg, want_agg), f"{self._kind(node)} aggregate at {times}"
             assert node.count == want_count, f"count at {times}"
 
