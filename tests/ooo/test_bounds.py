@@ -120,3 +120,16 @@ def test_query_at_most_two_invocations(min_arity: int) -> None:
         before = agg.calls
         w.query()
         assert agg.calls - before <= 2, f"step {step}"
+
+
+if __name__ == "__main__":  # the figures quoted in the README
+    print("in-order round (evict+insert+query), invocations:")
+    for alg in ("fiba", "bclassic"):
+        small, large = _round_cost(alg, 2**8, 0), _round_cost(alg, 2**14, 0)
+        print(f"  {alg:9s} n=2^8 {small:6.1f}  n=2^14 {large:6.1f}")
+    print(
+        "fiba at n=2^13 by distance d:",
+        {d: round(_round_cost("fiba", 2**13, d), 1) for d in (0, 16, 1024)},
+    )
+    bulk, single = _bulk_evict_cost(4096)
+    print(f"evict 4096 oldest of 2^14: bulk_evict {bulk:.0f}, single evicts {single:.0f}")

@@ -99,7 +99,7 @@ class BulkOperations:
             top2, hitright = self.root, True
 
         # Step 3: pass down the new left spine (flags, finger), then repair aggregates
-        self._mark_left_spine(self.root if top_was_root else top2)
+        self._mark_left_spine(top2)
         self._repair_aggs(top2, True, hitright or top2 is self.root)  # type: ignore[attr-defined]
         return before - len(self)  # type: ignore[arg-type]
 
@@ -232,8 +232,6 @@ class BulkOperations:
                         self._repair(p)  # type: ignore[attr-defined]
                     up = [(t, v, piece) for (t, v), piece in zip(promoted, pieces[1:])]
                     next_targets.setdefault(id(parent), (parent, []))[1].extend(up)
-                    if was_right:
-                        node = pieces[-1]  # the right spine continues through the last piece
                 else:
                     self._repair(node)  # type: ignore[attr-defined]
                     parent = node.parent
