@@ -1,0 +1,98 @@
+"""The one compiled loop behind every FIFO algorithm: whole sliding windows (count or time),
+several window sizes at once, or batches of inserts, evicts and queries, inside one call.
+
+This file is a template: the free names ``push, pop, query, query_last, rebuild`` (an algorithm's
+primitives, :mod:`.fifo`) and ``lift, combine, identity, lower, inverse`` (a family,
+:mod:`.families`) are bound by :mod:`.specialize`, which writes one module per (algorithm,
+family) pair with those names imported as globals. Numba then inlines everything and caches
+each pair on disk (dispatchers passed as arguments would defeat its cache).
+"""
+
+from windowagg.kernels.jit import kernel
+
+push = pop = query = query_last = rebuild = lift = combine = identity = lower = inverse = None
+
+# --- template (below this line the module is copied into each specialization) ---
+
+COUNT, TIME, INSERT, EVICT, QUERY, REBUILD = 0, 1, 2, 3, 4, 5
+
+
+@kernel
+def fifo_run(code, buf, aux, iaux, ptr, tmp, tbuf, mode, values, args, times, size, tsize, out):
+    """Run ``mode`` over the state, one answer per query.
+
+    COUNT: for each value, insert it, evict down to ``size`` elements, write the answer to
+    ``out[i, 0]``. TIME: the same with non-decreasing ``times``, evicting while the oldest time
+    is ``<= t - tsize``. INSERT: insert ``values``. EVICT: evict ``size`` elements. QUERY:
+    ``out[0, 0]`` gets the answer. REBUILD: recompute derived partials after the state grew
+    (FlatFAT's tree, B-Int's levels). One loop serves every mode, so each primitive is inlined
+    once.
+    """
+    if mode == REBUILD:
+        rebuild(aux, ptr)
+        return
+    tm = tbuf.shape[0] - 1
+    n = size if mode == EVICT else (1 if mode == QUERY else values.shape[0])
+    now = 0.0
+    for i in range(n):
+        if mode in (COUNT, TIME, INSERT):
+            push(code, buf, aux, iaux, ptr, tmp, values[i], args[i])
+        if mode == TIME:
+            now = times[i]
+            tbuf[(ptr[1] - 1) & tm] = now
+        once = mode == EVICT
+        while (
+            once
+            or (mode == COUNT and ptr[1] - ptr[0] > size)
+            or (mode == TIME and ptr[1] > ptr[0] and tbuf[ptr[0] & tm] <= now - tsize)
+        ):
+            pop(buf, aux, iaux, ptr, tmp)
+            once = False
+        if mode in (COUNT, TIME, QUERY):
+            query(buf, aux, iaux, ptr, tmp, tmp, 7)
+            out[i, 0] = lower(code, tmp, 7)
+
+
+@kernel
+def fifo_run_sizes(
+    code, buf, aux, iaux, ptr, tmp, tbuf, mode, values, args, times, sizes, first, rs, out
+):
+    """Like :func:`fifo_run` (modes COUNT, TIME and QUERY) for window sharing: ``out[i, j]``
+    answers window size ``sizes[j]`` (elements for COUNT, a time span for TIME) from one
+    structure holding the largest. ``first`` (int64) and ``rs`` (float64) are work arrays of
+    the same length as ``sizes``."""
+    k = sizes.shape[0]
+    tm = tbuf.shape[0] - 1
+    largest = sizes[0]
+    for j in range(k):
+        largest = max(largest, sizes[j])
+        first[j] = ptr[0]  # TIME: the first position inside span j
+        rs[j] = sizes[j]
+    n = 1 if mode == QUERY else values.shape[0]
+    for i in range(n):
+        if mode != QUERY:
+            push(code, buf, aux, iaux, ptr, tmp, values[i], args[i])
+        if mode == TIME:
+            now = times[i]
+            tbuf[(ptr[1] - 1) & tm] = now
+            while ptr[1] > ptr[0] and tbuf[ptr[0] & tm] <= now - largest:
+                pop(buf, aux, iaux, ptr, tmp)
+            for j in range(k):
+                p = max(first[j], ptr[0])
+                while p < ptr[1] and tbuf[p & tm] <= now - sizes[j]:
+                    p += 1
+                first[j] = p
+                rs[j] = ptr[1] - p
+        elif mode == COUNT:
+            while ptr[1] - ptr[0] > largest:
+                pop(buf, aux, iaux, ptr, tmp)
+        length = ptr[1] - ptr[0]
+        for j in range(k):
+            r = int(rs[j])
+            if r >= length:
+                query(buf, aux, iaux, ptr, tmp, tmp, 7)
+            elif r <= 0:
+                identity(tmp, 7)
+            else:
+                query_last(buf, aux, iaux, ptr, tmp, r, tmp, 7)
+            out[i, j] = lower(code, tmp, 7)

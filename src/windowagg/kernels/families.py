@@ -1,0 +1,304 @@
+"""Aggregations as compiled families: partials are columns of a float64 array ``buf[W, i]``.
+
+Aggregations that share the shape of their ``combine`` share one compiled family, so every
+algorithm is compiled once per family (4 families), not once per aggregation (13); what
+differs inside a family (lift and lower) is chosen by a small integer ``code`` per element,
+outside the algorithms' inner loops.
+
+=========  =====  =========================================================================
+family     width  partial and aggregations
+=========  =====  =========================================================================
+ADD        2      (sum, count): sum, count, mean, geomean (sum of logs)
+SELECT     3      (key, value, has): the larger key wins, ties to the older unless has = 2
+                  (``last``); max (key x), min (-x), argmax/argmin (key +/-value, value =
+                  arg), first (key 0), last (key 0, has 2)
+XCOUNT     2      (key, count): equal keys add counts; maxcount (x), mincount (-x)
+WELFORD    3      (n, mean, M2), merged by Chan et al.'s formula: stddev
+=========  =====  =========================================================================
+
+Every function has the same signature in every family, so the algorithms take them as
+first-class arguments: ``lift(code, buf, i, x, arg)``, ``combine(d, di, a, ai, b, bi)``
+(``d[:, di] = a[:, ai] (x) b[:, bi]``, operands may alias ``d``), ``identity(buf, i)``,
+``lower(code, buf, i) -> float``, and ``inverse`` (like ``combine``; ADD and WELFORD only).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .jit import inline
+
+# aggregation codes (lift/lower variants inside a family)
+SUM, COUNT, MEAN, GEOMEAN = 0, 1, 2, 3
+MAX, MIN, ARGMAX, ARGMIN, FIRST, LAST = 0, 1, 2, 3, 4, 5
+MAXCOUNT, MINCOUNT = 0, 1
+STDDEV = 0
+
+ADD, SELECT, XCOUNT, WELFORD = "add", "select", "xcount", "welford"
+
+#: aggregation name -> (family, code)
+COMPILED: dict[str, tuple[str, int]] = {
+    "sum": (ADD, SUM),
+    "count": (ADD, COUNT),
+    "mean": (ADD, MEAN),
+    "geomean": (ADD, GEOMEAN),
+    "max": (SELECT, MAX),
+    "min": (SELECT, MIN),
+    "argmax": (SELECT, ARGMAX),
+    "argmin": (SELECT, ARGMIN),
+    "first": (SELECT, FIRST),
+    "last": (SELECT, LAST),
+    "maxcount": (XCOUNT, MAXCOUNT),
+    "mincount": (XCOUNT, MINCOUNT),
+    "stddev": (WELFORD, STDDEV),
+}
+
+# --- ADD ------------------------------------------------------------------------------------
+
+
+@inline
+def add_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = 0.0
+        buf[1, i] = 0.0
+    else:
+        buf[0, i] = math.log(x) if code == GEOMEAN else x
+        buf[1, i] = 1.0
+
+
+@inline
+def add_combine(d, di, a, ai, b, bi):
+    s = a[0, ai] + b[0, bi]
+    c = a[1, ai] + b[1, bi]
+    d[0, di] = s
+    d[1, di] = c
+
+
+@inline
+def add_identity(buf, i):
+    buf[0, i] = 0.0
+    buf[1, i] = 0.0
+
+
+@inline
+def add_lower(code, buf, i):
+    s = buf[0, i]
+    c = buf[1, i]
+    if code == SUM:
+        return s
+    if code == COUNT:
+        return c
+    if c == 0.0:
+        return np.nan
+    if code == MEAN:
+        return s / c
+    return math.exp(s / c)
+
+
+@inline
+def add_inverse(d, di, a, ai, b, bi):
+    s = a[0, ai] - b[0, bi]
+    c = a[1, ai] - b[1, bi]
+    d[0, di] = s
+    d[1, di] = c
+
+
+# --- SELECT ---------------------------------------------------------------------------------
+
+
+@inline
+def select_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = -np.inf
+        buf[1, i] = np.nan
+        buf[2, i] = 0.0
+        return
+    if code == MAX:
+        buf[0, i] = x
+        buf[1, i] = x
+    elif code == MIN:
+        buf[0, i] = -x
+        buf[1, i] = x
+    elif code == ARGMAX:
+        buf[0, i] = x
+        buf[1, i] = arg
+    elif code == ARGMIN:
+        buf[0, i] = -x
+        buf[1, i] = arg
+    else:  # FIRST, LAST
+        buf[0, i] = 0.0
+        buf[1, i] = x
+    buf[2, i] = 2.0 if code == LAST else 1.0
+
+
+@inline
+def select_combine(d, di, a, ai, b, bi):
+    k0 = a[0, ai]
+    v0 = a[1, ai]
+    h0 = a[2, ai]
+    k1 = b[0, bi]
+    v1 = b[1, bi]
+    h1 = b[2, bi]
+    if h1 != 0.0 and (h0 == 0.0 or k1 > k0 or (k1 == k0 and h1 == 2.0)):
+        k0 = k1
+        v0 = v1
+        h0 = h1
+    d[0, di] = k0
+    d[1, di] = v0
+    d[2, di] = h0
+
+
+@inline
+def select_identity(buf, i):
+    buf[0, i] = -np.inf
+    buf[1, i] = np.nan
+    buf[2, i] = 0.0
+
+
+@inline
+def select_lower(code, buf, i):
+    return buf[1, i] if buf[2, i] != 0.0 else np.nan
+
+
+# --- XCOUNT ---------------------------------------------------------------------------------
+
+
+@inline
+def xcount_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = -np.inf
+        buf[1, i] = 0.0
+    else:
+        buf[0, i] = x if code == MAXCOUNT else -x
+        buf[1, i] = 1.0
+
+
+@inline
+def xcount_combine(d, di, a, ai, b, bi):
+    k0 = a[0, ai]
+    c0 = a[1, ai]
+    k1 = b[0, bi]
+    c1 = b[1, bi]
+    if k1 > k0:
+        k0 = k1
+        c0 = c1
+    elif k1 == k0:
+        c0 = c0 + c1
+    d[0, di] = k0
+    d[1, di] = c0
+
+
+@inline
+def xcount_identity(buf, i):
+    buf[0, i] = -np.inf
+    buf[1, i] = 0.0
+
+
+@inline
+def xcount_lower(code, buf, i):
+    return buf[1, i]
+
+
+# --- WELFORD --------------------------------------------------------------------------------
+
+
+@inline
+def welford_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = 0.0
+        buf[1, i] = 0.0
+    else:
+        buf[0, i] = 1.0
+        buf[1, i] = x
+    buf[2, i] = 0.0
+
+
+@inline
+def welford_combine(d, di, a, ai, b, bi):
+    na = a[0, ai]
+    ma = a[1, ai]
+    qa = a[2, ai]
+    nb = b[0, bi]
+    mb = b[1, bi]
+    qb = b[2, bi]
+    if na == 0.0:
+        na = nb
+        ma = mb
+        qa = qb
+    elif nb != 0.0:
+        n = na + nb
+        delta = mb - ma
+        ma = ma + delta * nb / n
+        qa = qa + qb + delta * delta * na * nb / n
+        na = n
+    d[0, di] = na
+    d[1, di] = ma
+    d[2, di] = qa
+
+
+@inline
+def welford_identity(buf, i):
+    buf[0, i] = 0.0
+    buf[1, i] = 0.0
+    buf[2, i] = 0.0
+
+
+@inline
+def welford_lower(code, buf, i):
+    n = buf[0, i]
+    if n < 2.0:
+        return np.nan
+    q = buf[2, i]
+    return math.sqrt(q / (n - 1.0)) if q > 0.0 else 0.0
+
+
+@inline
+def welford_inverse(d, di, a, ai, b, bi):
+    n = a[0, ai]
+    m = a[1, ai]
+    q = a[2, ai]
+    nb = b[0, bi]
+    mb = b[1, bi]
+    qb = b[2, bi]
+    if nb != 0.0:
+        nc = n - nb
+        if nc <= 0.0:
+            n = 0.0
+            m = 0.0
+            q = 0.0
+        else:
+            mc = (n * m - nb * mb) / nc
+            delta = mb - mc
+            t = delta * delta * nc * nb / n
+            qc = q - qb - t
+            q = qc if qc > 1e-12 * (q + qb + t) else 0.0  # cancellation below rounding: zero
+            n = nc
+            m = mc
+    d[0, di] = n
+    d[1, di] = m
+    d[2, di] = q
+
+
+@inline
+def no_inverse(d, di, a, ai, b, bi):
+    pass  # never called: algorithms that need an inverse refuse these families up front
+
+
+#: family -> (lift, combine, identity, lower, inverse, width)
+FAMILIES = {
+    ADD: (add_lift, add_combine, add_identity, add_lower, add_inverse, 2),
+    SELECT: (select_lift, select_combine, select_identity, select_lower, no_inverse, 3),
+    XCOUNT: (xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2),
+    WELFORD: (welford_lift, welford_combine, welford_identity, welford_lower, welford_inverse, 3),
+}
+#: family -> the identity partial, field by field (what ``identity`` writes)
+IDENTITIES = {
+    ADD: (0.0, 0.0),
+    SELECT: (-np.inf, np.nan, 0.0),
+    XCOUNT: (-np.inf, 0.0),
+    WELFORD: (0.0, 0.0, 0.0),
+}
+INVERTIBLE = frozenset({ADD, WELFORD})
+SELECTIVE = frozenset({SELECT})
