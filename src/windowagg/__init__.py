@@ -5,6 +5,7 @@ built-in and user-defined aggregations (``aggregation``).
 """
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
+from .arrays import sliding_aggregate
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
@@ -22,6 +23,7 @@ __all__ = [
     "aggregation",
     "fifo",
     "ooo",
+    "sliding_aggregate",
 ]
 
 __version__ = "0.1.0"

@@ -43,7 +43,7 @@ def _demo(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         finals = {}
         for name in names:
-            windows = {z: fifo(name, agg) for z in zones}
+            windows = {z: fifo(name, agg, backend="python") for z in zones}
             for trip in trips:
                 w = windows[trip.zone]
                 w.insert(getattr(trip, field))

@@ -92,7 +92,7 @@ def test_bad_backend() -> None:
     with pytest.raises(ValueError, match="unknown backend 'gpu'"):
         windowagg.fifo("daba", "sum", backend="gpu")
     with pytest.raises(ValueError, match="compiled"):
-        windowagg.fifo("daba", "sum", backend="compiled")
+        windowagg.fifo("daba", MatMul(), backend="compiled")
 
 
 def test_unknown_option() -> None:

@@ -58,7 +58,7 @@ _OPTIONS: dict[str, frozenset[str]] = {
     "slickdeque": frozenset({"ranges"}),
 }
 
-BACKENDS = ("auto", "python")
+BACKENDS = ("auto", "python", "compiled")
 
 
 def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> FifoAggregator:
@@ -71,9 +71,12 @@ def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> 
         flatfit, slickdeque``.
     agg : str or aggregation
         A built-in aggregation name or any object with ``identity/lift/combine/lower``.
-    backend : {"auto", "python"}
-        ``auto`` picks the fastest storage available for the aggregation; ``python`` forces
-        the readable reference implementation.
+    backend : {"auto", "python", "compiled"}
+        ``auto`` uses compiled storage for the built-in numeric aggregations (sum, count, mean,
+        stddev, geomean, min, max, argmin, argmax, mincount, maxcount, first, last) and the
+        Python reference otherwise; ``python`` forces the reference; ``compiled`` requires
+        compiled storage. Compiled objects add ``insert_many``/``evict_many``, which stay in
+        compiled code for a whole batch (single calls pay a few microseconds of dispatch).
     **options
         ``ranges=[r, ...]`` for slickdeque (the ``r`` of ``query(last=r)``), ``capacity`` for
         flatfat (initial leaves).
@@ -95,12 +98,22 @@ def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> 
         valid = ", ".join(ALGORITHMS)
         raise ValueError(f"unknown FIFO algorithm {algorithm!r}; valid names: {valid}") from None
     if backend not in BACKENDS:
-        if backend == "compiled":
-            raise ValueError(
-                "backend='compiled' is not available in this version; use 'auto' or 'python'"
-            )
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     unknown = set(options) - _OPTIONS.get(algorithm, frozenset())
     if unknown:
         raise TypeError(f"{algorithm} takes no option(s) {', '.join(sorted(unknown))}")
-    return factory(resolve(agg), **options)
+    reference = factory(resolve(agg), **options)  # validates the pairing, whatever the backend
+    if backend == "python":
+        return reference
+    from .compiled import CompiledFifo, compiled_family
+
+    if compiled_family(reference.agg) is None or (
+        algorithm == "flatfat" and options.get("capacity")
+    ):
+        if backend == "compiled":
+            raise ValueError(
+                f"backend='compiled' serves the built-in numeric aggregations; "
+                f"{reference.agg!r} runs on backend='python'"
+            )
+        return reference
+    return CompiledFifo(algorithm, reference.agg, options.get("ranges"))  # type: ignore[return-value]

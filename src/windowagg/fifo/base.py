@@ -36,6 +36,19 @@ class FifoAggregator:
         self._push(p)
         self._n += 1
 
+    def insert_many(self, xs: Any) -> None:
+        """Append many raw inputs, oldest first (a loop here; one compiled loop in compiled
+        storage)."""
+        for x in xs:
+            self.insert(x)
+
+    def evict_many(self, k: int) -> None:
+        """Remove the ``k`` oldest elements."""
+        if k > self._n:
+            raise EmptyWindowError(f"evict_many({k}) on a {self.name} window of {self._n}")
+        for _ in range(k):
+            self.evict()
+
     def evict(self) -> None:
         """Remove the oldest element; ``EmptyWindowError`` when the window is empty."""
         if self._n == 0:

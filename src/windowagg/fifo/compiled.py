@@ -7,7 +7,13 @@ aggregation) and by :func:`windowagg.sliding_aggregate`.
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import numpy as np
+
+from ..aggregations import is_missing
+from ..errors import EmptyWindowError
 
 COUNT, TIME, INSERT, EVICT, QUERY, REBUILD = 0, 1, 2, 3, 4, 5  # the driver's modes
 
@@ -127,3 +133,152 @@ class FifoState:
             k = len(sizes)
             work = (np.empty(k, np.int64), np.empty(k))
             mod.fifo_run_sizes(code, *state, mode, values, args, times, sizes, *work, out)
+
+
+# --- the object behind fifo(..., backend="compiled") -----------------------------------------
+
+_COUNTS = frozenset({"count", "mincount", "maxcount"})
+_INT_RESULTS = frozenset({"sum", "min", "max", "first", "last"})  # int in, int out
+_EMPTY_ZERO = frozenset({"sum", "count", "mincount", "maxcount"})
+
+
+def compiled_family(agg: Any) -> tuple[str, int] | None:
+    """(family, code) when ``agg`` is a built-in with a compiled kernel, else None."""
+    from ..aggregations import Aggregation
+    from ..kernels.families import COMPILED
+
+    if not isinstance(agg, Aggregation) or agg.name not in COMPILED:
+        return None
+    return COMPILED[agg.name]
+
+
+def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Values (and args, for argmin/argmax pairs) as float64 arrays, checked like ``lift``:
+    a value that is not a number raises the same TypeError as the Python reference."""
+    name = agg.name
+    pairs = name in ("argmin", "argmax")
+    if isinstance(xs, np.ndarray) and not pairs and xs.dtype.kind in "fiub":
+        values = xs.astype(np.float64, copy=False)
+        ints = xs.dtype.kind in "iub"
+        args = np.zeros(len(values))
+    else:
+        items = list(xs)
+        for x in items:  # lift's own checks, so the errors are the same
+            if (pairs and not is_missing(x)) or not is_missing(x):
+                agg.lift(x)
+        if pairs:
+            args = np.array([np.nan if is_missing(x) else float(x[0]) for x in items], np.float64)
+            values = np.array([np.nan if is_missing(x) else _f(x[1]) for x in items], np.float64)
+            ints = all(isinstance(x, tuple) and isinstance(x[0], int) for x in items)
+        else:
+            values = np.array([_f(x) for x in items], np.float64)
+            args = np.zeros(len(values))
+            ints = all(isinstance(x, int | np.integer) or is_missing(x) for x in items)
+    if name == "geomean":
+        bad = values <= 0
+        if bad.any():
+            agg.lift(float(values[np.argmax(bad)]))  # raises geomean's ValueError
+    return values, args, ints
+
+
+def _f(x: Any) -> float:
+    return math.nan if is_missing(x) else float(x)
+
+
+class CompiledFifo:
+    """A FIFO aggregator whose state lives in compiled storage (see :class:`FifoState`);
+    same interface and results as the Python reference, plus ``insert_many``/``evict_many``
+    that stay in compiled code for a whole batch."""
+
+    def __init__(self, algorithm: str, agg: Any, ranges: Any = None) -> None:
+        from .slickdeque import _ranges
+
+        family, self._code = compiled_family(agg)  # type: ignore[misc]
+        self.agg = agg
+        self.name = algorithm
+        self.ranges = _ranges(ranges) if algorithm == "slickdeque" else ()
+        self.shares_windows = algorithm in SHARING
+        self._state = FifoState(algorithm, family, 16, self.ranges)
+        self._ints = True  # only integers seen so far: integer results stay integers
+        self._out = np.empty((1, max(1, len(self.ranges))))
+
+    @property
+    def variant(self) -> str:
+        return "inv" if self._state.name == "slick_inv" else "noninv"
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+    def __repr__(self) -> str:
+        return f"CompiledFifo({self.name!r}, {self.agg!r}, len={len(self)})"
+
+    def insert(self, x: Any) -> None:
+        self.insert_many([x])
+
+    def insert_many(self, xs: Any) -> None:
+        """Append many raw inputs, oldest first, in one compiled loop."""
+        values, args, ints = to_arrays(self.agg, xs)
+        self._ints = self._ints and ints
+        self._state.ensure(len(self) + len(values))
+        self._state.run(INSERT, values=values, args=args, code=self._code)
+
+    def evict(self) -> None:
+        self.evict_many(1)
+
+    def evict_many(self, k: int) -> None:
+        """Remove the ``k`` oldest elements in one compiled loop."""
+        if k > len(self):
+            raise EmptyWindowError(
+                f"evict_many({k}) on a {self.name} window of {len(self)} elements"
+            )
+        self._state.run(EVICT, size=k, code=self._code)
+
+    def query(self, last: int | None = None) -> Any:
+        if last is None:
+            self._state.run(QUERY, out=self._out, code=self._code)
+        else:
+            r = self._check_last(last)
+            self._state.run(QUERY, sizes=np.array([float(r)]), out=self._out, code=self._code)
+        return self._result(float(self._out[0, 0]))
+
+    def query_ranges(self) -> dict[int, Any]:
+        """Answers for every range of ``ranges`` (SlickDeque's multi-query form), in one call."""
+        sizes = np.array([float(r) for r in self.ranges])
+        out = np.empty((1, len(sizes)))
+        self._state.run(QUERY, sizes=sizes, out=out, code=self._code)
+        return {r: self._result(float(v)) for r, v in zip(self.ranges, out[0])}
+
+    def query_partial(self, last: int | None = None) -> Any:
+        raise TypeError(
+            "query_partial() needs the Python reference's partials; build the aggregator "
+            "with backend='python'"
+        )
+
+    def _check_last(self, last: Any) -> int:
+        from .base import FifoAggregator
+
+        probe = FifoAggregator.__new__(FifoAggregator)
+        probe.shares_windows = self.shares_windows  # type: ignore[misc]
+        probe.name = self.name  # type: ignore[misc]
+        r = FifoAggregator._check_last(probe, last)
+        if self.name == "slickdeque" and r not in self.ranges:
+            raise ValueError(
+                f"slickdeque answers query(last=r) only for the ranges it was built with "
+                f"{sorted(self.ranges)}; got r={r!r} (pass ranges=[...] to windowagg.fifo)"
+            )
+        return r
+
+    def _result(self, v: float) -> Any:
+        name = self.agg.name
+        if math.isnan(v):
+            return 0 if name in _EMPTY_ZERO else None
+        if name in _COUNTS or (self._ints and name in _INT_RESULTS and v.is_integer()):
+            return int(v)
+        if self._ints and name in ("argmin", "argmax") and v.is_integer():
+            return int(v)
+        return v
+
+    def check_invariants(self) -> None:
+        st = self._state
+        assert 0 <= len(st) <= st.cap, "window fits the capacity"
+        assert st.cap & (st.cap - 1) == 0, "capacity is a power of two"
