@@ -65,6 +65,36 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from .bench.core import plot, table, write_csv
+    from .bench.suites import SUITES
+
+    suite = SUITES[args.suite]
+    mode = "quick" if args.quick else "full"
+    print(f"windowagg bench {args.suite} ({mode}); progress:", flush=True)
+    start = time.perf_counter()
+    rows = suite(args.quick, lambda line: print(line, flush=True))
+    print()
+    print(table(rows, "M ops/s" if args.suite == "latency" else "M elem/s"))
+    print(f"\n{len(rows)} cases in {time.perf_counter() - start:.0f} s")
+    if args.csv:
+        write_csv(rows, args.csv)
+        print(f"wrote {args.csv}")
+    if args.plot:
+        plot(rows, args.plot, args.suite)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def _warmup(args: argparse.Namespace) -> int:
+    from .kernels.specialize import cache_dir
+    from .kernels.warmup import warmup
+
+    print(f"compiling the kernels into {cache_dir()} ({args.jobs} processes)")
+    warmup(args.jobs)
+    return 0
+
+
 def _close(a: object, b: object) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
@@ -86,6 +116,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--size", type=_positive, default=100, help="window size in trips")
     demo.add_argument("--seed", type=int, default=7, help="random seed of the generator")
     demo.set_defaults(func=_demo)
+    from .bench.suites import SUITES
+
+    bench = sub.add_parser("bench", help="run a benchmark suite")
+    bench.add_argument("suite", choices=sorted(SUITES), help="which suite")
+    bench.add_argument("--quick", action="store_true", help="a small version (minutes)")
+    bench.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
+    bench.add_argument("--plot", metavar="FILE", help="also draw them into a PNG")
+    bench.set_defaults(func=_bench)
+    warm = sub.add_parser("warmup", help="compile every kernel once (cached for later runs)")
+    warm.add_argument("--jobs", type=_positive, default=2, help="compiler processes")
+    warm.set_defaults(func=_warmup)
     return parser
 
 

@@ -36,7 +36,13 @@ def _source_hash() -> str:
 def cache_dir() -> Path:
     root = os.environ.get("WINDOWAGG_CACHE_DIR") or Path.home() / ".cache" / "windowagg"
     path = Path(root) / f"kernels-{_source_hash()}"
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only home: a per-user temporary directory instead
+        import tempfile
+
+        path = Path(tempfile.gettempdir()) / f"windowagg-{os.getuid()}" / path.name
+        path.mkdir(parents=True, exist_ok=True)
     if str(path) not in sys.path:
         sys.path.append(str(path))
     return path

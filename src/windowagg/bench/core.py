@@ -1,0 +1,107 @@
+"""Timing, results, and output (table, CSV, plot) shared by the suites."""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Row:
+    suite: str
+    case: str  # the series: an algorithm or a baseline
+    agg: str
+    param: str  # the x axis name
+    x: float  # the x value
+    median_s: float
+    spread: float  # (max - min) / median over the repetitions
+    items: int  # elements (or operations) per run
+    checksum: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def rate(self) -> float:
+        """Elements (or operations) per second."""
+        return self.items / self.median_s if self.median_s > 0 else math.inf
+
+
+def checksum(out: Any) -> float:
+    """Fold every result into one number, so no work can be skipped unnoticed."""
+    arr = np.asarray(out, dtype=np.float64)
+    return float(np.nansum(arr) + np.isnan(arr).sum())
+
+
+def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, float, float]:
+    """Median seconds, relative spread and the checksum of ``run()`` over ``reps`` runs."""
+    result = None
+    for _ in range(warm):
+        result = run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+    med = statistics.median(times)
+    spread = (max(times) - min(times)) / med if med > 0 else 0.0
+    return med, spread, checksum(result)
+
+
+def table(rows: list[Row], rate_label: str = "M elem/s") -> str:
+    head = f"{'case':22s} {'agg':8s} {'param':>10s} {'median ms':>10s} {'spread':>7s} "
+    head += f"{rate_label:>10s} {'checksum':>14s}"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r.case:22s} {r.agg:8s} {_fmt_x(r):>10s} {r.median_s * 1e3:10.2f} "
+            f"{r.spread:7.1%} {r.rate / 1e6:10.2f} {r.checksum:14.6g}"
+        )
+    return "\n".join(lines)
+
+
+def _fmt_x(r: Row) -> str:
+    x = r.x
+    if x >= 1 and float(x).is_integer() and x >= 1024 and (int(x) & (int(x) - 1)) == 0:
+        return f"2^{int(x).bit_length() - 1}"
+    return f"{x:g}"
+
+
+def write_csv(rows: list[Row], path: str) -> None:
+    keys = sorted({k for r in rows for k in r.extra})
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["suite", "case", "agg", "param", "x", "median_s", "spread", "items",
+                    "rate_per_s", "checksum", *keys])  # fmt: skip
+        for r in rows:
+            w.writerow([r.suite, r.case, r.agg, r.param, r.x, r.median_s, r.spread, r.items,
+                        r.rate, r.checksum, *(r.extra.get(k, "") for k in keys)])  # fmt: skip
+
+
+def plot(rows: list[Row], path: str, title: str, ylabel: str = "million elements / s") -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    aggs = sorted({r.agg for r in rows})
+    fig, axes = plt.subplots(1, len(aggs), figsize=(6 * len(aggs), 4.5), squeeze=False)
+    for ax, agg in zip(axes[0], aggs):
+        for case in dict.fromkeys(r.case for r in rows if r.agg == agg):
+            pts = sorted((r.x, r.rate / 1e6) for r in rows if r.agg == agg and r.case == case)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=case)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{title}: {agg}")
+        ax.set_xlabel(rows[0].param)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,226 @@
+"""The benchmark suites, after the papers' experiments.
+
+* ``fifo``: throughput against window size (DABA paper Section 7.1, Fig. 10; SlickDeque paper
+  Exp. 1): a window pre-filled with ``size`` elements, then rounds of evict, insert, query,
+  for every FIFO algorithm on compiled storage, against numpy's cumsum difference (sum),
+  scipy's ``maximum_filter1d`` (max), pandas ``rolling`` and the Python reference.
+* ``latency``: per-round latency percentiles at n = 2^14 (DABA paper Fig. 9), one compiled
+  call per round: the flips of Two-Stacks show in the tail, DABA's constant bound does not.
+* ``sharing``: many window sizes over one stream (SlickDeque paper Exp. 2; FiBA paper Fig.
+  14): one shared structure against one aggregator per size.
+
+Every workload is seeded; each case is warmed up, repeated, and reported as median and spread
+with a checksum of its outputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..fifo.compiled import COUNT, INSERT, FifoState, capacity_for, compiled_family
+from .core import Row, measure
+
+FIFO_BENCH = ("two_stacks_lite", "daba_lite", "two_stacks", "daba", "soe", "slickdeque",
+              "flatfit", "bint", "flatfat", "recalc")  # fmt: skip
+SEED = 20261121
+
+
+def stream(n: int, seed: int = SEED) -> np.ndarray:
+    """Positive values (geomean needs them) with a little structure."""
+    rng = np.random.default_rng(seed)
+    return 1.0 + rng.random(n) * 100.0
+
+
+def _serves(alg: str, agg: str) -> bool:
+    from ..aggregations import aggregation
+
+    a = aggregation(agg)
+    if alg == "soe":
+        return a.invertible
+    if alg == "slickdeque":
+        return a.invertible or a.selective
+    return True
+
+
+def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
+    fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+    prefill = stream(size, SEED + 1)
+    ranges = (size,) if alg == "slickdeque" else ()
+    out = np.empty((len(values), 1))
+    zeros = np.zeros(max(len(values), size))
+
+    def run() -> np.ndarray:
+        st = FifoState(alg, fam, capacity_for(size + 1), ranges)
+        st.run(INSERT, values=prefill, args=zeros[:size], code=code)
+        st.run(COUNT, values=values, args=zeros[: len(values)], size=size, out=out, code=code)
+        return out
+
+    return run
+
+
+def _baselines(agg: str, size: int, values: np.ndarray) -> dict[str, Callable[[], object]]:
+    out: dict[str, Callable[[], object]] = {}
+    if agg == "sum":
+
+        def cumsum_diff() -> np.ndarray:
+            c = np.cumsum(values)
+            r = c.copy()
+            r[size:] -= c[:-size]
+            return r
+
+        out["numpy cumsum-diff"] = cumsum_diff
+    if agg == "max":
+        from scipy.ndimage import maximum_filter1d
+
+        origin = (size - 1) // 2 if size > 1 else 0
+
+        def maxfilter() -> np.ndarray:
+            return maximum_filter1d(values, size, origin=origin, mode="nearest")
+
+        out["scipy maximum_filter1d"] = maxfilter
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas comes with the spark extra
+        return out
+    s = pd.Series(values)
+    if agg in ("sum", "max"):
+        out["pandas rolling"] = lambda: getattr(s.rolling(size, min_periods=1), agg)().to_numpy()
+    elif agg == "geomean":
+        logs = pd.Series(np.log(values))
+        out["pandas rolling"] = lambda: np.exp(logs.rolling(size, min_periods=1).mean().to_numpy())
+    return out
+
+
+def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    sizes = [1, 64, 4096] if quick else [1, 4, 16, 64, 256, 1024, 4096, 2**14, 2**16, 2**18,
+                                         2**20, 2**22]  # fmt: skip
+    m = 2**18 if quick else 2**22
+    reps = 3 if quick else 5
+    values = stream(m)
+    rows: list[Row] = []
+    for agg in ("sum", "max", "geomean"):
+        for size in sizes:
+            for alg in FIFO_BENCH:
+                if not _serves(alg, agg) or (alg == "recalc" and size > 256):
+                    continue  # recalc's O(size) queries make large windows pointless
+                n = m if alg not in ("recalc", "flatfat", "bint") else m // 8
+                med, spread, chk = measure(_compiled_case(alg, agg, size, values[:n]), reps)
+                rows.append(Row("fifo", alg, agg, "window size", size, med, spread, n, chk))
+                report(f"  {agg:8s} size {size:>8d} {alg:24s} {n / med / 1e6:9.1f} M/s")
+            for name, fn in _baselines(agg, size, values).items():
+                med, spread, chk = measure(fn, reps)
+                rows.append(Row("fifo", name, agg, "window size", size, med, spread, m, chk))
+                report(f"  {agg:8s} size {size:>8d} {name:24s} {m / med / 1e6:9.1f} M/s")
+            if size <= 4096:
+                rows.append(_python_reference(agg, size, 2**12 if quick else 2**14, reps))
+                report(f"  {agg:8s} size {size:>8d} {'python daba_lite':24s} "
+                       f"{rows[-1].rate / 1e6:9.3f} M/s")  # fmt: skip
+    return rows
+
+
+def _python_reference(agg: str, size: int, n: int, reps: int) -> Row:
+    import windowagg
+
+    values = stream(n)
+    prefill = stream(size, SEED + 1)
+
+    def run() -> list[float]:
+        w = windowagg.fifo("daba_lite", agg, backend="python")
+        for x in prefill:
+            w.insert(x)
+        out = []
+        for x in values:
+            w.evict()
+            w.insert(x)
+            out.append(w.query())
+        return out
+
+    med, spread, chk = measure(run, max(1, reps // 2), warm=0)
+    return Row("fifo", "python daba_lite", agg, "window size", size, med, spread, n, chk)
+
+
+def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    """One compiled call per round of evict, insert and query; percentiles of its time."""
+    from ..kernels.specialize import specialize
+
+    n = 2**14
+    rounds = 2**13 if quick else 2**16
+    rows: list[Row] = []
+    for agg in ("sum", "geomean"):
+        fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+        for alg in ("two_stacks", "two_stacks_lite", "daba", "daba_lite", "flatfit", "soe",
+                    "slickdeque"):  # fmt: skip
+            if not _serves(alg, agg):
+                continue
+            st = FifoState(alg, fam, capacity_for(n + 1), (n,) if alg == "slickdeque" else ())
+            st.run(INSERT, values=stream(n), args=np.zeros(n), code=code)
+            run = specialize("driver", st.name, fam).fifo_run
+            values = stream(rounds + 1000, SEED + 2)
+            one = np.zeros(1)
+            out = np.empty((1, 1))
+            empty = np.empty(0)
+            tbuf = np.empty(1)
+            lat = np.empty(rounds)
+            total = 0.0
+            for i in range(rounds + 1000):  # the first 1000 rounds warm up
+                v = values[i : i + 1]
+                t0 = time.perf_counter_ns()
+                run(code, st.buf, st.aux, st.iaux, st.ptr, st.tmp, tbuf, COUNT, v, one, empty,
+                    n, 0.0, out)  # fmt: skip
+                t1 = time.perf_counter_ns()
+                if i >= 1000:
+                    lat[i - 1000] = (t1 - t0) / 1e9
+                    total += out[0, 0]
+            p50, p99, p999 = np.percentile(lat, [50, 99, 99.9])
+            row = Row("latency", alg, agg, "window size", n, float(p50), 0.0, 1, total,
+                      {"p99_us": p99 * 1e6, "p999_us": p999 * 1e6, "max_us": lat.max() * 1e6})  # fmt: skip
+            rows.append(row)
+            report(f"  {agg:8s} {alg:16s} p50 {p50 * 1e6:7.2f} us  p99 {p99 * 1e6:7.2f} us  "
+                   f"p99.9 {p999 * 1e6:8.2f} us  max {lat.max() * 1e6:9.2f} us")  # fmt: skip
+    return rows
+
+
+def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    """k window sizes (geometric, up to 4096) answered per element."""
+    import windowagg
+
+    m = 2**16 if quick else 2**20
+    reps = 3 if quick else 5
+    values = stream(m)
+    counts = [1, 4, 16] if quick else [1, 2, 4, 8, 16, 32, 64]
+    rows: list[Row] = []
+    for agg in ("sum", "max"):
+        for k in counts:
+            sizes = sorted({max(1, round(4096 ** ((j + 1) / k))) for j in range(k)})
+            for alg in ("slickdeque", "flatfit", "bint", "flatfat"):
+                n = m if alg in ("slickdeque", "flatfit") else m // 4
+
+                def shared(alg=alg, n=n) -> np.ndarray:
+                    return windowagg.sliding_aggregate(values[:n], size=sizes, agg=agg,
+                                                       algorithm=alg)  # fmt: skip
+
+                med, spread, chk = measure(shared, reps)
+                rows.append(Row("sharing", alg, agg, "window sizes", len(sizes), med, spread, n,
+                                chk))  # fmt: skip
+                report(f"  {agg:4s} k={len(sizes):3d} {alg:26s} {n / med / 1e6:8.2f} M elem/s")
+
+            def separate() -> list[np.ndarray]:
+                return [windowagg.sliding_aggregate(values, size=s, agg=agg,
+                                                    algorithm="daba_lite") for s in sizes]  # fmt: skip
+
+            med, spread, chk = measure(separate, reps)
+            rows.append(Row("sharing", "one daba_lite per size", agg, "window sizes", len(sizes),
+                            med, spread, m, chk))  # fmt: skip
+            report(f"  {agg:4s} k={len(sizes):3d} {'one daba_lite per size':26s} "
+                   f"{m / med / 1e6:8.2f} M elem/s")  # fmt: skip
+    return rows
+
+
+SUITES: dict[str, Callable[[bool, Callable[[str], None]], list[Row]]] = {
+    "fifo": fifo,
+    "latency": latency,
+    "sharing": sharing,
+}
