@@ -175,8 +175,8 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
                     lat[i - 1000] = (t1 - t0) / 1e9
                     total += out[0, 0]
             p50, p99, p999 = np.percentile(lat, [50, 99, 99.9])
-            row = Row("latency", alg, agg, "window size", n, float(p50), 0.0, 1, total,
-                      {"p99_us": p99 * 1e6, "p999_us": p999 * 1e6, "max_us": lat.max() * 1e6})  # fmt: skip
+            tail = {"p99_us": p99 * 1e6, "p999_us": p999 * 1e6, "max_us": lat.max() * 1e6}
+            row = Row("latency", alg, agg, "window size", n, float(p50), 0.0, 1, total, tail)
             rows.append(row)
             report(f"  {agg:8s} {alg:16s} p50 {p50 * 1e6:7.2f} us  p99 {p99 * 1e6:7.2f} us  "
                    f"p99.9 {p999 * 1e6:8.2f} us  max {lat.max() * 1e6:9.2f} us")  # fmt: skip
@@ -198,18 +198,21 @@ def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
             for alg in ("slickdeque", "flatfit", "bint", "flatfat"):
                 n = m if alg in ("slickdeque", "flatfit") else m // 4
 
-                def shared(alg=alg, n=n) -> np.ndarray:
-                    return windowagg.sliding_aggregate(values[:n], size=sizes, agg=agg,
-                                                       algorithm=alg)  # fmt: skip
+                def shared(alg=alg, n=n, sizes=sizes, agg=agg) -> np.ndarray:
+                    return windowagg.sliding_aggregate(
+                        values[:n], size=sizes, agg=agg, algorithm=alg
+                    )
 
                 med, spread, chk = measure(shared, reps)
                 rows.append(Row("sharing", alg, agg, "window sizes", len(sizes), med, spread, n,
                                 chk))  # fmt: skip
                 report(f"  {agg:4s} k={len(sizes):3d} {alg:26s} {n / med / 1e6:8.2f} M elem/s")
 
-            def separate() -> list[np.ndarray]:
-                return [windowagg.sliding_aggregate(values, size=s, agg=agg,
-                                                    algorithm="daba_lite") for s in sizes]  # fmt: skip
+            def separate(sizes=sizes, agg=agg) -> list[np.ndarray]:
+                return [
+                    windowagg.sliding_aggregate(values, size=s, agg=agg, algorithm="daba_lite")
+                    for s in sizes
+                ]
 
             med, spread, chk = measure(separate, reps)
             rows.append(Row("sharing", "one daba_lite per size", agg, "window sizes", len(sizes),
