@@ -8,7 +8,8 @@ outside the algorithms' inner loops.
 =========  =====  =========================================================================
 family     width  partial and aggregations
 =========  =====  =========================================================================
-ADD        2      (sum, count): sum, count, mean, geomean (sum of logs)
+SUM        1      (sum,): sum alone, the most common case, without a count column
+ADD        2      (sum, count): count, mean, geomean (sum of logs)
 SELECT     3      (key, value, has): the larger key wins, ties to the older unless has = 2
                   (``last``); max (key x), min (-x), argmax/argmin (key +/-value, value =
                   arg), first (key 0), last (key 0, has 2)
@@ -36,11 +37,11 @@ MAX, MIN, ARGMAX, ARGMIN, FIRST, LAST = 0, 1, 2, 3, 4, 5
 MAXCOUNT, MINCOUNT = 0, 1
 STDDEV = 0
 
-ADD, SELECT, XCOUNT, WELFORD = "add", "select", "xcount", "welford"
+ADD, SELECT, XCOUNT, WELFORD, SUMF = "add", "select", "xcount", "welford", "sum"
 
 #: aggregation name -> (family, code)
 COMPILED: dict[str, tuple[str, int]] = {
-    "sum": (ADD, SUM),
+    "sum": (SUMF, SUM),
     "count": (ADD, COUNT),
     "mean": (ADD, MEAN),
     "geomean": (ADD, GEOMEAN),
@@ -54,6 +55,34 @@ COMPILED: dict[str, tuple[str, int]] = {
     "mincount": (XCOUNT, MINCOUNT),
     "stddev": (WELFORD, STDDEV),
 }
+
+# --- SUM ------------------------------------------------------------------------------------
+
+
+@inline
+def sum_lift(code, buf, i, x, arg):
+    buf[0, i] = 0.0 if x != x else x
+
+
+@inline
+def sum_combine(d, di, a, ai, b, bi):
+    d[0, di] = a[0, ai] + b[0, bi]
+
+
+@inline
+def sum_inverse(d, di, a, ai, b, bi):
+    d[0, di] = a[0, ai] - b[0, bi]
+
+
+@inline
+def sum_identity(buf, i):
+    buf[0, i] = 0.0
+
+
+@inline
+def sum_lower(code, buf, i):
+    return buf[0, i]
+
 
 # --- ADD ------------------------------------------------------------------------------------
 
@@ -288,6 +317,7 @@ def no_inverse(d, di, a, ai, b, bi):
 
 #: family -> (lift, combine, identity, lower, inverse, width)
 FAMILIES = {
+    SUMF: (sum_lift, sum_combine, sum_identity, sum_lower, sum_inverse, 1),
     ADD: (add_lift, add_combine, add_identity, add_lower, add_inverse, 2),
     SELECT: (select_lift, select_combine, select_identity, select_lower, no_inverse, 3),
     XCOUNT: (xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2),
@@ -295,10 +325,11 @@ FAMILIES = {
 }
 #: family -> the identity partial, field by field (what ``identity`` writes)
 IDENTITIES = {
+    SUMF: (0.0,),
     ADD: (0.0, 0.0),
     SELECT: (-np.inf, np.nan, 0.0),
     XCOUNT: (-np.inf, 0.0),
     WELFORD: (0.0, 0.0, 0.0),
 }
-INVERTIBLE = frozenset({ADD, WELFORD})
+INVERTIBLE = frozenset({SUMF, ADD, WELFORD})
 SELECTIVE = frozenset({SELECT})

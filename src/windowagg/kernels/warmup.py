@@ -8,9 +8,9 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from .families import ADD, INVERTIBLE, SELECT, SELECTIVE, WELFORD, XCOUNT
+from .families import ADD, INVERTIBLE, SELECT, SELECTIVE, SUMF, WELFORD, XCOUNT
 
-FAMILIES = (ADD, SELECT, XCOUNT, WELFORD)
+FAMILIES = (SUMF, ADD, SELECT, XCOUNT, WELFORD)
 SHARING = ("recalc", "flatfat", "bint", "flatfit", "slickdeque")
 
 

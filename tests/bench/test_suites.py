@@ -1,0 +1,37 @@
+"""The benchmark suites run, and every algorithm answering the same seeded workload folds its
+answers into the same checksum (so the timed work is the real work)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pytest
+
+from windowagg.bench.core import plot, table, write_csv
+from windowagg.bench.suites import SUITES
+
+
+@pytest.mark.parametrize("suite", ["fifo", "sharing"])
+def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
+    lines: list[str] = []
+    rows = SUITES[suite](True, lines.append)
+    assert rows and len(lines) == len(rows)
+    groups: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        if r.case.startswith("python"):
+            continue  # a shorter stream (the Python reference is slow)
+        groups[(r.agg, r.x, r.items)].append(r)
+    compared = 0
+    for same_work in groups.values():
+        ref = same_work[0].checksum
+        for r in same_work[1:]:
+            assert math.isclose(r.checksum, ref, rel_tol=1e-6), (r.case, r.agg, r.x)
+            compared += 1
+    assert compared > 10
+    assert all(r.median_s > 0 and r.rate > 0 for r in rows)
+    write_csv(rows, str(tmp_path / "out.csv"))
+    assert (tmp_path / "out.csv").read_text().count("\n") == len(rows) + 1
+    plot(rows, str(tmp_path / "out.png"), suite)
+    assert (tmp_path / "out.png").stat().st_size > 10_000
+    assert "median ms" in table(rows)
