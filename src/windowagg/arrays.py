@@ -170,8 +170,8 @@ def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -
     if algorithm not in FIFO_ALGORITHMS and algorithm not in OOO_ALGORITHMS:
         valid = ", ".join(["auto", *FIFO_ALGORITHMS, *(a for a in OOO_ALGORITHMS if a != "recalc")])
         raise ValueError(f"unknown algorithm {algorithm!r}; valid names: {valid}")
-    if algorithm in ("fiba", "bclassic"):
-        return algorithm
+    if algorithm in ("fiba", "bclassic") or (algorithm == "recalc" and not in_order):
+        return algorithm  # out-of-order aggregators serve every input (recalc: the sorted one)
     if not in_order:
         raise ValueError(
             f"{algorithm} is an in-order (FIFO) algorithm and these times are out of order; "
@@ -247,6 +247,8 @@ def _ooo_python(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
     if not isinstance(agg, Aggregation) or agg.name in ("collect", "bloom", "m4", "hll"):
         raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
     name = algorithm if algorithm in OOO_ALGORITHMS else "fiba"
+    if t is None:  # a count window is a time window over the positions
+        t = np.arange(len(vals), dtype=np.float64)
     tw = TimeWindow(ooo(name, agg, backend="python"), max(sizes))
     rows = []
     pairs = agg.name in ("argmin", "argmax")
