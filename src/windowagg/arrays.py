@@ -100,6 +100,21 @@ def sliding_aggregate(
     return out if many else out[:, 0]
 
 
+def _btree(algorithm, family, agg, vals, t, sizes, many) -> np.ndarray:
+    """FiBA (or the classic tree) compiled: insert, bulk evict, query per element."""
+    from .ooo.compiled import BTreeState
+
+    fam, code = family
+    if agg.name == "geomean" and np.any(vals <= 0):
+        agg.lift(float(vals[np.argmax(vals <= 0)]))
+    if t is None:  # a count window is a time window over the positions
+        t = np.arange(len(vals), dtype=np.float64)
+    state = BTreeState(fam, 4, classic=algorithm == "bclassic", nodes=1024)
+    out = np.empty((len(vals), len(sizes)))
+    state.slide(code, vals, t, t, np.asarray(sizes, float), out)
+    return out if many else out[:, 0]
+
+
 def _numeric(label: str, xs: Any) -> np.ndarray:
     arr = np.asarray(xs)
     if arr.ndim != 1:

@@ -1,0 +1,715 @@
+"""Compiled FiBA and classic augmented B-tree (FiBA paper, Sections 3-4; bulk paper, Section 4),
+following :mod:`windowagg.ooo` step for step, over preallocated node arrays.
+
+A template (see :mod:`.specialize`): ``lift, combine, identity, lower`` are bound to one
+aggregation family. Node ``x`` of the pool:
+
+* ``T[x, k]`` times, ``V[:, x * MA + k]`` partials of its ``NE[x]`` entries (MA = 2 MIN_ARITY
+  slots: one spare for the moment before a split);
+* ``C[x, k]`` children (``FL[x] & LEAF`` when none), ``P[x]`` the parent (-1 at the root);
+* ``A[:, x]`` and ``K[x]``: the node's position-aware aggregate and entry count;
+* ``FL[x]``: LEFT / RIGHT spine flags.
+
+``meta``: ROOT, LF and RF (the fingers), FREE_TOP (stack ``FREE`` of released subtree roots:
+a released node's children are only pushed when the node is reused, so dropping a subtree
+costs O(1), the bulk paper's deferred free list), NEXT (first never-used node), MU (MIN_ARITY)
+and CLASSIC (1: every node stores its up-aggregate, searches start at the root).
+"""
+
+from windowagg.kernels.jit import kernel
+
+lift = combine = identity = lower = None  # bound per specialization
+
+# --- template (below this line the module is copied into each specialization) ---
+
+ROOT, LF, RF, FREE_TOP, NEXT, MU, CLASSIC = 0, 1, 2, 3, 4, 5, 6
+LEFT, RIGHT, LEAF = 1, 2, 4
+UP, INNER, LEFTK, RIGHTK = 0, 1, 2, 3
+
+
+@kernel
+def _kind(FL, P, meta, x):
+    if meta[CLASSIC] == 1:
+        return UP
+    if P[x] < 0:
+        return INNER
+    if FL[x] & LEFT:
+        return LEFTK
+    if FL[x] & RIGHT:
+        return RIGHTK
+    return UP
+
+
+@kernel
+def _fold_into(A, x, src, si, first):
+    """A[:, x] = src[:, si] if first else A[:, x] (x) src[:, si]."""
+    if first:
+        for f in range(A.shape[0]):
+            A[f, x] = src[f, si]
+    else:
+        combine(A, x, A, x, src, si)
+
+
+@kernel
+def _repair(T, V, C, A, K, NE, P, FL, meta, x):
+    """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py)."""
+    MA = T.shape[1]
+    kind = _kind(FL, P, meta, x)
+    leaf = FL[x] & LEAF
+    n = NE[x]
+    first = True
+    cnt = n
+    p = P[x]
+    parent_part = p >= 0 and P[p] >= 0 and (kind in (LEFTK, RIGHTK))
+    if kind == RIGHTK and parent_part:
+        _fold_into(A, x, A, p, first)
+        first = False
+        cnt += K[p]
+    lo = 0 if (kind in (UP, RIGHTK)) else 1
+    hi = n + 1 if (kind in (UP, LEFTK)) else n
+    for i in range(n + 1):
+        if not leaf and lo <= i < hi:
+            c = C[x, i]
+            _fold_into(A, x, A, c, first)
+            first = False
+            cnt += K[c]
+        if i < n:
+            _fold_into(A, x, V, x * MA + i, first)
+            first = False
+    if kind == LEFTK and parent_part:
+        _fold_into(A, x, A, p, first)
+        first = False
+        cnt += K[p]
+    if first:
+        identity(A, x)
+    K[x] = cnt
+
+
+@kernel
+def _alloc(T, C, NE, P, FL, FREE, meta, leaf):
+    top = meta[FREE_TOP]
+    if top > 0:  # reuse a released node; its children join the free stack now
+        x = FREE[top - 1]
+        top -= 1
+        if not (FL[x] & LEAF):
+            for i in range(NE[x] + 1):
+                FREE[top] = C[x, i]
+                top += 1
+        meta[FREE_TOP] = top
+    else:
+        x = meta[NEXT]
+        meta[NEXT] = x + 1
+    NE[x] = 0
+    P[x] = -1
+    FL[x] = LEAF if leaf else 0
+    return x
+
+
+@kernel
+def _release(FREE, meta, x):
+    FREE[meta[FREE_TOP]] = x
+    meta[FREE_TOP] += 1
+
+
+@kernel
+def _child_index(C, NE, p, x):
+    for i in range(NE[p] + 1):
+        if C[p, i] == x:
+            return i
+    return -1
+
+
+@kernel
+def _descend(T, C, NE, FL, x, t):
+    """Classic search from node x: (node, index, found)."""
+    while True:
+        n = NE[x]
+        i = 0
+        while i < n and T[x, i] < t:
+            i += 1
+        if i < n and T[x, i] == t:
+            return x, i, True
+        if FL[x] & LEAF:
+            return x, i, False
+        x = C[x, i]
+
+
+@kernel
+def _search(T, C, NE, P, FL, meta, t):
+    """Finger search (FiBA paper Section 3.2): climb both spines in lockstep to the lowest
+    node whose range holds t, then descend; the classic tree starts at the root."""
+    top = meta[ROOT]
+    if meta[CLASSIC] == 0:
+        lft = meta[LF]
+        rgt = meta[RF]
+        while P[lft] >= 0:
+            if t < T[P[lft], 0]:
+                top = lft
+                break
+            pr = P[rgt]
+            if T[pr, NE[pr] - 1] < t:
+                top = rgt
+                break
+            lft = P[lft]
+            rgt = P[rgt]
+    return _descend(T, C, NE, FL, top, t)
+
+
+@kernel
+def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
+    """FiBA paper Fig. 7, lines 23-39: up-aggregates to the first spine node or the root, then
+    down the spines that changed (the classic tree: everything up to the root)."""
+    _repair(T, V, C, A, K, NE, P, FL, meta, top)
+    while P[top] >= 0 and _kind(FL, P, meta, top) == UP:
+        top = P[top]
+        _repair(T, V, C, A, K, NE, P, FL, meta, top)
+    if meta[CLASSIC] == 1:
+        return
+    is_root = P[top] < 0
+    if (FL[top] & LEFT) or (is_root and hitleft):
+        x = top
+        while not (FL[x] & LEAF):
+            x = C[x, 0]
+            _repair(T, V, C, A, K, NE, P, FL, meta, x)
+    if (FL[top] & RIGHT) or (is_root and hitright):
+        x = top
+        while not (FL[x] & LEAF):
+            x = C[x, NE[x]]
+            _repair(T, V, C, A, K, NE, P, FL, meta, x)
+
+
+@kernel
+def _split(T, V, C, A, K, NE, P, FL, FREE, meta, x):
+    """Split an overflowing node (arity 2 MU + 1) into arities MU + 1 and MU; the middle entry
+    moves up (a root split adds a level first)."""
+    MA = T.shape[1]
+    mu = meta[MU]
+    W = V.shape[0]
+    if P[x] < 0:  # height increase
+        r = _alloc(T, C, NE, P, FL, FREE, meta, False)
+        C[r, 0] = x
+        P[x] = r
+        meta[ROOT] = r
+        FL[x] |= LEFT | RIGHT
+    leaf = FL[x] & LEAF
+    y = _alloc(T, C, NE, P, FL, FREE, meta, leaf != 0)
+    n = NE[x]
+    for k in range(mu + 1, n):
+        T[y, k - mu - 1] = T[x, k]
+        for f in range(W):
+            V[f, y * MA + k - mu - 1] = V[f, x * MA + k]
+    if not leaf:
+        for k in range(mu + 1, n + 1):
+            c = C[x, k]
+            C[y, k - mu - 1] = c
+            P[c] = y
+    NE[y] = n - mu - 1
+    NE[x] = mu
+    if FL[x] & RIGHT:
+        FL[y] |= RIGHT
+        FL[x] &= ~RIGHT
+    if meta[RF] == x:
+        meta[RF] = y
+    p = P[x]
+    i = _child_index(C, NE, p, x)
+    for k in range(NE[p], i, -1):  # open a slot for the middle entry at i
+        T[p, k] = T[p, k - 1]
+        for f in range(W):
+            V[f, p * MA + k] = V[f, p * MA + k - 1]
+        C[p, k + 1] = C[p, k]
+    T[p, i] = T[x, mu]
+    for f in range(W):
+        V[f, p * MA + i] = V[f, x * MA + mu]
+    C[p, i + 1] = y
+    P[y] = p
+    NE[p] += 1
+    _repair(T, V, C, A, K, NE, P, FL, meta, x)
+    _repair(T, V, C, A, K, NE, P, FL, meta, y)
+
+
+@kernel
+def _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg):
+    MA = T.shape[1]
+    W = V.shape[0]
+    node, i, found = _search(T, C, NE, P, FL, meta, t)
+    if found:  # old (x) new
+        lift(code, tmp, 0, x, arg)
+        combine(V, node * MA + i, V, node * MA + i, tmp, 0)
+        _repair_aggs(T, V, C, A, K, NE, P, FL, meta, node, False, False)
+        return
+    for k in range(NE[node], i, -1):
+        T[node, k] = T[node, k - 1]
+        for f in range(W):
+            V[f, node * MA + k] = V[f, node * MA + k - 1]
+    T[node, i] = t
+    lift(code, V, node * MA + i, x, arg)
+    NE[node] += 1
+    hitleft = (FL[node] & LEFT) != 0
+    hitright = (FL[node] & RIGHT) != 0
+    while NE[node] == MA:  # rebalanceForInsert (Fig. 7, lines 40-50)
+        if P[node] < 0:
+            hitleft = True
+            hitright = True
+        _split(T, V, C, A, K, NE, P, FL, FREE, meta, node)
+        node = P[node]
+        hitleft = hitleft or (FL[node] & LEFT) != 0
+        hitright = hitright or (FL[node] & RIGHT) != 0
+    _repair_aggs(T, V, C, A, K, NE, P, FL, meta, node, hitleft, hitright)
+
+
+@kernel
+def _size(K, P, FL, meta):
+    r = meta[ROOT]
+    if meta[CLASSIC] == 1 or (FL[r] & LEAF):
+        return K[r]
+    return K[meta[LF]] + K[r] + K[meta[RF]]
+
+
+@kernel
+def _query_all(A, P, FL, meta, tmp, slot):
+    """At most two invocations of the operator (FiBA paper, Theorem 5)."""
+    r = meta[ROOT]
+    if meta[CLASSIC] == 1 or (FL[r] & LEAF):
+        for f in range(A.shape[0]):
+            tmp[f, slot] = A[f, r]
+    else:
+        combine(tmp, slot, A, meta[LF], A, r)
+        combine(tmp, slot, tmp, slot, A, meta[RF])
+
+
+@kernel
+def _shift_left(T, V, C, NE, FL, x, k):
+    """Drop the first k entries of x (and its first k children, when it has any)."""
+    MA = T.shape[1]
+    W = V.shape[0]
+    n = NE[x]
+    for j in range(k, n):
+        T[x, j - k] = T[x, j]
+        for f in range(W):
+            V[f, x * MA + j - k] = V[f, x * MA + j]
+    if not (FL[x] & LEAF):
+        for j in range(k, n + 1):
+            C[x, j - k] = C[x, j]
+    NE[x] = n - k
+
+
+@kernel
+def _release_empty(NE, FL, FREE, meta, x):
+    """Release a node whose children live on elsewhere: reuse must not free them."""
+    NE[x] = 0
+    FL[x] = LEAF
+    _release(FREE, meta, x)
+
+
+@kernel
+def _merge(T, V, C, A, K, NE, P, FL, FREE, meta, p, i):
+    """Children i and i + 1 of p and the separator between them become child i."""
+    MA = T.shape[1]
+    W = V.shape[0]
+    lft = C[p, i]
+    rgt = C[p, i + 1]
+    n = NE[lft]
+    T[lft, n] = T[p, i]
+    for f in range(W):
+        V[f, lft * MA + n] = V[f, p * MA + i]
+    for k in range(NE[rgt]):
+        T[lft, n + 1 + k] = T[rgt, k]
+        for f in range(W):
+            V[f, lft * MA + n + 1 + k] = V[f, rgt * MA + k]
+    if not (FL[lft] & LEAF):
+        for k in range(NE[rgt] + 1):
+            c = C[rgt, k]
+            C[lft, n + 1 + k] = c
+            P[c] = lft
+    NE[lft] = n + 1 + NE[rgt]
+    for k in range(i, NE[p] - 1):  # remove separator i and child i + 1 from p
+        T[p, k] = T[p, k + 1]
+        for f in range(W):
+            V[f, p * MA + k] = V[f, p * MA + k + 1]
+        C[p, k + 1] = C[p, k + 2]
+    NE[p] -= 1
+    if FL[rgt] & RIGHT:
+        FL[lft] |= RIGHT
+    if meta[RF] == rgt:
+        meta[RF] = lft
+    _release_empty(NE, FL, FREE, meta, rgt)
+    _repair(T, V, C, A, K, NE, P, FL, meta, lft)
+    return lft
+
+
+@kernel
+def _move(T, V, C, A, K, NE, P, FL, meta, p, i, j):
+    """Move one entry (and child) from sibling j into node i through the separator."""
+    MA = T.shape[1]
+    W = V.shape[0]
+    x = C[p, i]
+    s = C[p, j]
+    leaf = FL[x] & LEAF
+    if j == i + 1:
+        n = NE[x]
+        T[x, n] = T[p, i]
+        for f in range(W):
+            V[f, x * MA + n] = V[f, p * MA + i]
+        T[p, i] = T[s, 0]
+        for f in range(W):
+            V[f, p * MA + i] = V[f, s * MA]
+        if not leaf:
+            c = C[s, 0]
+            C[x, n + 1] = c
+            P[c] = x
+        NE[x] = n + 1
+        _shift_left(T, V, C, NE, FL, s, 1)
+    else:
+        n = NE[x]
+        for k in range(n, 0, -1):
+            T[x, k] = T[x, k - 1]
+            for f in range(W):
+                V[f, x * MA + k] = V[f, x * MA + k - 1]
+        if not leaf:
+            for k in range(n + 1, 0, -1):
+                C[x, k] = C[x, k - 1]
+        T[x, 0] = T[p, j]
+        for f in range(W):
+            V[f, x * MA] = V[f, p * MA + j]
+        ns = NE[s]
+        T[p, j] = T[s, ns - 1]
+        for f in range(W):
+            V[f, p * MA + j] = V[f, s * MA + ns - 1]
+        if not leaf:
+            c = C[s, ns]
+            C[x, 0] = c
+            P[c] = x
+        NE[s] = ns - 1
+        NE[x] = n + 1
+    _repair(T, V, C, A, K, NE, P, FL, meta, x)
+    _repair(T, V, C, A, K, NE, P, FL, meta, s)
+
+
+@kernel
+def _collapse_root(C, NE, P, FL, FREE, meta):
+    """Make child root while the root has a single child (bulk paper, Fig. 5)."""
+    changed = False
+    r = meta[ROOT]
+    while not (FL[r] & LEAF) and NE[r] == 0:
+        c = C[r, 0]
+        P[c] = -1
+        FL[c] &= ~(LEFT | RIGHT)
+        _release_empty(NE, FL, FREE, meta, r)
+        meta[ROOT] = c
+        r = c
+        changed = True
+    return changed
+
+
+@kernel
+def _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, node):
+    """FiBA paper Fig. 7, lines 52-75: merge with or move from a sibling, upwards."""
+    mu = meta[MU]
+    hitleft = (FL[node] & LEFT) != 0
+    hitright = (FL[node] & RIGHT) != 0
+    while P[node] >= 0 and NE[node] + 1 < mu:
+        p = P[node]
+        i = _child_index(C, NE, p, node)
+        j = i + 1 if i + 1 <= NE[p] else i - 1
+        s = C[p, j]
+        hitleft = hitleft or (FL[s] & LEFT) != 0
+        hitright = hitright or (FL[s] & RIGHT) != 0
+        if NE[s] + 1 <= mu:
+            merged = _merge(T, V, C, A, K, NE, P, FL, FREE, meta, p, min(i, j))
+            if P[p] < 0 and NE[p] == 0:
+                _collapse_root(C, NE, P, FL, FREE, meta)
+                node = merged
+                hitleft = True
+                hitright = True
+            else:
+                node = p
+        else:
+            _move(T, V, C, A, K, NE, P, FL, meta, p, i, j)
+            node = p
+        hitleft = hitleft or (FL[node] & LEFT) != 0
+        hitright = hitright or (FL[node] & RIGHT) != 0
+    return node, hitleft, hitright
+
+
+@kernel
+def _clear(NE, P, FL, FREE, meta):
+    r = meta[ROOT]
+    _release(FREE, meta, r)  # the whole tree, reclaimed lazily
+    x = _alloc_leaf_root(NE, P, FL, FREE, meta)
+    meta[ROOT] = x
+    meta[LF] = x
+    meta[RF] = x
+
+
+@kernel
+def _alloc_leaf_root(NE, P, FL, FREE, meta):
+    x = meta[NEXT]  # a fresh node, so that reuse of the released tree stays lazy
+    meta[NEXT] = x + 1
+    NE[x] = 0
+    P[x] = -1
+    FL[x] = LEAF
+    return x
+
+
+@kernel
+def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
+    """Remove every entry with time <= t (bulk paper, Section 4); ``bnd``, ``anc`` and
+    ``nbr`` are work arrays as long as the tree is high. Returns how many were removed."""
+    before = _size(K, P, FL, meta)
+    lf, rf = meta[LF], meta[RF]
+    if before == 0 or t < T[lf, 0]:
+        return 0
+    if not t < T[rf, NE[rf] - 1]:
+        _clear(NE, P, FL, FREE, meta)
+        _repair(T, V, C, A, K, NE, P, FL, meta, meta[ROOT])
+        return before
+    mu = meta[MU]
+    # Step 1: boundary search, then the cut on the way down
+    top = lf if meta[CLASSIC] == 0 else meta[ROOT]
+    while P[top] >= 0 and not t < T[P[top], 0]:
+        top = P[top]
+    parent_of_top = P[top]
+    nb = 0
+    x = top
+    while True:
+        i = 0
+        while i < NE[x] and T[x, i] <= t:
+            i += 1
+        exact = i > 0 and T[x, i - 1] == t
+        if i > 0:
+            if not (FL[x] & LEAF):
+                for k in range(i):
+                    _release(FREE, meta, C[x, k])  # dropped whole: never walked
+            _shift_left(T, V, C, NE, FL, x, i)
+        bnd[nb] = x
+        nb += 1
+        if (FL[x] & LEAF) or exact:
+            break
+        x = C[x, 0]
+    start = 0
+    if parent_of_top < 0:
+        _collapse_root(C, NE, P, FL, FREE, meta)
+        start = nb
+        for k in range(nb):
+            if bnd[k] == meta[ROOT]:
+                start = k
+    # the (ancestor, neighbour) pairs, top-down along two chains
+    a = -1
+    nbn = -1
+    if parent_of_top >= 0 and start == 0:
+        a = parent_of_top
+        nbn = C[parent_of_top, 1]
+    for k in range(start, nb):
+        x = bnd[k]
+        anc[k] = a
+        nbr[k] = nbn
+        if FL[x] & LEAF:
+            break
+        if NE[x] >= 1:
+            a = x
+            nbn = C[x, 1]
+        elif nbn >= 0:
+            nbn = C[nbn, 0]
+    # Step 2: pass up the boundary
+    k = nb - 1
+    while k >= start and bnd[k] != meta[ROOT]:
+        x = bnd[k]
+        deficit = mu - (NE[x] + 1)
+        if deficit <= 0:
+            _repair(T, V, C, A, K, NE, P, FL, meta, x)
+            k -= 1
+        elif deficit <= NE[nbr[k]] + 1 - mu:
+            _move_batch(T, V, C, A, K, NE, P, FL, meta, x, anc[k], nbr[k], deficit)
+            k -= 1
+        else:
+            ak = anc[k]
+            _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, ak, nbr[k])
+            k2 = -1
+            for q in range(start, nb):
+                if bnd[q] == ak:
+                    k2 = q
+            k = k2
+    hitright = False
+    top2 = meta[ROOT]
+    if parent_of_top >= 0:
+        top2, _hl, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
+                                                  parent_of_top)  # fmt: skip
+    if _collapse_root(C, NE, P, FL, FREE, meta):
+        top2 = meta[ROOT]
+        hitright = True
+    # Step 3: pass down the new left spine (flags, finger), then the aggregates
+    x = top2
+    while not (FL[x] & LEAF):
+        x = C[x, 0]
+        FL[x] |= LEFT
+    meta[LF] = x
+    if FL[meta[ROOT]] & LEAF:
+        meta[RF] = meta[ROOT]
+    _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top2, True, hitright or P[top2] < 0)
+    return before - _size(K, P, FL, meta)
+
+
+@kernel
+def _move_batch(T, V, C, A, K, NE, P, FL, meta, x, a, nb, k):
+    """Bulk paper Fig. 2: the ancestor's separator and the neighbour's first k - 1 entries
+    (and first k children) move into x; the neighbour's k-th entry becomes the separator."""
+    MA = T.shape[1]
+    W = V.shape[0]
+    n = NE[x]
+    T[x, n] = T[a, 0]
+    for f in range(W):
+        V[f, x * MA + n] = V[f, a * MA]
+    for q in range(k - 1):
+        T[x, n + 1 + q] = T[nb, q]
+        for f in range(W):
+            V[f, x * MA + n + 1 + q] = V[f, nb * MA + q]
+    T[a, 0] = T[nb, k - 1]
+    for f in range(W):
+        V[f, a * MA] = V[f, nb * MA + k - 1]
+    if not (FL[x] & LEAF):
+        for q in range(k):
+            c = C[nb, q]
+            C[x, n + 1 + q] = c
+            P[c] = x
+    NE[x] = n + k
+    _shift_left(T, V, C, NE, FL, nb, k)
+    _repair(T, V, C, A, K, NE, P, FL, meta, x)
+    _repair(T, V, C, A, K, NE, P, FL, meta, nb)
+
+
+@kernel
+def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
+    """Bulk paper Fig. 3: x, the separator and the neighbour become one node; the empty chain
+    from x up to the ancestor disappears."""
+    MA = T.shape[1]
+    W = V.shape[0]
+    n = NE[x] + 1  # entries that arrive in front
+    m = NE[nb]
+    for q in range(m - 1, -1, -1):
+        T[nb, q + n] = T[nb, q]
+        for f in range(W):
+            V[f, nb * MA + q + n] = V[f, nb * MA + q]
+    for q in range(NE[x]):
+        T[nb, q] = T[x, q]
+        for f in range(W):
+            V[f, nb * MA + q] = V[f, x * MA + q]
+    T[nb, n - 1] = T[a, 0]
+    for f in range(W):
+        V[f, nb * MA + n - 1] = V[f, a * MA]
+    if not (FL[x] & LEAF):
+        for q in range(m, -1, -1):
+            C[nb, q + n] = C[nb, q]
+        for q in range(n):
+            c = C[x, q]
+            C[nb, q] = c
+            P[c] = nb
+    NE[nb] = m + n
+    chain = C[a, 0]  # the empty chain from a's first child down to x
+    _shift_left(T, V, C, NE, FL, a, 1)  # drops separator 0 and child 0 (the chain) of a
+    while chain != x:
+        nxt = C[chain, 0]
+        _release_empty(NE, FL, FREE, meta, chain)
+        chain = nxt
+    _release_empty(NE, FL, FREE, meta, x)
+    _repair(T, V, C, A, K, NE, P, FL, meta, nb)
+    y = P[nb]
+    while y != a:  # the neighbour's chain up to the ancestor changed too
+        _repair(T, V, C, A, K, NE, P, FL, meta, y)
+        y = P[y]
+
+
+@kernel
+def _subtree(V, C, A, NE, P, FL, meta, tmp, x, slot):
+    """The product of x's whole subtree into tmp[:, slot]: its up-aggregate, or for a
+    right-spine node a walk down the spine (whose other children store up-aggregates)."""
+    MA = C.shape[1] - 1
+    if _kind(FL, P, meta, x) == UP:
+        for f in range(A.shape[0]):
+            tmp[f, slot] = A[f, x]
+        return
+    first = True
+    while True:
+        leaf = FL[x] & LEAF
+        n = NE[x]
+        for k in range(n + 1):
+            if not leaf and k < n:
+                _fold_into(tmp, slot, A, C[x, k], first)
+                first = False
+            if k < n:
+                _fold_into(tmp, slot, V, x * MA + k, first)
+                first = False
+        if leaf:
+            break
+        x = C[x, n]
+        if _kind(FL, P, meta, x) == UP:
+            _fold_into(tmp, slot, A, x, first)
+            first = False
+            break
+    if first:
+        identity(tmp, slot)
+
+
+@kernel
+def _suffix(T, V, C, A, NE, P, FL, meta, tmp, lo, slot):
+    """The product of the entries with time > lo into tmp[:, slot] (a range query ending at
+    the youngest entry, FiBA paper Section 4): down the path of lo, combining what lies right
+    of it on the way."""
+    MA = T.shape[1]
+    identity(tmp, 5)  # what lies right of the current node, already combined
+    x = meta[ROOT]
+    while True:
+        n = NE[x]
+        leaf = FL[x] & LEAF
+        i = 0
+        while i < n and T[x, i] <= lo:
+            i += 1
+        identity(tmp, 6)
+        whole = i > 0 and T[x, i - 1] == lo and not leaf  # child i lies entirely right of lo
+        if whole:
+            _subtree(V, C, A, NE, P, FL, meta, tmp, C[x, i], 4)
+            combine(tmp, 6, tmp, 6, tmp, 4)
+        for k in range(i, n):
+            combine(tmp, 6, tmp, 6, V, x * MA + k)
+            if not leaf:
+                _subtree(V, C, A, NE, P, FL, meta, tmp, C[x, k + 1], 4)
+                combine(tmp, 6, tmp, 6, tmp, 4)
+        combine(tmp, 5, tmp, 6, tmp, 5)
+        if leaf or whole:
+            break
+        x = C[x, i]
+    for f in range(tmp.shape[0]):
+        tmp[f, slot] = tmp[f, 5]
+
+
+@kernel
+def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, values, args,
+                times, sizes, out, start, clock):  # fmt: skip
+    """Time windows over out-of-order times from element ``start`` on: insert, evict what
+    fell out of the largest window (one bulk evict), answer every size (one size: query();
+    several: suffix range queries). ``clock[0]`` is the largest time so far. Stops early,
+    returning the next element, when the node pool may run short (the caller grows it and
+    calls again); returns -1 when done."""
+    now = clock[0]
+    k = sizes.shape[0]
+    largest = sizes[0]
+    for j in range(k):
+        largest = max(largest, sizes[j])
+    N = T.shape[0]
+    for e in range(start, values.shape[0]):
+        if meta[FREE_TOP] == 0 and meta[NEXT] + 64 >= N:
+            clock[0] = now
+            return e
+        t = times[e]
+        _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, values[e], args[e])
+        if t > now:
+            now = t
+        _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
+        if k == 1:
+            _query_all(A, P, FL, meta, tmp, 7)
+            out[e, 0] = lower(code, tmp, 7)
+        else:
+            for j in range(k):
+                _suffix(T, V, C, A, NE, P, FL, meta, tmp, now - sizes[j], 7)
+                out[e, j] = lower(code, tmp, 7)
+    clock[0] = now
+    return -1

@@ -1,0 +1,83 @@
+"""Compiled storage for FiBA and the classic augmented B-tree: the node pool in numpy arrays,
+the work in :mod:`windowagg.kernels.btree` (numba, imported lazily)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+LEAF = 4
+
+
+class BTreeState:
+    """The arrays of one compiled B-tree aggregator (see :mod:`windowagg.kernels.btree`)."""
+
+    def __init__(self, family: str, min_arity: int = 4, classic: bool = False, nodes: int = 64):
+        from ..kernels.families import FAMILIES, IDENTITIES
+
+        self.family = family
+        self.width = FAMILIES[family][-1]
+        self.identity = np.array(IDENTITIES[family])
+        self.ma = 2 * min_arity
+        self.meta = np.zeros(8, np.int64)
+        self.meta[4] = 1  # NEXT: node 0 is the root
+        self.meta[5] = min_arity
+        self.meta[6] = 1 if classic else 0
+        self.tmp = np.repeat(self.identity[:, None], 8, axis=1)
+        self.work = tuple(np.zeros(128, np.int64) for _ in range(3))  # boundary, ancestors, ...
+        self._allocate(nodes)
+        self.fl[0] = LEAF
+        self.p[0] = -1
+        self.a[:, 0] = self.identity
+
+    def _allocate(self, n: int) -> None:
+        ma, w = self.ma, self.width
+        self.n = n
+        self.t = np.zeros((n, ma))
+        self.v = np.zeros((w, n * ma))
+        self.c = np.zeros((n, ma + 1), np.int64)
+        self.a = np.zeros((w, n))
+        self.k = np.zeros(n, np.int64)
+        self.ne = np.zeros(n, np.int64)
+        self.p = np.zeros(n, np.int64)
+        self.fl = np.zeros(n, np.int64)
+        self.free = np.zeros(n, np.int64)
+
+    def grow(self) -> None:
+        """Double the node pool, keeping every node where it is."""
+        old = (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free)
+        n = self.n
+        self._allocate(2 * n)
+        for new, prev in zip(
+            (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free), old
+        ):
+            if new.ndim == 2 and new is self.v:
+                new[:, : n * self.ma] = prev
+            elif new.ndim == 2 and new is self.a:
+                new[:, :n] = prev
+            else:
+                new[:n] = prev
+
+    @property
+    def arrays(self) -> tuple:
+        return (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free,
+                self.meta, self.tmp, *self.work)  # fmt: skip
+
+    def bytes_per_entry(self, entries: int) -> float:
+        """Memory of the nodes in use (not the pool's spare capacity) per window entry."""
+        used = int(self.meta[4])
+        arrays = (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free)
+        per_node = sum(a.nbytes for a in arrays) / self.n
+        return used * per_node / max(1, entries)
+
+    def slide(self, code: int, values, args, times, sizes, out) -> None:
+        """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
+        from ..kernels.specialize import specialize
+
+        run = specialize("btree", "fiba", self.family).btree_slide
+        clock = np.array([-np.inf])
+        start = 0
+        while True:
+            start = run(*self.arrays, code, values, args, times, sizes, out, start, clock)
+            if start < 0:
+                return
+            self.grow()
