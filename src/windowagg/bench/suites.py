@@ -238,3 +238,101 @@ SUITES: dict[str, Callable[[bool, Callable[[str], None]], list[Row]]] = {
     "latency": latency,
     "sharing": sharing,
 }
+
+
+def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    """Throughput against out-of-order distance d (FiBA paper Section 5.1.1, Fig. 11): a
+    window of n entries pre-filled with d high timestamps; each round evicts the oldest entry
+    and inserts a low timestamp that lands exactly d entries from the young end."""
+    from ..ooo.compiled import BTreeState
+
+    n = 2**16 if quick else 2**20
+    rounds = 2**16 if quick else 2**20
+    ds = [0, 16, 1024, 2**14] if quick else [0, 1, 4, 16, 64, 256, 1024, 2**12, 2**14,
+                                              2**16, 2**18, 2**20]  # fmt: skip
+    reps = 3 if quick else 5
+    high = 1e15
+    rows: list[Row] = []
+    for d in ds:
+        d = min(d, n - 1)
+        prefill_t = np.concatenate([np.arange(n - d, dtype=float), high + np.arange(d)])
+        evict_to = np.arange(rounds, dtype=float)  # the oldest low timestamp
+        times = n - d + np.arange(rounds, dtype=float)
+        values = stream(rounds)
+        cases = (("fiba min_arity 2", 2, False), ("fiba min_arity 4", 4, False),
+                 ("fiba min_arity 8", 8, False), ("bclassic", 4, True))  # fmt: skip
+        for case, mu, classic in cases:
+
+            def run(mu=mu, classic=classic, prefill_t=prefill_t, evict_to=evict_to, times=times,
+                    values=values) -> np.ndarray:  # fmt: skip
+                st = BTreeState("sum", mu, classic, nodes=2 * n // (mu - 1) + 1024)
+                pre = np.empty((n, 1))
+                st.slide(0, stream(n, SEED + 1), prefill_t, prefill_t, np.array([np.inf]), pre)
+                out = np.empty(rounds)
+                st.rounds(0, evict_to, times, values, out)
+                return out
+
+            med, spread, chk = measure(run, reps, warm=1 if d == ds[0] else 0)
+            rows.append(Row("ooo", case, "sum", "ooo distance d", max(d, 0.5), med, spread,
+                            n + rounds, chk))  # fmt: skip
+            report(f"  d={d:>8d} {case:18s} {(n + rounds) / med / 1e6:8.2f} M elem/s")
+    return rows
+
+
+TAXI = "nyc-tlc-green-2021q1"
+
+
+def _shared_data() -> str | None:
+    import os
+    from pathlib import Path
+
+    here = Path(__file__).resolve()
+    for base in [Path(os.environ.get("WINDOWAGG_SHARED_DATA", "")), *here.parents]:
+        cand = base / TAXI if base.name == "data" else base / "shared" / "data" / TAXI
+        if cand.is_dir():
+            return str(cand)
+    return None
+
+
+def realdata(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    """The NYC green taxi trips (Jan-Mar 2021) in file order, time windows from one hour to
+    32 days over the pickup time (FiBA paper Section 5.2, there with Citi Bike): sum of fares
+    and geometric mean of trip durations, FiBA against the classic tree."""
+    import windowagg
+
+    path = _shared_data()
+    if path is None:
+        report(f"  skipped: ../shared/data/{TAXI} is not here")
+        return []
+    import pyarrow.parquet as pq
+
+    tables = [pq.read_table(f"{path}/green_tripdata_2021-0{m}.parquet",
+                            columns=["lpep_pickup_datetime", "lpep_dropoff_datetime",
+                                     "fare_amount"]) for m in (1, 2, 3)]  # fmt: skip
+    pick = np.concatenate([t.column(0).to_numpy().astype("datetime64[ns]") for t in tables])
+    drop = np.concatenate([t.column(1).to_numpy().astype("datetime64[ns]") for t in tables])
+    fare = np.concatenate([t.column(2).to_numpy(zero_copy_only=False) for t in tables])
+    minutes = 1.0 + np.maximum(0, (drop - pick) / np.timedelta64(1, "m"))
+    disorder = float(np.mean(pick[1:] < np.maximum.accumulate(pick)[:-1]))
+    report(f"  {len(pick):,} trips, {disorder:.0%} arrive after a later pickup")
+    hours = [1, 24] if quick else [1, 6, 24, 96, 768]
+    reps = 3 if quick else 5
+    rows: list[Row] = []
+    for agg, vals in (("sum", fare), ("geomean", minutes)):
+        for h in hours:
+            for alg in ("fiba", "bclassic"):
+
+                def run(alg=alg, h=h, vals=vals, agg=agg) -> np.ndarray:
+                    return windowagg.sliding_aggregate(
+                        vals, size=np.timedelta64(h, "h"), agg=agg, times=pick, algorithm=alg
+                    )
+
+                med, spread, chk = measure(run, reps)
+                rows.append(Row("realdata", alg, agg, "window hours", h, med, spread, len(pick),
+                                chk))  # fmt: skip
+                report(f"  {agg:8s} {h:4d} h {alg:9s} {len(pick) / med / 1e6:7.2f} M trips/s")
+    return rows
+
+
+SUITES["ooo"] = ooo
+SUITES["realdata"] = realdata

@@ -713,3 +713,15 @@ def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, 
                 out[e, j] = lower(code, tmp, 7)
     clock[0] = now
     return -1
+
+
+@kernel
+def btree_rounds(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, evict_to,
+                 times, values, out):  # fmt: skip
+    """Rounds of bulk evict (everything up to ``evict_to[r]``), insert, query: the FiBA
+    paper's experiments, where the workload fixes which entries leave and where new ones land."""
+    for r in range(values.shape[0]):
+        _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, evict_to[r])
+        _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, times[r], values[r], times[r])
+        _query_all(A, P, FL, meta, tmp, 7)
+        out[r] = lower(code, tmp, 7)

@@ -69,6 +69,14 @@ class BTreeState:
         per_node = sum(a.nbytes for a in arrays) / self.n
         return used * per_node / max(1, entries)
 
+    def rounds(self, code: int, evict_to, times, values, out) -> None:
+        """Rounds of bulk evict, insert, query (see ``btree_rounds``); the pool must be large
+        enough (``nodes``) for the window, which these workloads keep at a fixed size."""
+        from ..kernels.specialize import specialize
+
+        run = specialize("btree", "fiba", self.family).btree_rounds
+        run(*self.arrays, code, evict_to, times, values, out)
+
     def slide(self, code: int, values, args, times, sizes, out) -> None:
         """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
         from ..kernels.specialize import specialize
