@@ -139,3 +139,18 @@ def test_bad_input_type_names_value() -> None:
     with pytest.raises(TypeError, match="sum needs a number, got 'abc' \\(str\\)"):
         w.insert("abc")
     assert len(w) == 0  # nothing half-applied
+
+
+def test_serves_matches_construction() -> None:
+    """windowagg.fifo.serves says in advance what fifo() accepts."""
+    from windowagg.fifo import serves
+
+    for algorithm in ALL:
+        for agg in [*windowagg.AGGREGATIONS, Concat(), MatMul()]:
+            expected = serves(algorithm, agg)
+            try:
+                windowagg.fifo(algorithm, agg, backend="python")
+            except ValueError:
+                assert not expected, (algorithm, agg)
+            else:
+                assert expected, (algorithm, agg)

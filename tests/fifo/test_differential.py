@@ -9,18 +9,9 @@ import pytest
 import windowagg
 from tests.fifo.traces import AGG_NAMES, RANGES, make_agg, trace
 from tests.oracles import same
-from windowagg.aggregations import flags
+from windowagg.fifo import serves
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
-
-
-def serves(algorithm: str, agg) -> bool:
-    invertible, _, selective = flags(agg)
-    if algorithm == "soe":
-        return invertible
-    if algorithm == "slickdeque":
-        return invertible or selective
-    return True
 
 
 def build(algorithm: str, agg):

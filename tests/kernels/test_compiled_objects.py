@@ -9,18 +9,11 @@ import pytest
 import windowagg
 from tests.fifo.traces import RANGES, make_agg, trace
 from tests.oracles import same
+from windowagg.fifo import serves
 from windowagg.fifo.compiled import CompiledFifo
 from windowagg.kernels.families import COMPILED
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
-
-
-def serves(algorithm: str, agg) -> bool:
-    if algorithm == "soe":
-        return agg.invertible
-    if algorithm == "slickdeque":
-        return agg.invertible or agg.selective
-    return True
 
 
 CASES = [

@@ -9,6 +9,7 @@ import pytest
 
 import windowagg
 from tests.oracles import direct
+from windowagg.fifo import serves
 from windowagg.kernels.families import COMPILED
 
 PAIRS = ("argmin", "argmax")
@@ -51,15 +52,6 @@ def check(got, want):
 
 AGGS = tuple(COMPILED)
 FIFO = tuple(windowagg.FIFO_ALGORITHMS)
-
-
-def serves(algorithm: str, agg_name: str) -> bool:
-    agg = windowagg.aggregation(agg_name)
-    if algorithm == "soe":
-        return agg.invertible
-    if algorithm == "slickdeque":
-        return agg.invertible or agg.selective
-    return True
 
 
 @pytest.mark.parametrize(

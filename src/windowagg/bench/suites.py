@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..fifo import serves
 from ..fifo.compiled import COUNT, INSERT, FifoState, capacity_for, compiled_family
 from .core import Row, measure
 
@@ -32,17 +33,6 @@ def stream(n: int, seed: int = SEED) -> np.ndarray:
     """Positive values (geomean needs them) with a little structure."""
     rng = np.random.default_rng(seed)
     return 1.0 + rng.random(n) * 100.0
-
-
-def _serves(alg: str, agg: str) -> bool:
-    from ..aggregations import aggregation
-
-    a = aggregation(agg)
-    if alg == "soe":
-        return a.invertible
-    if alg == "slickdeque":
-        return a.invertible or a.selective
-    return True
 
 
 def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
@@ -112,7 +102,7 @@ def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
     for agg in ("sum", "max", "geomean"):
         for size in sizes:
             for alg in FIFO_BENCH:
-                if not _serves(alg, agg) or (alg == "recalc" and size > 256):
+                if not serves(alg, agg) or (alg == "recalc" and size > 256):
                     continue  # recalc's O(size) queries make large windows pointless
                 n = m if alg not in ("recalc", "flatfat", "bint") else m // 8
                 med, spread, chk = measure(_compiled_case(alg, agg, size, values[:n]), reps)
@@ -161,7 +151,7 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
         fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
         for alg in ("two_stacks", "two_stacks_lite", "daba", "daba_lite", "flatfit", "soe",
                     "slickdeque"):  # fmt: skip
-            if not _serves(alg, agg):
+            if not serves(alg, agg):
                 continue
             st = FifoState(alg, fam, capacity_for(n + 1), (n,) if alg == "slickdeque" else ())
             st.run(INSERT, values=stream(n), args=np.zeros(n), code=code)

@@ -36,6 +36,7 @@ __all__ = [
     "TwoStacks",
     "TwoStacksLite",
     "fifo",
+    "serves",
 ]
 
 #: algorithm name -> constructor taking ``(agg, **options)``
@@ -59,6 +60,19 @@ _OPTIONS: dict[str, frozenset[str]] = {
 }
 
 BACKENDS = ("auto", "python", "compiled")
+
+
+def serves(algorithm: str, agg: Any) -> bool:
+    """Whether ``algorithm`` can serve ``agg``: subtract-on-evict needs an inverse, SlickDeque an
+    inverse or selectivity; the others serve any aggregation."""
+    from ..aggregations import flags
+
+    invertible, _, selective = flags(resolve(agg))
+    if algorithm == "soe":
+        return invertible
+    if algorithm == "slickdeque":
+        return invertible or selective
+    return True
 
 
 def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> FifoAggregator:
