@@ -17,6 +17,18 @@ from ..errors import EmptyWindowError
 __all__ = ["FifoAggregator"]
 
 
+def check_last(name: str, shares_windows: bool, last: Any) -> int:
+    """The ``r`` of ``query(last=r)``, checked: window sharing only, an integer >= 0."""
+    if not shares_windows:
+        raise ValueError(
+            f"{name} does not support query(last=r); window sharing needs one of "
+            "recalc, flatfat, bint, flatfit, slickdeque"
+        )
+    if isinstance(last, bool) or not isinstance(last, numbers.Integral) or last < 0:
+        raise ValueError(f"query(last=r) needs an integer r >= 0, got {last!r}")
+    return int(last)
+
+
 class FifoAggregator:
     """In-order (FIFO) sliding-window aggregator over any aggregation (api.md section 2)."""
 
@@ -83,14 +95,7 @@ class FifoAggregator:
     # -- for subclasses -------------------------------------------------------------------
 
     def _check_last(self, last: Any) -> int:
-        if not self.shares_windows:
-            raise ValueError(
-                f"{self.name} does not support query(last=r); window sharing needs one of "
-                "recalc, flatfat, bint, flatfit, slickdeque"
-            )
-        if isinstance(last, bool) or not isinstance(last, numbers.Integral) or last < 0:
-            raise ValueError(f"query(last=r) needs an integer r >= 0, got {last!r}")
-        return int(last)
+        return check_last(self.name, self.shares_windows, last)
 
     def _push(self, p: Any) -> None:
         raise NotImplementedError

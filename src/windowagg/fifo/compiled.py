@@ -255,12 +255,9 @@ class CompiledFifo:
         )
 
     def _check_last(self, last: Any) -> int:
-        from .base import FifoAggregator
+        from .base import check_last
 
-        probe = FifoAggregator.__new__(FifoAggregator)
-        probe.shares_windows = self.shares_windows  # type: ignore[misc]
-        probe.name = self.name  # type: ignore[misc]
-        r = FifoAggregator._check_last(probe, last)
+        r = check_last(self.name, self.shares_windows, last)
         if self.name == "slickdeque" and r not in self.ranges:
             raise ValueError(
                 f"slickdeque answers query(last=r) only for the ranges it was built with "
