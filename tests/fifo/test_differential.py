@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 
 import windowagg
-from tests.fifo.traces import AGG_NAMES, RANGES, make_agg, trace
+from tests.fifo.traces import AGG_NAMES, RANGES, make_agg, pairings, trace
 from tests.oracles import same
-from windowagg.fifo import serves
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 
@@ -19,12 +18,7 @@ def build(algorithm: str, agg):
     return windowagg.fifo(algorithm, agg, backend="python", **options)
 
 
-CASES = [
-    pytest.param(alg, name, id=f"{alg}-{name}")
-    for alg in ALGORITHMS
-    for name in AGG_NAMES
-    if serves(alg, make_agg(name))
-]
+CASES = pairings(AGG_NAMES)
 
 
 @pytest.mark.parametrize(("algorithm", "agg_name"), CASES)

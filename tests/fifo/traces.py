@@ -27,6 +27,21 @@ def make_agg(name: str) -> Any:
     return windowagg.aggregation(name)
 
 
+def pairings(agg_names) -> list:
+    """pytest parameters (algorithm, aggregation name) for every FIFO algorithm that serves
+    the aggregation."""
+    import pytest
+
+    from windowagg.fifo import serves
+
+    return [
+        pytest.param(alg, name, id=f"{alg}-{name}")
+        for alg in windowagg.FIFO_ALGORITHMS
+        for name in agg_names
+        if serves(alg, make_agg(name))
+    ]
+
+
 def value(name: str, rng: random.Random, seq: int) -> Any:
     """A raw input for aggregation ``name``: small numbers (ties are common), some missing."""
     if rng.random() < 0.06 and name not in ("concat", "matmul"):

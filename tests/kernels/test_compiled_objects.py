@@ -7,21 +7,15 @@ from __future__ import annotations
 import pytest
 
 import windowagg
-from tests.fifo.traces import RANGES, make_agg, trace
+from tests.fifo.traces import RANGES, pairings, trace
 from tests.oracles import same
-from windowagg.fifo import serves
 from windowagg.fifo.compiled import CompiledFifo
 from windowagg.kernels.families import COMPILED
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 
 
-CASES = [
-    pytest.param(alg, name, id=f"{alg}-{name}")
-    for alg in ALGORITHMS
-    for name in COMPILED
-    if serves(alg, make_agg(name))
-]
+CASES = pairings(COMPILED)
 
 
 @pytest.mark.parametrize(("algorithm", "agg_name"), CASES)

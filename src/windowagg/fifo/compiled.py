@@ -256,14 +256,10 @@ class CompiledFifo:
 
     def _check_last(self, last: Any) -> int:
         from .base import check_last
+        from .slickdeque import check_range
 
         r = check_last(self.name, self.shares_windows, last)
-        if self.name == "slickdeque" and r not in self.ranges:
-            raise ValueError(
-                f"slickdeque answers query(last=r) only for the ranges it was built with "
-                f"{sorted(self.ranges)}; got r={r!r} (pass ranges=[...] to windowagg.fifo)"
-            )
-        return r
+        return check_range(self.ranges, r) if self.name == "slickdeque" else r
 
     def _result(self, v: float) -> Any:
         name = self.agg.name

@@ -39,6 +39,16 @@ def _ranges(ranges: Any) -> tuple[int, ...]:
     return tuple(sorted(set(out), reverse=True))
 
 
+def check_range(ranges: tuple[int, ...], r: int) -> int:
+    """SlickDeque answers ``query(last=r)`` for the ranges it was built with only."""
+    if r not in ranges:
+        raise ValueError(
+            f"slickdeque answers query(last=r) only for the ranges it was built with "
+            f"{sorted(ranges)}; got r={r!r} (pass ranges=[...] to windowagg.fifo)"
+        )
+    return r
+
+
 class _SlickDequeBase(FifoAggregator):
     name = "slickdeque"
     shares_windows = True
@@ -48,13 +58,7 @@ class _SlickDequeBase(FifoAggregator):
         self.ranges = _ranges(ranges)
 
     def _check_last(self, last: Any) -> int:
-        r = super()._check_last(last)
-        if r not in self.ranges:
-            raise ValueError(
-                f"slickdeque answers query(last=r) only for the ranges it was built with "
-                f"{sorted(self.ranges)}; got r={r!r} (pass ranges=[...] to windowagg.fifo)"
-            )
-        return r
+        return check_range(self.ranges, super()._check_last(last))
 
     def query_ranges(self) -> dict[int, Any]:
         """Lowered answers for every range of ``ranges``, in one pass."""
