@@ -16,7 +16,7 @@ costs O(1), the bulk paper's deferred free list), NEXT (first never-used node), 
 and CLASSIC (1: every node stores its up-aggregate, searches start at the root).
 """
 
-from windowagg.kernels.jit import kernel
+from windowagg.kernels.jit import inline, kernel
 
 lift = combine = identity = lower = None  # bound per specialization
 
@@ -27,7 +27,7 @@ LEFT, RIGHT, LEAF = 1, 2, 4
 UP, INNER, LEFTK, RIGHTK = 0, 1, 2, 3
 
 
-@kernel
+@inline
 def _kind(FL, P, meta, x):
     if meta[CLASSIC] == 1:
         return UP
@@ -40,7 +40,7 @@ def _kind(FL, P, meta, x):
     return UP
 
 
-@kernel
+@inline
 def _fold_into(A, x, src, si, first):
     """A[:, x] = src[:, si] if first else A[:, x] (x) src[:, si]."""
     if first:
@@ -105,13 +105,13 @@ def _alloc(T, C, NE, P, FL, FREE, meta, leaf):
     return x
 
 
-@kernel
+@inline
 def _release(FREE, meta, x):
     FREE[meta[FREE_TOP]] = x
     meta[FREE_TOP] += 1
 
 
-@kernel
+@inline
 def _child_index(C, NE, p, x):
     for i in range(NE[p] + 1):
         if C[p, i] == x:
@@ -119,7 +119,7 @@ def _child_index(C, NE, p, x):
     return -1
 
 
-@kernel
+@inline
 def _descend(T, C, NE, FL, x, t):
     """Classic search from node x: (node, index, found)."""
     while True:
@@ -134,7 +134,7 @@ def _descend(T, C, NE, FL, x, t):
         x = C[x, i]
 
 
-@kernel
+@inline
 def _search(T, C, NE, P, FL, meta, t):
     """Finger search (FiBA paper Section 3.2): climb both spines in lockstep to the lowest
     node whose range holds t, then descend; the classic tree starts at the root."""
@@ -257,7 +257,7 @@ def _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg):
     _repair_aggs(T, V, C, A, K, NE, P, FL, meta, node, hitleft, hitright)
 
 
-@kernel
+@inline
 def _size(K, P, FL, meta):
     r = meta[ROOT]
     if meta[CLASSIC] == 1 or (FL[r] & LEAF):
@@ -265,7 +265,7 @@ def _size(K, P, FL, meta):
     return K[meta[LF]] + K[r] + K[meta[RF]]
 
 
-@kernel
+@inline
 def _query_all(A, P, FL, meta, tmp, slot):
     """At most two invocations of the operator (FiBA paper, Theorem 5)."""
     r = meta[ROOT]
@@ -277,7 +277,7 @@ def _query_all(A, P, FL, meta, tmp, slot):
         combine(tmp, slot, tmp, slot, A, meta[RF])
 
 
-@kernel
+@inline
 def _shift_left(T, V, C, NE, FL, x, k):
     """Drop the first k entries of x (and its first k children, when it has any)."""
     MA = T.shape[1]
@@ -464,6 +464,22 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
         _repair(T, V, C, A, K, NE, P, FL, meta, meta[ROOT])
         return before
     mu = meta[MU]
+    if meta[CLASSIC] == 0 and P[lf] >= 0:  # the common case: only the left finger's leaf
+        n = NE[lf]  # loses entries and keeps its arity, so only its aggregate changes
+        i = 0
+        while i < n and T[lf, i] <= t:
+            i += 1
+        if n - i + 1 >= mu:
+            _shift_left(T, V, C, NE, FL, lf, i)
+            _repair(T, V, C, A, K, NE, P, FL, meta, lf)
+            return i
+        if n - i + 2 == mu and (i < n or t < T[P[lf], 0]):  # one short, and nothing beyond
+            # the leaf goes: the single evict's rebalancing (FiBA paper Fig. 7)
+            _shift_left(T, V, C, NE, FL, lf, i)
+            top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
+                                                          lf)  # fmt: skip
+            _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
+            return i
     # Step 1: boundary search, then the cut on the way down
     top = lf if meta[CLASSIC] == 0 else meta[ROOT]
     while P[top] >= 0 and not t < T[P[top], 0]:

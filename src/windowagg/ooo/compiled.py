@@ -34,13 +34,13 @@ class BTreeState:
         self.n = n
         self.t = np.zeros((n, ma))
         self.v = np.zeros((w, n * ma))
-        self.c = np.zeros((n, ma + 1), np.int64)
-        self.a = np.zeros((w, n))
-        self.k = np.zeros(n, np.int64)
-        self.ne = np.zeros(n, np.int64)
-        self.p = np.zeros(n, np.int64)
-        self.fl = np.zeros(n, np.int64)
-        self.free = np.zeros(n, np.int64)
+        self.c = np.zeros((n, ma + 1), np.int32)  # node ids and counts fit 32 bits: a
+        self.a = np.zeros((w, n))  # tree of 2^31 entries would need 100 GB of nodes
+        self.k = np.zeros(n, np.int32)
+        self.ne = np.zeros(n, np.int32)
+        self.p = np.zeros(n, np.int32)
+        self.fl = np.zeros(n, np.int8)
+        self.free = np.zeros(n, np.int32)
 
     def grow(self) -> None:
         """Double the node pool, keeping every node where it is."""
