@@ -11,6 +11,17 @@ from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
 from .ooo import TimeWindow, ooo
+from .slicing import (
+    ContextAwareWindow,
+    ContextFreeWindow,
+    FixedBand,
+    Punctuation,
+    Session,
+    Sliding,
+    Tumbling,
+    WindowOperator,
+    WindowResult,
+)
 
 __all__ = [
     "AGGREGATIONS",
@@ -18,8 +29,17 @@ __all__ = [
     "OOO_ALGORITHMS",
     "Aggregation",
     "BloomFilter",
+    "ContextAwareWindow",
+    "ContextFreeWindow",
     "EmptyWindowError",
+    "FixedBand",
+    "Punctuation",
+    "Session",
+    "Sliding",
     "TimeWindow",
+    "Tumbling",
+    "WindowOperator",
+    "WindowResult",
     "aggregation",
     "fifo",
     "ooo",

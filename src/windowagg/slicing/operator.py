@@ -1,0 +1,242 @@
+"""The window operator: general stream slicing (Scotty paper, Sections 5 to 8) for many
+windows of different types over one out-of-order stream (api.md section 5).
+
+A tuple passes the Stream Slicer and the Slice Manager (:mod:`.slices`), which keep slices and,
+only when Figure 4 of the paper asks for them, tuples; watermarks go to the Window Manager
+(:mod:`.manager`), which reports the windows they complete and updates those that late tuples
+changed. Window results come from an aggregate store (:mod:`.stores`): ``lazy`` folds slices,
+``eager`` answers range queries from a FiBA.
+
+State stays bounded: after each watermark ``w``, slices and tuples that no window can need any
+more (older than ``w - allowed_lateness`` minus the longest window, or before the earliest
+session that may still grow) are released.
+
+Complexity: an in-order tuple costs one comparison with the next edge plus one combine; an
+out-of-order one a binary search and O(1) combines (O(log slices) more with the eager store),
+or a recomputation of its slice for a non-commutative aggregation; a watermark costs the
+windows it reports times their query (O(slices) lazy, O(log slices) eager).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import numbers
+from typing import Any
+
+from ..aggregations import resolve
+from .manager import WindowManager, WindowResult
+from .slices import SliceManager
+from .stores import STORES
+from .windows import INF, ContextAwareWindow, ContextFreeWindow, EdgeContext, Session, Window
+
+__all__ = ["WindowOperator", "WindowResult"]
+
+
+class WindowOperator:
+    """Many windows over one out-of-order stream, sharing one set of slices.
+
+    Parameters
+    ----------
+    agg : str or aggregation
+        A built-in name or any aggregation object (section 1 of api.md).
+    allowed_lateness : number, default 0
+        Tuples with ``t < watermark - allowed_lateness`` are dropped and counted in
+        ``dropped``; later ones update windows already reported.
+    store : {"eager", "lazy"}
+        Where window results come from (see :mod:`windowagg.slicing.stores`).
+
+    Complexity
+    ----------
+    See the module docstring: O(1) per in-order tuple, O(log) per out-of-order one with the
+    eager store, per report O(log slices) (eager) or O(slices in the window) (lazy).
+    """
+
+    def __init__(self, agg: Any, allowed_lateness: Any = 0, store: str = "eager") -> None:
+        self.agg = resolve(agg)
+        if (
+            isinstance(allowed_lateness, bool)
+            or not isinstance(allowed_lateness, numbers.Real)
+            or not allowed_lateness >= 0
+        ):
+            raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
+        if store not in STORES:
+            raise ValueError(f"unknown store {store!r}; valid: {', '.join(STORES)}")
+        self.allowed_lateness = allowed_lateness
+        self.store = store
+        self.windows: list[Window] = []
+        self.dropped = 0
+        self.wm: Any = -INF
+        self._seq = 0
+        self._late: list = []  # times of tuples that arrived behind the watermark
+        self._late_pos: int | None = None  # smallest position a count window saw change
+        self.tuples: list = []  # (t, seq, x) in time order, kept for count windows only
+        self.base = 0  # tuples released before tuples[0]
+        self._sessions_from: Any = -INF  # no session starts before this time
+        self.slices: SliceManager | None = None
+        self.manager = WindowManager(self)
+
+    # -- set-up ------------------------------------------------------------------------------
+
+    def add_window(self, window: Window) -> WindowOperator:
+        """Add a window definition (before the first tuple). Returns the operator."""
+        if not isinstance(window, Window):
+            raise TypeError(f"not a window: {window!r} (use Tumbling, Sliding, Session, ...)")
+        if self._seq:
+            raise ValueError("add every window before the first tuple")
+        if window in self.windows:
+            return self
+        self.windows.append(window)
+        self.manager.add_window(window)
+        self.slices = None  # rebuilt on the first tuple, when every window is known
+        return self
+
+    def _build(self) -> None:
+        if not self.windows:
+            raise ValueError("add a window first (add_window)")
+        time_windows = [w for w in self.windows if w.measure == "time"]
+        contexts = [w for w in time_windows if isinstance(w, ContextAwareWindow)]
+        commutative = bool(getattr(self.agg, "commutative", False))
+        keep = bool(contexts) or not commutative  # Scotty paper, Figure 4
+        sm = SliceManager(self.agg, STORES[self.store](self.agg), keep)
+        for w in time_windows:
+            if isinstance(w, Session):
+                sm.gap = w.gap if sm.gap is None else min(sm.gap, w.gap)
+            elif isinstance(w, ContextFreeWindow):
+                sm.slicer.add_window(w)
+            elif isinstance(w, ContextAwareWindow):
+                sm.contexts.append((w, EdgeContext()))
+        self.slices = sm if time_windows else None
+        self._counting = any(w.measure == "count" for w in self.windows)
+        self._built = True
+
+    # -- tuples ------------------------------------------------------------------------------
+
+    def process(self, t: Any, x: Any) -> None:
+        """One tuple, in arrival order (may be out of order)."""
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or t != t:
+            raise TypeError(f"event time must be a number, got {t!r}")
+        if math.isinf(t):
+            raise ValueError(f"event time must be finite, got {t!r}")
+        if not self._seq:
+            self._build()
+        if t < self.wm - self.allowed_lateness:
+            self.dropped += 1
+            return
+        seq = self._seq = self._seq + 1
+        if t < self.wm:
+            self._late.append(t)
+        if self.slices is not None:
+            self.slices.add(t, x, seq)
+        if self._counting:
+            item = (t, seq, x)
+            buf = self.tuples
+            if not buf or buf[-1] <= item:
+                buf.append(item)
+            else:
+                p = bisect.bisect_right(buf, item)
+                buf.insert(p, item)
+                pos = self.base + p
+                self._late_pos = pos if self._late_pos is None else min(self._late_pos, pos)
+
+    def process_batch(self, times: Any, values: Any) -> None:
+        """Many tuples (arrays, arrival order): the same result as a loop of ``process``."""
+        from .batch import process_batch
+
+        process_batch(self, times, values)
+
+    # -- watermarks --------------------------------------------------------------------------
+
+    def watermark(self, w: Any) -> list[WindowResult]:
+        """Report every window that ends at or before ``w`` and was not reported, and an
+        update for each reported window a late tuple changed since."""
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or w != w:
+            raise TypeError(f"watermark must be a number, got {w!r}")
+        if not self._seq:
+            if not self.windows:
+                raise ValueError("add a window first (add_window)")
+            self.wm = max(self.wm, w)
+            return []
+        prev = self.wm
+        wm = max(prev, w)
+        late = sorted(self._late)
+        out: list[WindowResult] = []
+        m = self.manager
+        sm = self.slices
+        for win in self.windows:
+            if win.measure == "count":
+                out.extend(m.count(win, wm, self._late_pos))
+            elif isinstance(win, Session):
+                out.extend(m.dynamic(win, m.sessions(win, prev, late), prev, wm, late))
+            elif isinstance(win, ContextAwareWindow):
+                ctx = next(c for w2, c in sm.contexts if w2 == win)
+                lo = min(prev, late[0], ctx.low) if late else min(prev, ctx.low)
+                ctx.low = INF
+                out.extend(m.dynamic(win, m.edge_windows(ctx, lo), prev, wm, late))
+            else:
+                out.extend(m.context_free(win, prev, wm, late))
+        self.wm = wm
+        self._late = []
+        self._late_pos = None
+        self._release()
+        return out
+
+    def flush(self) -> list[WindowResult]:
+        """A watermark at +infinity: every remaining window."""
+        return self.watermark(INF)
+
+    # -- bounded state -----------------------------------------------------------------------
+
+    def _release(self) -> None:
+        h = self.wm - self.allowed_lateness
+        if h == -INF or h == INF:
+            return
+        sm = self.slices
+        if sm is not None and sm.slices:
+            slices = sm.slices
+            keep_t = h  # context-free windows ending after h can still change
+            for w in self.windows:
+                if w.measure == "time" and isinstance(w, ContextFreeWindow):
+                    keep_t = min(keep_t, h - w.length)
+            k = bisect.bisect_left(slices, keep_t, key=lambda s: s.t_max)
+            gaps = [w.gap for w in self.windows if isinstance(w, Session)]
+            if gaps:  # back to the start of the largest-gap session that may still grow
+                g = max(gaps)
+                j = bisect.bisect_left(slices, h - g, key=lambda s: s.t_max)
+                while 0 < j < len(slices) and slices[j].t_min - slices[j - 1].t_max <= g:
+                    j -= 1
+                k = min(k, j)
+                # sessions begin at or after this slice; slices kept before it (for other
+                # windows) hold only sessions that are final and reported
+                self._sessions_from = min(slices[j].t_min, h) if j < len(slices) else h
+            for _w, ctx in sm.contexts:  # back to the edge of the window holding h
+                i = bisect.bisect_right(ctx.edges, h)
+                if i:
+                    k = min(k, bisect.bisect_left(sm.starts, ctx.edges[i - 1]))
+                    del ctx.edges[: i - 1]
+            sm.release_before(k)
+        if sm is not None:  # reports of dynamic windows whose tuples are all released
+            first = sm.slices[0].t_min if sm.slices else INF
+            for rep in self.manager.reports.values():
+                rep.prune(first)
+        if self._counting and self.tuples:
+            p = self.base + bisect.bisect_left(self.tuples, (h,))  # first position that moves
+            need = p
+            for w, nk in self.manager.next_count.items():
+                size, slide = int(w.size), int(w.slide)
+                first_open = max(0, (p - size) // slide + 1)  # first window ending after p
+                need = min(need, min(first_open, nk) * slide)
+            drop = need - self.base
+            if drop > 0:
+                del self.tuples[:drop]
+                self.base = need
+
+    # -- pickling ----------------------------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if self.slices is not None:
+            self.slices.slicer._lo, self.slices.slicer._hi = INF, -INF
