@@ -12,8 +12,9 @@ so a silent gap in event time costs O(grids), and the slice after it starts at t
 
 from __future__ import annotations
 
-import math
 from typing import Any
+
+import numpy as np
 
 from .windows import INF, ContextFreeWindow, Sliding
 
@@ -52,12 +53,7 @@ class StreamSlicer:
             return self._lo
         lo, hi = -INF, INF
         for p, o in self.grids:
-            k = math.floor((t - o) / p)
-            e = k * p + o
-            if e > t:  # rounding
-                e -= p
-            elif e + p <= t:
-                e += p
+            e = (t - o) // p * p + o  # as floors() below computes it, element by element
             lo = max(lo, e)
             hi = min(hi, e + p)
         for w in self.others:
@@ -65,3 +61,11 @@ class StreamSlicer:
             hi = min(hi, w.next_edge(t))
         self._lo, self._hi = lo, hi
         return lo
+
+
+def floors(slicer: StreamSlicer, times: np.ndarray) -> np.ndarray:
+    """``slicer.floor`` of many times at once (grids only)."""
+    out = np.full(times.shape, -INF)
+    for p, o in slicer.grids:
+        np.maximum(out, (times - o) // p * p + o, out=out)
+    return out
