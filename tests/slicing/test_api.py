@@ -19,9 +19,17 @@ def test_windows_are_values():
         assert pickle.loads(pickle.dumps(w)) == w
 
 
-@pytest.mark.parametrize("bad", [lambda: Tumbling(0), lambda: Sliding(10, -1),
-                                 lambda: Session(float("nan")), lambda: Tumbling(2.5, "count"),
-                                 lambda: Tumbling(5, "rows"), lambda: Sliding(float("inf"), 1)])  # fmt: skip
+BAD_WINDOWS = [
+    lambda: Tumbling(0),
+    lambda: Sliding(10, -1),
+    lambda: Session(float("nan")),
+    lambda: Tumbling(2.5, "count"),
+    lambda: Tumbling(5, "rows"),
+    lambda: Sliding(float("inf"), 1),
+]
+
+
+@pytest.mark.parametrize("bad", BAD_WINDOWS)
 def test_bad_windows(bad):
     with pytest.raises(ValueError):
         bad()
