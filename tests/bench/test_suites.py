@@ -12,7 +12,7 @@ from windowagg.bench.core import plot, table, write_csv
 from windowagg.bench.suites import SUITES
 
 
-@pytest.mark.parametrize("suite", ["fifo", "sharing"])
+@pytest.mark.parametrize("suite", ["fifo", "sharing", "slicing"])
 def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
     lines: list[str] = []
     rows = SUITES[suite](True, lines.append)
@@ -21,7 +21,7 @@ def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
     for r in rows:
         if r.case.startswith("python"):
             continue  # a shorter stream (the Python reference is slow)
-        groups[(r.agg, r.x, r.items)].append(r)
+        groups[(r.agg, r.param, r.x, r.items)].append(r)
     compared = 0
     for same_work in groups.values():
         ref = same_work[0].checksum

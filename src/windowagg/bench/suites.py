@@ -326,3 +326,12 @@ def realdata(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 SUITES["ooo"] = ooo
 SUITES["realdata"] = realdata
+
+
+def _slicing(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .slicing import slicing
+
+    return slicing(quick, report)
+
+
+SUITES["slicing"] = _slicing
