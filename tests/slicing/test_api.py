@@ -146,3 +146,19 @@ def test_process_batch_equals_a_loop_of_process(agg, windows, dtype):
         else:
             assert r.value == pytest.approx(va[key(r)], rel=1e-9, abs=1e-9)
     assert a.dropped == b.dropped > 0
+
+
+def test_query_fusion_keeps_only_grids_no_other_grid_covers():
+    from windowagg.slicing.slicer import StreamSlicer
+
+    def grids(*windows):
+        s = StreamSlicer()
+        s.add_windows(list(windows))
+        return sorted(s.grids)
+
+    assert grids(Tumbling(10), Tumbling(20), Sliding(20, 10)) == [(10, 0)]
+    assert grids(Tumbling(10), Tumbling(15)) == [(10, 0), (15, 0)]
+    assert grids(Sliding(25, 10)) == [(10, 0), (10, 5)]
+    assert grids(Sliding(25, 10), Tumbling(5)) == [(5, 0)]
+    assert grids(Sliding(25, 10), Tumbling(4)) == [(4, 0), (10, 0), (10, 5)]
+    assert grids(Sliding(25, 10), Tumbling(2)) == [(2, 0), (10, 5)]

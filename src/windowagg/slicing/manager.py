@@ -17,15 +17,13 @@ changed after they were reported.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..aggregations import fold
 from .windows import INF, Session, Sliding, Window
 
 
-@dataclass(frozen=True)
-class WindowResult:
+class WindowResult(NamedTuple):
     """One reported window: the window object, its bounds, its value, and whether it revises
     an earlier report."""
 

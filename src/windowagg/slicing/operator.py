@@ -24,11 +24,22 @@ import math
 import numbers
 from typing import Any
 
-from ..aggregations import resolve
+import numpy as np
+
+from ..aggregations import Aggregation, resolve
 from .manager import WindowManager, WindowResult
 from .slices import SliceManager
 from .stores import STORES
-from .windows import INF, ContextAwareWindow, ContextFreeWindow, EdgeContext, Session, Window
+from .vector import COLUMNS, VectorSlices
+from .windows import (
+    INF,
+    ContextAwareWindow,
+    ContextFreeWindow,
+    EdgeContext,
+    Session,
+    Sliding,
+    Window,
+)
 
 __all__ = ["WindowOperator", "WindowResult"]
 
@@ -65,6 +76,7 @@ class WindowOperator:
         self.allowed_lateness = allowed_lateness
         self.store = store
         self.windows: list[Window] = []
+        self._known: set[Window] = set()
         self.dropped = 0
         self.wm: Any = -INF
         self._seq = 0
@@ -84,8 +96,9 @@ class WindowOperator:
             raise TypeError(f"not a window: {window!r} (use Tumbling, Sliding, Session, ...)")
         if self._seq:
             raise ValueError("add every window before the first tuple")
-        if window in self.windows:
+        if window in self._known:
             return self
+        self._known.add(window)
         self.windows.append(window)
         self.manager.add_window(window)
         self.slices = None  # rebuilt on the first tuple, when every window is known
@@ -99,16 +112,23 @@ class WindowOperator:
         commutative = bool(getattr(self.agg, "commutative", False))
         keep = bool(contexts) or not commutative  # Scotty paper, Figure 4
         sm = SliceManager(self.agg, STORES[self.store](self.agg), keep)
+        sm.slicer.add_windows([w for w in time_windows if isinstance(w, ContextFreeWindow)])
         for w in time_windows:
             if isinstance(w, Session):
                 sm.gap = w.gap if sm.gap is None else min(sm.gap, w.gap)
-            elif isinstance(w, ContextFreeWindow):
-                sm.slicer.add_window(w)
             elif isinstance(w, ContextAwareWindow):
                 sm.contexts.append((w, EdgeContext()))
         self.slices = sm if time_windows else None
         self._counting = any(w.measure == "count" for w in self.windows)
-        self._built = True
+        self._vector = None
+        if (
+            isinstance(self.agg, Aggregation)
+            and self.agg.name in COLUMNS
+            and all(isinstance(w, Sliding) and w.measure == "time" for w in self.windows)
+        ):  # the compiled fast path (see vector.py)
+            self._vector = VectorSlices(self.agg.name, list(self.windows), sm.slicer.grids)
+            self.slices = None
+        self._pending: tuple[list, list] = ([], [])
 
     # -- tuples ------------------------------------------------------------------------------
 
@@ -126,6 +146,11 @@ class WindowOperator:
         seq = self._seq = self._seq + 1
         if t < self.wm:
             self._late.append(t)
+        if self._vector is not None:
+            self.agg.lift(x)  # a clear error now for a value the aggregation cannot take
+            self._pending[0].append(t)
+            self._pending[1].append(x)
+            return
         if self.slices is not None:
             self.slices.add(t, x, seq)
         if self._counting:
@@ -138,6 +163,15 @@ class WindowOperator:
                 buf.insert(p, item)
                 pos = self.base + p
                 self._late_pos = pos if self._late_pos is None else min(self._late_pos, pos)
+
+    def _drain(self) -> None:
+        """Hand the tuples that ``process`` queued to the fast path, as one batch."""
+        ts, xs = self._pending
+        if ts:
+            from .batch import to_floats
+
+            self._pending = ([], [])
+            self._vector.add(np.array(ts), to_floats(xs))
 
     def process_batch(self, times: Any, values: Any) -> None:
         """Many tuples (arrays, arrival order): the same result as a loop of ``process``."""
@@ -161,6 +195,14 @@ class WindowOperator:
         wm = max(prev, w)
         late = sorted(self._late)
         out: list[WindowResult] = []
+        if self._vector is not None:
+            self._drain()
+            out = self._vector.report(prev, wm, late)
+            self.wm = wm
+            self._late = []
+            if -INF < wm < INF:
+                self._vector.release(wm - self.allowed_lateness)
+            return out
         m = self.manager
         sm = self.slices
         for win in self.windows:
@@ -234,6 +276,8 @@ class WindowOperator:
     # -- pickling ----------------------------------------------------------------------------
 
     def __getstate__(self) -> dict:
+        if getattr(self, "_vector", None) is not None:
+            self._drain()
         return dict(self.__dict__)
 
     def __setstate__(self, state: dict) -> None:

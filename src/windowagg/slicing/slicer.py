@@ -19,28 +19,39 @@ import numpy as np
 from .windows import INF, ContextFreeWindow, Sliding
 
 
-def _covers(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    """Every edge of grid b is an edge of grid a (grids are (period, offset))."""
-    (pa, oa), (pb, ob) = a, b
-    return pb % pa == 0 and (ob - oa) % pa == 0
+def fuse(grids: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Algorithm 2's query fusion over all grids at once: drop every grid whose edges another
+    grid has (grid a covers b when a's period divides b's and their offsets agree modulo it)."""
+    unique = sorted(set(grids))
+    if len(unique) < 2:
+        return unique
+    p = np.array([g[0] for g in unique])
+    o = np.array([g[1] for g in unique])
+    divides = (p[None, :] % p[:, None]) == 0  # [a, b]: p_a divides p_b
+    agree = ((o[None, :] - o[:, None]) % p[:, None]) == 0
+    covers = divides & agree
+    np.fill_diagonal(covers, False)
+    return [g for g, covered in zip(unique, covers.any(axis=0)) if not covered]
 
 
 class StreamSlicer:
     """Edges of the context-free time windows: ``floor(t)`` is the start of t's slice."""
 
     def __init__(self) -> None:
-        self.grids: list[tuple[float, float]] = []  # fused (period, offset) pairs
+        self.grids: list[tuple[Any, Any]] = []  # fused (period, offset) pairs
         self.others: list[ContextFreeWindow] = []  # user windows: asked directly
         self._lo, self._hi = INF, -INF  # cached [floor, next edge) of the last lookup
 
-    def add_window(self, w: ContextFreeWindow) -> None:
-        if isinstance(w, Sliding):
-            for grid in ((w.slide, 0), (w.slide, w.size % w.slide)):
-                if any(_covers(g, grid) for g in self.grids):
-                    continue  # Algorithm 2, line 13: all its edges are there already
-                self.grids = [g for g in self.grids if not _covers(grid, g)] + [grid]
-        else:
-            self.others.append(w)
+    def add_windows(self, windows: list[ContextFreeWindow]) -> None:
+        """The context-free windows of an operator (a sliding window is two tumbling grids:
+        its starts and its ends, Section 7.1.2)."""
+        grids = list(self.grids)
+        for w in windows:
+            if isinstance(w, Sliding):
+                grids += [(w.slide, 0), (w.slide, w.size % w.slide)]
+            else:
+                self.others.append(w)
+        self.grids = fuse(grids)
         self._lo, self._hi = INF, -INF
 
     @property
@@ -61,11 +72,3 @@ class StreamSlicer:
             hi = min(hi, w.next_edge(t))
         self._lo, self._hi = lo, hi
         return lo
-
-
-def floors(slicer: StreamSlicer, times: np.ndarray) -> np.ndarray:
-    """``slicer.floor`` of many times at once (grids only)."""
-    out = np.full(times.shape, -INF)
-    for p, o in slicer.grids:
-        np.maximum(out, (times - o) // p * p + o, out=out)
-    return out

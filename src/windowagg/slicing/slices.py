@@ -111,22 +111,6 @@ class SliceManager:
         if i + 1 < len(slices):
             self._rekey(i + 1)  # Cases 1.3 and 2: the next slice may join t's session
 
-    def add_partial(self, key: Any, t_min: Any, t_max: Any, n: int, partial: Any) -> None:
-        """Combine the partial of n tuples into the slice starting at key (commutative
-        aggregations without sessions or context-aware windows: the order does not matter)."""
-        k = bisect.bisect_left(self.starts, key)
-        if k < len(self.starts) and self.starts[k] == key:
-            s = self.slices[k]
-            s.partial = self.agg.combine(s.partial, partial)
-            s.t_min, s.t_max, s.n = min(s.t_min, t_min), max(s.t_max, t_max), s.n + n
-            self.store.put(key, key, s.partial, partial)
-        else:
-            s = Slice(key, t_min, partial, None)
-            s.t_max, s.n = t_max, n
-            self.starts.insert(k, key)
-            self.slices.insert(k, s)
-            self.store.put(key, None, partial)
-
     def _add_to(self, i: int, t: Any, x: Any, seq: int, lifted: Any) -> None:
         s = self.slices[i]
         agg = self.agg
