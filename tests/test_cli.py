@@ -12,14 +12,15 @@ from windowagg.cli import main
 from windowagg.demo import taxi_stream
 
 
-def test_demo_runs_and_all_algorithms_agree(capsys) -> None:
-    assert main(["demo", "--events", "3000", "--size", "50"]) == 0
+def test_demo_runs_the_spark_pipeline_and_agrees_with_spark(capsys, tmp_path) -> None:
+    pytest.importorskip("pyspark")
+    assert main(["demo", "--events", "3000", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "3,000 taxi trips" in out
-    for line in ("max(fare)", "mean(minutes)", "stddev(fare)", "maxcount(fare)"):
-        row = next(r for r in out.splitlines() if r.startswith(line))
-        agreed, total = row.split()[1], row.split()[3]
-        assert agreed == total
+    assert out.count("Spark's own function agrees: yes") == 3
+    assert (tmp_path / "results").is_dir() and any((tmp_path / "results").glob("*.parquet"))
+    assert (tmp_path / "zone5.png").stat().st_size > 10_000
+    assert not list(tmp_path.glob(".*tmp*"))  # no temporary directory left behind
 
 
 def test_demo_stream_is_seeded_and_disordered() -> None:
@@ -29,7 +30,8 @@ def test_demo_stream_is_seeded_and_disordered() -> None:
     assert any(x.pickup_s > y.pickup_s for x, y in itertools.pairwise(a))
 
 
-@pytest.mark.parametrize("bad", [["demo", "--size", "0"], ["demo", "--events", "x"], ["nope"]])
+@pytest.mark.parametrize("bad", [["demo", "--events", "0"], ["demo", "--events", "x"], ["nope"],
+                                 ["run", "x.csv"]])  # fmt: skip
 def test_bad_arguments_exit_nonzero_with_one_message(bad: list[str]) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "windowagg.cli", *bad], capture_output=True, text=True

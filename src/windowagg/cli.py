@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 import time
 from collections.abc import Sequence
@@ -12,56 +11,36 @@ from . import __version__
 
 
 def _demo(args: argparse.Namespace) -> int:
-    """Sliding-window aggregates per zone over a generated taxi stream, with every FIFO
-    algorithm that serves each aggregation cross-checked against the others."""
-    from .aggregations import aggregation, flags
-    from .demo import taxi_stream
-    from .fifo import ALGORITHMS, fifo
+    """Generated taxi trips per zone through the Spark pipeline (see windowagg.demo)."""
+    from .demo import run_demo
+    from .spark import SparkUnavailable
 
-    trips = taxi_stream(args.events, seed=args.seed)
-    size = args.size
-    out = sys.stdout
-    print(f"windowagg {__version__} demo: {len(trips):,} taxi trips in arrival order", file=out)
-    disorder = sum(a.pickup_s > b.pickup_s for a, b in itertools.pairwise(trips)) / len(trips)
-    print(f"  {disorder:.0%} of trips arrive after a later pickup (natural disorder)", file=out)
-    print(f"  per zone: aggregates over each zone's last {size} trips (count window)\n", file=out)
+    print(f"windowagg {__version__} demo: the Spark pipeline on generated data (local mode)")
+    try:
+        summary = run_demo(args.events, args.seed, args.output, args.master,
+                           log=lambda m: print(m, flush=True))  # fmt: skip
+    except SparkUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if not summary["agree"]:
+        print("error: windowagg and Spark's window functions disagree", file=sys.stderr)
+        return 1
+    return 0
 
-    queries = [("max", "fare"), ("mean", "minutes"), ("stddev", "fare"), ("maxcount", "fare")]
-    zones = sorted({t.zone for t in trips})
-    header = f"{'aggregation':<18}{'algorithms that agree':<24}{'zone 0':>10}{'zone 1':>10}{'s':>7}"
-    print(header, file=out)
-    print("-" * len(header), file=out)
-    for agg_name, field in queries:
-        agg = aggregation(agg_name)
-        invertible, _, selective = flags(agg)
-        names = [
-            a
-            for a in ALGORITHMS
-            if not (a == "soe" and not invertible)
-            and not (a == "slickdeque" and not (invertible or selective))
-        ]
-        start = time.perf_counter()
-        finals = {}
-        for name in names:
-            windows = {z: fifo(name, agg, backend="python") for z in zones}
-            for trip in trips:
-                w = windows[trip.zone]
-                w.insert(getattr(trip, field))
-                if len(w) > size:
-                    w.evict()
-            finals[name] = [windows[z].query() for z in zones]
-        elapsed = time.perf_counter() - start
-        reference = finals["recalc"]
-        agree = [n for n in names if all(_close(a, b) for a, b in zip(finals[n], reference))]
-        if len(agree) != len(names):
-            print(f"error: algorithms disagree on {agg_name}", file=sys.stderr)
-            return 1
-        label = f"{agg_name}({field})"
-        shown = f"{len(agree)} of {len(names)}"
-        z0, z1 = (_fmt(v) for v in reference[:2])
-        print(f"{label:<18}{shown:<24}{z0:>10}{z1:>10}{elapsed:>7.2f}", file=out)
-    print("\nThe Spark pipeline arrives with the Spark integration; this demo runs the", file=out)
-    print("in-order aggregators it will build on.", file=out)
+
+def _run(args: argparse.Namespace) -> int:
+    from .pipeline import RunArgs, UserError, run
+
+    ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
+                 args.agg, args.output, args.format, args.time_unit, args.master,
+                 args.allowed_lateness)  # fmt: skip
+    try:
+        summary = run(ra)
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{summary['rows']:,} window rows written to {args.output} "
+          f"in {summary['seconds']:.1f} s")  # fmt: skip
     return 0
 
 
@@ -95,26 +74,33 @@ def _warmup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _close(a: object, b: object) -> bool:
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
-    return a == b
-
-
-def _fmt(v: object) -> str:
-    return f"{v:.2f}" if isinstance(v, float) else str(v)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="windowagg", description="Sliding-window aggregation over data streams."
     )
     parser.add_argument("--version", action="version", version=f"windowagg {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the end-to-end example on generated data")
-    demo.add_argument("--events", type=_positive, default=20_000, help="trips to generate")
-    demo.add_argument("--size", type=_positive, default=100, help="window size in trips")
+    run = sub.add_parser("run", help="run the Spark pipeline on a file or directory")
+    run.add_argument("input", help="CSV (with a header), JSON lines or Parquet: file or directory")
+    run.add_argument("--time", required=True, help="event-time column")
+    run.add_argument("--value", required=True, help="column to aggregate")
+    run.add_argument("--key", action="append", help="grouping column (repeat for several)")
+    run.add_argument("--window", action="append", metavar="SPEC",
+                     help="tumbling:SIZE, sliding:SIZE/SLIDE, session:GAP, count-tumbling:N, "
+                          "count-sliding:N/S (repeat for several)")  # fmt: skip
+    run.add_argument("--agg", required=True, help="aggregation (sum, count, mean, max, ...)")
+    run.add_argument("--output", required=True, help="output directory (must not exist)")
+    run.add_argument("--format", choices=["parquet", "csv"], default="parquet")
+    run.add_argument("--time-unit", choices=["s", "ms", "us", "none"], default="ms",
+                     help="unit of a numeric time column (none: plain numbers)")  # fmt: skip
+    run.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    run.add_argument("--allowed-lateness", type=float, default=0, help=argparse.SUPPRESS)
+    run.set_defaults(func=_run)
+    demo = sub.add_parser("demo", help="run the Spark pipeline on generated data")
+    demo.add_argument("--events", type=_positive, default=200_000, help="trips to generate")
     demo.add_argument("--seed", type=int, default=7, help="random seed of the generator")
+    demo.add_argument("--output", default="demo-output", help="where results and chart go")
+    demo.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     demo.set_defaults(func=_demo)
     from .bench.suites import SUITES
 

@@ -29,7 +29,8 @@ import numpy as np
 from .manager import WindowResult
 from .windows import Sliding
 
-COLUMNS = {"sum": ("s",), "count": ("c",), "mean": ("s", "c"), "min": ("m",), "max": ("m",)}
+COLUMNS = {"sum": ("s",), "count": ("c",), "mean": ("s", "c"), "min": ("m",), "max": ("m",),
+           "sql_sum": ("s", "c")}  # fmt: skip
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,9 +95,13 @@ class VectorSlices:
             with np.errstate(invalid="ignore"):
                 ufunc = np.fmin if self.agg == "min" else np.fmax
                 part["m"] = ufunc.reduceat(vs, idx)
-        self._merge(new_keys, counts, part)
+        self.merge(new_keys, counts, part)
 
-    def _merge(self, keys: np.ndarray, counts: np.ndarray, part: dict) -> None:
+    def merge(self, keys: np.ndarray, counts: np.ndarray, part: dict) -> None:
+        """Combine per-slice partials (sorted unique slice keys, tuple counts, and the partial
+        columns of COLUMNS) into the slice arrays."""
+        if keys.dtype.kind == "f" and self.starts.dtype.kind != "f":
+            self.starts = self.starts.astype(float)
         pos = np.searchsorted(self.starts, keys)
         old = pos < len(self.starts)
         old[old] = self.starts[pos[old]] == keys[old]
@@ -196,6 +201,8 @@ class VectorSlices:
             return (prefix["c"][hi] - prefix["c"][lo]).tolist()
         s = (prefix["s"][hi] - prefix["s"][lo]).tolist()
         c = (prefix["c"][hi] - prefix["c"][lo]).tolist()
+        if self.agg == "sql_sum":
+            return [a if b else None for a, b in zip(s, c)]
         return [a / b if b else None for a, b in zip(s, c)]
 
     def report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:

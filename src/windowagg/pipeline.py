@@ -1,0 +1,188 @@
+"""``windowagg run``: the Spark pipeline on the user's files (api.md section 7).
+
+Reads CSV (with a header), JSON lines or Parquet (a file or a directory of them), checks every
+argument before any work, runs ``windowagg.spark.window_aggregate`` in Spark local mode (or on
+``--master``), and writes Parquet or CSV into a temporary directory beside the output, renamed
+into place only when complete: a failed run leaves nothing at the output path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json",
+           ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
+UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000}
+
+
+class UserError(Exception):
+    """A mistake in the command's arguments or input: one line on stderr, exit status 1."""
+
+
+@dataclass
+class RunArgs:
+    input: str
+    time: str
+    value: str
+    key: list[str]
+    windows: list[str]
+    agg: str
+    output: str
+    format: str = "parquet"
+    time_unit: str = "ms"
+    master: str = "local[2]"
+    lateness: float = 0
+
+
+def input_format(path: Path) -> str:
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+    )
+    kinds = {FORMATS.get(p.suffix.lower()) for p in files}
+    kinds.discard(None)
+    if not files or not kinds:
+        raise UserError(f"{path}: no CSV, JSON lines or Parquet files found")
+    if len(kinds) > 1:
+        raise UserError(f"{path}: mixes formats ({', '.join(sorted(kinds))}); use one")
+    return kinds.pop()
+
+
+def check(args: RunArgs) -> tuple[Path, str]:
+    """Everything that can be checked without Spark."""
+    from .aggregations import aggregation
+    from .specs import SpecError, parse
+
+    src = Path(args.input)
+    if not src.exists():
+        raise UserError(f"input {args.input} does not exist")
+    fmt = input_format(src)
+    out = Path(args.output)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"output {args.output} exists and is not an empty directory")
+    if args.time_unit not in (*UNITS, "none"):
+        raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")
+    try:
+        aggregation(args.agg)
+    except (ValueError, TypeError) as e:
+        raise UserError(str(e)) from None
+    if not args.windows:
+        raise UserError("give at least one --window")
+    for spec in args.windows:
+        try:  # the unit matters only for numbers without one; checked again once it is known
+            parse(spec, 1_000_000)
+        except SpecError as e:
+            if "needs a unit" not in str(e):
+                raise UserError(str(e)) from None
+    return src, fmt
+
+
+def read(spark: Any, src: Path, fmt: str) -> Any:
+    reader = spark.read
+    if fmt == "csv":
+        return reader.option("header", True).option("inferSchema", True).csv(str(src))
+    if fmt == "json":
+        return reader.json(str(src))
+    return reader.parquet(str(src))
+
+
+def prepare_time(df: Any, args: RunArgs) -> Any:
+    """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
+    plain numbers with --time-unit none."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import NumericType, StringType, TimestampNTZType, TimestampType
+
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    for name, role in [(args.time, "--time"), (args.value, "--value"),
+                       *((k, "--key") for k in args.key)]:  # fmt: skip
+        if name not in fields:
+            raise UserError(f"{role}: no column {name!r} in the input (columns: "
+                            f"{', '.join(fields)})")  # fmt: skip
+    ttype = fields[args.time]
+    if not isinstance(fields[args.value], NumericType):
+        raise UserError(f"--value: column {args.value!r} is "
+                        f"{fields[args.value].simpleString()}, not numeric")  # fmt: skip
+    col = F.col(args.time)
+    if isinstance(ttype, TimestampType | TimestampNTZType):
+        return df
+    if isinstance(ttype, StringType):
+        parsed = df.withColumn(args.time, F.try_to_timestamp(col))
+        bad = df.where(F.try_to_timestamp(col).isNull() & col.isNotNull()).select(col).limit(1)
+        rows = bad.collect()
+        if rows:
+            raise UserError(f"--time: cannot parse {rows[0][0]!r} in column {args.time!r} as "
+                            "a time (use ISO-8601, e.g. 2021-01-01 08:30:00)")  # fmt: skip
+        return parsed
+    if isinstance(ttype, NumericType):
+        if args.time_unit == "none":
+            return df
+        micros = (col * (1_000_000 // UNITS[args.time_unit])).cast("long")
+        return df.withColumn(args.time, F.timestamp_micros(micros))
+    raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
+
+
+def write_atomically(result: Any, out: Path, fmt: str) -> int:
+    """Write into a temporary sibling directory, then rename it into place."""
+    out = out.resolve()
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        writer = result.write.mode("error")
+        if fmt == "csv":
+            writer.option("header", True).csv(str(tmp))
+        else:
+            writer.parquet(str(tmp))
+        if out.exists():
+            out.rmdir()  # checked empty before the run
+        os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def run(args: RunArgs, log: Any = None) -> dict:
+    """The pipeline; returns a small summary. Raises UserError for the user's mistakes."""
+    log = log or (lambda msg: print(msg, flush=True))  # progress: stdout; errors: stderr
+    src, fmt = check(args)
+    if args.format not in ("parquet", "csv"):
+        raise UserError(f"--format must be parquet or csv, got {args.format!r}")
+    start = time.perf_counter()
+    from .spark import SparkUnavailable, spark_session, window_aggregate
+
+    try:
+        spark = spark_session(args.master)
+    except SparkUnavailable as e:
+        raise UserError(str(e)) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    log(f"reading {src} ({fmt})")
+    try:
+        df = read(spark, src, fmt)
+    except Exception as e:  # Spark's own message, on one line
+        raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
+    df = prepare_time(df, args)
+    from .specs import SpecError
+
+    try:
+        result = window_aggregate(df, time=args.time, value=args.value, windows=args.windows,
+                                  agg=args.agg, key=args.key or None,
+                                  allowed_lateness=args.lateness)  # fmt: skip
+    except (SpecError, ValueError, TypeError) as e:
+        raise UserError(str(e)) from None
+    result = result.cache()
+    log("computing windows (Spark local mode)" if args.master.startswith("local")
+        else f"computing windows on {args.master}")  # fmt: skip
+    rows = result.count()
+    log(f"writing {rows:,} window rows to {args.output} ({args.format})")
+    write_atomically(result, Path(args.output), args.format)
+    summary = {"rows": rows, "seconds": time.perf_counter() - start}
+    result.unpersist()
+    return summary

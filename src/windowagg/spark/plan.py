@@ -1,0 +1,128 @@
+"""What ``window_aggregate`` needs to know before it touches data: the key columns, the time
+column and its unit, the windows, the aggregation and the output schema; every user error is
+raised here, before any work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..aggregations import Aggregation, resolve
+from ..slicing import Session, Sliding, Window
+from ..specs import canonical, windows_of
+
+# aggregations whose results are one number (a Spark column of doubles, or longs for count)
+SCALAR = {"sum", "count", "mean", "stddev", "geomean", "min", "max", "argmin", "argmax",
+          "first", "last", "median", "quantile", "hll", "mincount", "maxcount"}  # fmt: skip
+MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as Spark stores them
+
+
+class SqlSum(Aggregation):
+    """SQL's SUM: missing values ignored, and no value at all (null) when every value in the
+    window is missing (windowagg's ``sum`` gives 0 there). Partial ``(sum, count)``."""
+
+    name = "sql_sum"
+    identity = (0.0, 0)
+    commutative = True
+    invertible = True
+
+    def lift(self, x):
+        return (0.0, 0) if x is None or x != x else (float(x), 1)
+
+    def combine(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def inverse(self, a, b):
+        return (a[0] - b[0], a[1] - b[1])
+
+    def lower(self, p):
+        return p[0] if p[1] else None
+
+
+@dataclass
+class Plan:
+    keys: list[str]
+    time: str
+    value: str
+    timestamp: bool  # the time column is a timestamp (else plain numbers)
+    windows: list[Window]
+    specs: list[str]
+    agg: Any
+    lateness: Any
+    key_fields: list[Any]  # StructFields of the key columns
+
+    @property
+    def unit(self) -> float | None:
+        return MICROS if self.timestamp else None
+
+    @property
+    def fast(self) -> bool:
+        """Pre-aggregation per (key, slice) in Spark SQL, then the array fast path."""
+        from ..slicing.vector import COLUMNS
+
+        return (
+            isinstance(self.agg, Aggregation)
+            and self.agg.name in COLUMNS
+            and all(isinstance(w, Sliding) and w.measure == "time" for w in self.windows)
+        )
+
+    def output_schema(self, internal: bool = False, update: bool = False) -> Any:
+        from pyspark.sql.types import (
+            BooleanType,
+            DoubleType,
+            LongType,
+            StringType,
+            StructField,
+            StructType,
+            TimestampType,
+        )
+
+        bound = LongType() if (internal or not self.timestamp) else TimestampType()
+        if not self.timestamp:
+            bound = DoubleType()
+        value = LongType() if self.agg.name == "count" else DoubleType()
+        fields = [*self.key_fields, StructField("window", StringType()),
+                  StructField("window_start", bound), StructField("window_end", bound),
+                  StructField("value", value)]  # fmt: skip
+        if update:
+            fields.append(StructField("update", BooleanType()))
+        return StructType(fields)
+
+
+def make_plan(df: Any, time: str, value: str, windows: Any, agg: Any, key: Any,
+              allowed_lateness: Any) -> Plan:  # fmt: skip
+    from pyspark.sql.types import NumericType, TimestampNTZType, TimestampType
+
+    fields = {f.name: f for f in df.schema.fields}
+    keys = [] if key is None else [key] if isinstance(key, str) else list(key)
+    for name, role in [(time, "time"), (value, "value"), *((k, "key") for k in keys)]:
+        if name not in fields:
+            raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
+    ttype = fields[time].dataType
+    if isinstance(ttype, TimestampType | TimestampNTZType):
+        timestamp = True
+    elif isinstance(ttype, NumericType):
+        timestamp = False
+    else:
+        raise TypeError(f"time column {time!r} must be a timestamp or a number, got "
+                        f"{ttype.simpleString()}")  # fmt: skip
+    if not isinstance(fields[value].dataType, NumericType):
+        raise TypeError(f"value column {value!r} must be numeric, got "
+                        f"{fields[value].dataType.simpleString()}")  # fmt: skip
+    unit = MICROS if timestamp else None
+    ws = windows_of(windows, unit)
+    a = resolve(agg)
+    if getattr(a, "name", None) == "sum":
+        a = SqlSum()  # Spark's semantics: null when every value is null
+    elif getattr(a, "name", None) not in SCALAR:
+        raise ValueError(f"aggregation {getattr(a, 'name', a)!r} does not give one number per "
+                         f"window; in Spark use one of: {', '.join(sorted(SCALAR))}")  # fmt: skip
+    if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
+        raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
+    lateness = allowed_lateness * MICROS if timestamp else allowed_lateness
+    for w in ws:
+        if not isinstance(w, Sliding | Session):
+            raise ValueError(f"window {w!r}: Spark runs tumbling, sliding, session and count "
+                             "windows")  # fmt: skip
+    return Plan(keys, time, value, timestamp, ws, [canonical(w, unit) for w in ws], a,
+                lateness, [fields[k] for k in keys])  # fmt: skip

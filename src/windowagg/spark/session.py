@@ -1,0 +1,90 @@
+"""A Spark session for windowagg: local mode by default, workers on this interpreter, one clear
+message when Java or pyspark is missing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot start here (no pyspark, or no Java 17+)."""
+
+
+def require_pyspark() -> Any:
+    try:
+        import pyspark
+    except ImportError:
+        raise SparkUnavailable(
+            "pyspark is not installed: pip install 'windowagg[spark]' (or run make install)"
+        ) from None
+    return pyspark
+
+
+def _java_version() -> int | None:
+    java = shutil.which("java")
+    if os.environ.get("JAVA_HOME"):
+        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+        java = candidate if os.path.exists(candidate) else java
+    if not java:
+        return None
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = out.stderr + out.stdout
+    import re
+
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
+    if not m:
+        return None
+    major = int(m.group(1))
+    return int(m.group(2)) if major == 1 and m.group(2) else major
+
+
+def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bool = True) -> Any:
+    """The active Spark session, or a new one (``master``: ``local[N]`` or a cluster URL;
+    ``progress``: Spark's console progress bar for long stages)."""
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    version = _java_version()
+    if version is None or version < 17:
+        found = "no Java found" if version is None else f"found Java {version}"
+        raise SparkUnavailable(
+            f"Spark needs Java 17 or newer ({found}): install a JRE, e.g. "
+            "apt-get install openjdk-17-jre-headless (make install does it), or set JAVA_HOME"
+        )
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
+    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app)
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.driver.memory", "2g")
+        .config("spark.driver.extraJavaOptions", java_opts)
+    )
+    # the JVM inherits standard error: point it at a log file while it starts, so that the
+    # JVM's own chatter stays out of a command's stderr (Python's errors still go there)
+    log = os.path.join(tempfile.gettempdir(), f"windowagg-spark-{os.getpid()}.log")
+    saved = os.dup(2)
+    try:
+        with open(log, "ab") as f:
+            os.dup2(f.fileno(), 2)
+            return builder.getOrCreate()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -1,0 +1,129 @@
+"""Window spec strings (api.md section 7): parsing into window objects and the canonical
+spelling used in output (each duration in the largest unit that divides it exactly).
+
+Grammar: ``tumbling:SIZE``, ``sliding:SIZE/SLIDE``, ``session:GAP``, ``count-tumbling:N``,
+``count-sliding:N/S``. Durations: ``250ms``, ``10s``, ``5m``, ``1h``, ``1d``, or a bare number in
+the time column's own unit. ``unit`` is how many time units one second is (1e6 for
+microseconds, the internal unit of timestamps), or None for plain numbers (bare numbers only).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .slicing import Session, Sliding, Tumbling, Window
+
+SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+
+
+class SpecError(ValueError):
+    """A window spec that does not parse."""
+
+
+def duration(text: str, unit: float | None) -> float:
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise SpecError(f"bad duration {text!r}: use a number with ms, s, m, h or d")
+    number, suffix = float(m.group(1)), m.group(2)
+    if suffix is None:
+        if unit is not None and unit != 1:
+            raise SpecError(f"duration {text!r} needs a unit (ms, s, m, h or d)")
+        value = number
+    else:
+        if unit is None:
+            raise SpecError(f"duration {text!r} has a unit, but the time column holds plain "
+                            "numbers: use a bare number")  # fmt: skip
+        value = number * SECONDS[suffix] * unit
+    if not value > 0:
+        raise SpecError(f"duration {text!r} must be positive")
+    return int(value) if float(value).is_integer() else value
+
+
+def _count(text: str) -> int:
+    if not re.fullmatch(r"\d+", text.strip()) or int(text) <= 0:
+        raise SpecError(f"bad count {text!r}: use a whole number > 0")
+    return int(text)
+
+
+def parse(spec: str, unit: float | None) -> Window:
+    """The window of a spec string (see the module docstring)."""
+    if not isinstance(spec, str) or ":" not in spec:
+        raise SpecError(f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
+                        "session:GAP, count-tumbling:N or count-sliding:N/S")  # fmt: skip
+    kind, _, arg = spec.partition(":")
+    parts = arg.split("/")
+    kind = kind.strip().lower()
+    if kind == "tumbling" and len(parts) == 1:
+        return Tumbling(duration(parts[0], unit))
+    if kind == "sliding" and len(parts) == 2:
+        return Sliding(duration(parts[0], unit), duration(parts[1], unit))
+    if kind == "session" and len(parts) == 1:
+        return Session(duration(parts[0], unit))
+    if kind == "count-tumbling" and len(parts) == 1:
+        return Tumbling(_count(parts[0]), measure="count")
+    if kind == "count-sliding" and len(parts) == 2:
+        return Sliding(_count(parts[0]), _count(parts[1]), measure="count")
+    raise SpecError(f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
+                    "session:GAP, count-tumbling:N or count-sliding:N/S")  # fmt: skip
+
+
+def spell(value: float, unit: float | None) -> str:
+    """A duration in the largest unit that divides it exactly."""
+    if unit is not None:
+        for suffix in ("d", "h", "m", "s", "ms"):
+            q = value / (SECONDS[suffix] * unit)
+            if abs(q - round(q)) < 1e-9 and round(q) > 0:
+                return f"{round(q)}{suffix}"
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def canonical(w: Window, unit: float | None) -> str:
+    """The canonical spec string of a window (``tumbling:1m``, ``sliding:30s/5s``,
+    ``session:90s``, ``count-sliding:100/10``)."""
+    if isinstance(w, Session):
+        return f"session:{spell(w.gap, unit)}"
+    if isinstance(w, Sliding):
+        if w.measure == "count":
+            if isinstance(w, Tumbling):
+                return f"count-tumbling:{int(w.size)}"
+            return f"count-sliding:{int(w.size)}/{int(w.slide)}"
+        if isinstance(w, Tumbling):
+            return f"tumbling:{spell(w.size, unit)}"
+        return f"sliding:{spell(w.size, unit)}/{spell(w.slide, unit)}"
+    raise SpecError(f"window {w!r} has no spec string")
+
+
+def windows_of(items: Any, unit: float | None) -> list[Window]:
+    """Window objects or spec strings, as window objects (sizes of objects given for a
+    timestamp column are in seconds)."""
+    if isinstance(items, str | Window):
+        items = [items]
+    out = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(parse(item, unit))
+        elif isinstance(item, Window):
+            out.append(_scaled(item, unit) if unit not in (None, 1) else item)
+        else:
+            raise SpecError(f"not a window or spec string: {item!r}")
+    if not out:
+        raise SpecError("give at least one window")
+    return out
+
+
+def _scaled(w: Window, unit: float) -> Window:
+    def f(x):
+        v = x * unit
+        return int(v) if float(v).is_integer() else v
+
+    if isinstance(w, Session):
+        return Session(f(w.gap))
+    if isinstance(w, Tumbling) and w.measure == "time":
+        return Tumbling(f(w.size))
+    if isinstance(w, Sliding) and w.measure == "time":
+        return Sliding(f(w.size), f(w.slide))
+    if isinstance(w, Sliding):
+        return w
+    raise SpecError(f"window {w!r} is not supported here (tumbling, sliding, session, count)")

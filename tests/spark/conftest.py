@@ -1,0 +1,14 @@
+"""One local Spark session per test process."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from windowagg.spark import spark_session
+
+    s = spark_session("local[2]", progress=False)
+    s.sparkContext.setLogLevel("ERROR")
+    yield s

@@ -1,0 +1,116 @@
+"""Batch window_aggregate against Spark's own window() and session_window(): the same rows,
+exactly (integer-valued doubles, so sums do not depend on the order of addition)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+from pyspark.sql import functions as F  # noqa: E402
+
+from windowagg import Session, Sliding, Tumbling  # noqa: E402
+from windowagg.spark import window_aggregate  # noqa: E402
+
+T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
+SPARK_AGG = {"sum": F.sum, "min": F.min, "max": F.max, "count": F.count, "mean": F.avg}
+
+
+def events(seed: int, n: int = 600, keys: int = 3) -> list[tuple]:
+    """Keyed events over about half an hour with bursts of equal times, gaps, nulls and
+    sub-second times."""
+    rng = random.Random(seed)
+    rows = []
+    for _ in range(n):
+        k = rng.randrange(keys)
+        if rng.random() < 0.02:
+            sec = rng.uniform(3000, 3600)  # far after the rest: gaps
+        else:
+            sec = rng.choice([rng.randrange(0, 1800), rng.uniform(0, 1800), 600.0])
+        v = None if rng.random() < 0.05 else float(rng.randrange(-50, 100))
+        rows.append((k, f"g{k % 2}", T0 + dt.timedelta(seconds=sec), v))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def df(spark):
+    return spark.createDataFrame(events(1), "k int, g string, ts timestamp, v double").cache()
+
+
+def ours(df, spec, agg, key):
+    out = window_aggregate(df, time="ts", value="v", windows=[spec], agg=agg, key=key)
+    return sorted(tuple(r) for r in out.drop("window").collect())
+
+
+def theirs(df, wcol, agg, key):
+    keys = [key] if isinstance(key, str) else key
+    ref = df.groupBy(*keys, wcol.alias("w")).agg(SPARK_AGG[agg]("v").alias("value"))
+    ref = ref.select(*keys, "w.start", "w.end", "value")
+    return sorted(tuple(r) for r in ref.collect())
+
+
+CASES = [
+    ("tumbling:1m", lambda: F.window("ts", "1 minute")),
+    ("sliding:5m/1m", lambda: F.window("ts", "5 minutes", "1 minute")),
+    ("sliding:90s/20s", lambda: F.window("ts", "90 seconds", "20 seconds")),
+    ("session:30s", lambda: F.session_window("ts", "30 seconds")),
+]
+
+
+@pytest.mark.parametrize("agg", ["sum", "min", "max", "count", "mean"])
+@pytest.mark.parametrize("spec,wcol", CASES, ids=[c[0] for c in CASES])
+def test_equals_spark(df, spec, wcol, agg):
+    got, want = ours(df, spec, agg, "k"), theirs(df, wcol(), agg, "k")
+    assert got == want
+
+
+def test_several_windows_in_one_call_and_keys_of_several_columns(df):
+    specs = [spec for spec, _ in CASES]
+    out = window_aggregate(df, time="ts", value="v", windows=specs, agg="sum", key=["k", "g"])
+    rows = out.collect()
+    for spec, wcol in CASES:
+        got = sorted((r.k, r.g, r.window_start, r.window_end, r.value) for r in rows
+                     if r.window == spec)  # fmt: skip
+        assert got == theirs(df, wcol(), "sum", ["k", "g"]), spec
+    assert {r.window for r in rows} == set(specs)
+
+
+def test_window_objects_no_key_and_numeric_time(spark):
+    rows = [(float(t), float(t % 7)) for t in range(0, 200, 3)]
+    df = spark.createDataFrame(rows, "t double, v double")
+    out = window_aggregate(df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10),
+                           Session(4)], agg="max")  # fmt: skip
+    got = {(r.window, r.window_start, r.window_end): r.value for r in out.collect()}
+    assert got[("tumbling:50", 0.0, 50.0)] == max(t % 7 for t in range(0, 50, 3))
+    assert got[("sliding:20/10", 10.0, 30.0)] == max(t % 7 for t in range(12, 30, 3))
+    assert got[("session:4", 0.0, 202.0)] == 6.0  # steps of 3 <= 4: one session
+    assert out.columns == ["window", "window_start", "window_end", "value"]
+
+
+def test_count_windows_and_a_non_slicing_aggregation(spark):
+    rows = [("a", T0 + dt.timedelta(seconds=s), float(s)) for s in (5, 1, 3, 2, 4, 9, 7)]
+    df = spark.createDataFrame(rows, "k string, ts timestamp, v double")
+    out = window_aggregate(df, time="ts", value="v", windows=["count-sliding:3/2"],
+                           agg="median", key="k")  # fmt: skip
+    got = sorted((r.window_start, r.window_end, r.value) for r in out.collect())
+    sec = lambda s: T0 + dt.timedelta(seconds=s)  # noqa: E731
+    # time order 1 2 3 4 5 7 9: windows of positions [0,3) [2,5) [4,7); bounds: first, last time
+    assert got == [(sec(1), sec(3), 2.0), (sec(3), sec(5), 4.0), (sec(5), sec(9), 7.0)]
+
+
+@pytest.mark.parametrize("kwargs,err", [
+    ({"time": "nope"}, "no time column 'nope'"),
+    ({"value": "g"}, "must be numeric"),
+    ({"key": ["k", "zz"]}, "no key column 'zz'"),
+    ({"windows": ["tumbling:1x"]}, "bad duration"),
+    ({"windows": ["tumbling:60"]}, "needs a unit"),
+    ({"agg": "collect"}, "does not give one number"),
+    ({"agg": "nope"}, "unknown aggregation"),
+])  # fmt: skip
+def test_errors_before_any_work(df, kwargs, err):
+    args = {"time": "ts", "value": "v", "windows": ["tumbling:1m"], "agg": "sum", "key": "k"}
+    args.update(kwargs)
+    with pytest.raises((ValueError, TypeError), match=err):
+        window_aggregate(df, **args)

@@ -1,0 +1,86 @@
+"""``windowagg run``: the happy paths (CSV, JSON lines, Parquet in; Parquet and CSV out) and
+every user error as one line on stderr, a non-zero exit, and nothing written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from windowagg.cli import main  # noqa: E402
+
+
+@pytest.fixture
+def trips(tmp_path):
+    rows = [("2024-01-01 00:00:%02d" % s, s % 3, float(s)) for s in range(0, 60, 2)]
+    csv = tmp_path / "in.csv"
+    csv.write_text("ts,zone,fare\n" + "".join(f"{t},{z},{f}\n" for t, z, f in rows))
+    jl = tmp_path / "in.jsonl"
+    jl.write_text("".join(json.dumps({"ms": 1_704_067_200_000 + 1000 * int(t[-2:]), "zone": z,
+                                      "fare": f}) + "\n" for t, z, f in rows))  # fmt: skip
+    return csv, jl
+
+
+def run(*argv):
+    return main(["run", *map(str, argv)])
+
+
+def test_csv_in_parquet_out(trips, tmp_path, spark, capsys):
+    csv, _ = trips
+    out = tmp_path / "out"
+    code = run(csv, "--time", "ts", "--value", "fare", "--key", "zone", "--window",
+               "tumbling:20s", "--window", "sliding:30s/10s", "--agg", "sum", "--output", out)  # fmt: skip
+    assert code == 0
+    got = spark.read.parquet(str(out))
+    assert set(got.columns) == {"zone", "window", "window_start", "window_end", "value"}
+    t = {(r.zone, r.window, r.window_start.second): r.value for r in got.collect()}
+    assert t[(0, "tumbling:20s", 0)] == sum(float(s) for s in range(0, 20, 2) if s % 3 == 0)
+    assert "window rows written" in capsys.readouterr().out
+
+
+def test_json_lines_epoch_ms_in_csv_out(trips, tmp_path, spark):
+    _, jl = trips
+    out = tmp_path / "out"
+    assert run(jl, "--time", "ms", "--value", "fare", "--window", "session:5s", "--agg",
+               "count", "--output", out, "--format", "csv") == 0  # fmt: skip
+    rows = spark.read.option("header", True).csv(str(out)).collect()
+    assert len(rows) == 1 and rows[0]["value"] == "30"  # one session: every 2 s
+
+
+@pytest.mark.parametrize("case,message", [
+    ("missing", "does not exist"),
+    ("column", "no column 'nope'"),
+    ("spec", "bad window spec"),
+    ("agg", "unknown aggregation"),
+    ("times", "cannot parse"),
+    ("exists", "exists and is not an empty directory"),
+])  # fmt: skip
+def test_errors(case, message, trips, tmp_path, capsys):
+    csv, _ = trips
+    out = tmp_path / "out"
+    args = [csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg", "sum",
+            "--output", out]  # fmt: skip
+    if case == "missing":
+        args[0] = tmp_path / "absent.csv"
+    elif case == "column":
+        args[2] = "nope"
+    elif case == "spec":
+        args[6] = "hopping:10s"
+    elif case == "agg":
+        args[8] = "avgg"
+    elif case == "times":
+        bad = tmp_path / "bad.csv"
+        bad.write_text("ts,fare\n2024-01-01 00:00:01,1\nyesterday,2\n")
+        args[0] = bad
+    elif case == "exists":
+        out.mkdir()
+        (out / "keep.txt").write_text("x")
+    assert run(*args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len([line for line in err if line.startswith("error:")]) == 1
+    assert message in err[-1]
+    if case != "exists":
+        assert not out.exists()
+    assert not list(tmp_path.glob(".out.tmp*"))
