@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import time
 import uuid
 from dataclasses import dataclass

@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from windowagg.cli import main  # noqa: E402
+from windowagg.cli import main
 
 
 @pytest.fixture
 def trips(tmp_path):
-    rows = [("2024-01-01 00:00:%02d" % s, s % 3, float(s)) for s in range(0, 60, 2)]
+    rows = [(f"2024-01-01 00:00:{s:02d}", s % 3, float(s)) for s in range(0, 60, 2)]
     csv = tmp_path / "in.csv"
     csv.write_text("ts,zone,fare\n" + "".join(f"{t},{z},{f}\n" for t, z, f in rows))
     jl = tmp_path / "in.jsonl"
@@ -31,7 +31,8 @@ def test_csv_in_parquet_out(trips, tmp_path, spark, capsys):
     csv, _ = trips
     out = tmp_path / "out"
     code = run(csv, "--time", "ts", "--value", "fare", "--key", "zone", "--window",
-               "tumbling:20s", "--window", "sliding:30s/10s", "--agg", "sum", "--output", out)  # fmt: skip
+               "tumbling:20s", "--window", "sliding:30s/10s", "--agg", "sum",
+               "--output", out)  # fmt: skip
     assert code == 0
     got = spark.read.parquet(str(out))
     assert set(got.columns) == {"zone", "window", "window_start", "window_end", "value"}
