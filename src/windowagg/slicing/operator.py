@@ -223,6 +223,31 @@ class WindowOperator:
         self._release()
         return out
 
+    def next_end(self) -> Any:
+        """A time at or before the end of every window not yet reported (None: nothing is
+        pending): when to wake up next, for a stream processor's event-time timer."""
+        if self._vector is not None:
+            self._drain()
+            if not len(self._vector.starts):
+                return None
+            first = self._vector.starts[0].item()
+        elif self.slices is not None and self.slices.slices:
+            first = self.slices.slices[0].t_min
+        elif self._counting and self.tuples:
+            first = self.tuples[0][0]
+        else:
+            return None
+        base = max(self.wm, first)
+        ends = []
+        for w in self.windows:
+            if isinstance(w, Sliding) and w.measure == "time":
+                ends.append(((base - w.size) // w.slide + 1) * w.slide + w.size)
+            elif isinstance(w, Session):
+                ends.append(base + w.gap if base > first else first + w.gap)
+            else:  # count and user windows: as soon as the watermark moves past the data
+                ends.append(math.nextafter(base, INF))
+        return min(ends)
+
     def flush(self) -> list[WindowResult]:
         """A watermark at +infinity: every remaining window."""
         return self.watermark(INF)

@@ -1,0 +1,94 @@
+"""Streaming ``window_aggregate``: ``applyInPandasWithState`` with each key's window operator
+pickled into one binary state value (PySpark 4.3.0 breaks on array or map state fields).
+
+* Emission: each time a key runs (new rows, or its event-time timeout), the operator gets
+  Spark's current watermark and returns the windows it completes; the timeout is set to the
+  earliest end of a window still pending, so quiet keys still emit as the watermark passes.
+* Lateness: Spark's stateful operator drops rows behind the watermark before they reach the
+  function. windowagg hands it a copy of the event time shifted by ``allowed_lateness`` (plus
+  one microsecond) and marked as the watermarked column, so Spark drops exactly the rows with
+  ``t < watermark - allowed_lateness`` (the operator's own rule) and counts them in the query's
+  progress (``stateOperators[].numRowsDroppedByWatermark``); later rows reach the operator and
+  produce ``update = true`` rows for windows already emitted.
+* Restarts: the state lives in Spark's state store and the output in an exactly-once sink, so a
+  query restarted from its checkpoint neither loses nor repeats a window.
+"""
+
+from __future__ import annotations
+
+import math
+import pickle
+from typing import Any
+
+from ..slicing import WindowOperator
+from .batch import K, T, V, _rows, finish, internal_time
+from .plan import Plan
+
+WM = "__wa_wm"
+
+
+def _func(plan: Plan):
+    def run(key: tuple, frames: Any, state: Any) -> Any:
+        if state.exists:
+            op = pickle.loads(state.get[0])
+        else:
+            op = WindowOperator(plan.agg, allowed_lateness=plan.lateness, store="eager")
+            for w in plan.windows:
+                op.add_window(w)
+        if not state.hasTimedOut:
+            for pdf in frames:  # arrival order within the micro-batch
+                if len(pdf):
+                    op.process_batch(pdf[T].to_numpy(), pdf[V].to_numpy(dtype=float))
+        wm_ms = state.getCurrentWatermarkMs()
+        results = op.watermark(wm_ms * 1000) if wm_ms > 0 else []
+        if results:
+            frame = _rows(plan, key, results)
+            frame["update"] = [r.update for r in results]
+            yield frame
+        pending = op.next_end()
+        if pending is None:
+            state.remove()
+            return
+        state.update((pickle.dumps(op, protocol=pickle.HIGHEST_PROTOCOL),))
+        state.setTimeoutTimestamp(max(math.ceil(pending / 1000), wm_ms + 1))
+
+    return run
+
+
+def run_stream(df: Any, plan: Plan) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+
+    if not plan.timestamp:
+        raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
+                        f"{plan.time!r} of numbers")  # fmt: skip
+    if any(w.measure == "count" for w in plan.windows):
+        raise ValueError("count windows are not supported on streams (positions shift with "
+                         "every late event); use time windows")  # fmt: skip
+    delay = _watermark_delay_ms(df, plan.time)
+    shifted = F.timestamp_micros(F.unix_micros(F.col(plan.time)) + int(plan.lateness) + 1)
+    keys = plan.keys or [K]
+    base = df.select(*[F.col(k) for k in plan.keys], internal_time(plan).alias(T),
+                     F.col(plan.value).cast("double").alias(V),
+                     shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}))  # fmt: skip
+    if not plan.keys:
+        base = base.withColumn(K, F.lit(0))
+    schema = plan.output_schema(internal=True, update=True)
+    if not plan.keys:
+        schema = StructType([StructField(K, IntegerType()), *schema.fields])
+    state = StructType([StructField("operator", BinaryType())])
+    out = base.groupBy(*keys).applyInPandasWithState(
+        _func(plan), schema, state, "append", GroupStateTimeout.EventTimeTimeout
+    )
+    if not plan.keys:
+        out = out.drop(K)
+    return finish(out, plan)
+
+
+def _watermark_delay_ms(df: Any, time: str) -> int:
+    for f in df.schema.fields:
+        if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
+            return int(f.metadata["spark.watermarkDelayMs"])
+    raise ValueError(f"a streaming DataFrame needs a watermark on {time!r}: "
+                     f"df.withWatermark({time!r}, '1 minute')")  # fmt: skip

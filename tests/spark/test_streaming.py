@@ -1,0 +1,137 @@
+"""Streaming window_aggregate over a file source: out-of-order and late files, a stop and a
+restart from the checkpoint, and the result compared with the batch answer over the same
+events (minus those Spark drops as too late, which its progress counts)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+import time
+
+import pytest
+
+pytest.importorskip("pyspark")
+from pyspark.sql import functions as F  # noqa: E402
+
+from windowagg.spark import window_aggregate  # noqa: E402
+
+T0 = dt.datetime(2024, 5, 1, 9, 0, 0)
+DELAY_S, LATENESS_S = 30, 90
+WINDOWS = ["tumbling:1m", "sliding:2m/30s", "session:20s"]
+SCHEMA = "k string, ts timestamp, v double"
+
+
+def make_files(seed: int) -> list[list[tuple]]:
+    """Files in arrival order: (key, second, value); positive values, so a window's latest
+    report is its largest."""
+    rng = random.Random(seed)
+
+    def ev(lo, hi, n):
+        return [(rng.choice("ab"), rng.randrange(lo, hi), float(rng.randrange(1, 9)))
+                for _ in range(n)]  # fmt: skip
+
+    f1 = ev(0, 240, 120)
+    f2 = ev(240, 420, 90) + ev(200, 240, 10) + ev(0, 40, 8)  # late within lateness, too late
+    rng.shuffle(f2)
+    f3 = ev(420, 600, 90) + ev(330, 400, 10)
+    f4 = [("z", 100_000, 1.0)]  # far ahead: the watermark passes every window above
+    return [f1, f2, f3, f4]
+
+
+def kept(files):
+    """Events Spark keeps: t >= watermark - lateness, the watermark of the previous files."""
+    out, top = [], None
+    for f in files:
+        wm = None if top is None else top - DELAY_S
+        for k, s, v in f:
+            if wm is None or s >= wm - LATENESS_S:
+                out.append((k, s, v))
+        top = max([s for _, s, _ in f] + ([top] if top is not None else []))
+    return out
+
+
+def write(folder, i, rows):
+    with open(folder / f"part-{i}.json", "w") as f:
+        for k, s, v in rows:
+            f.write(json.dumps({"k": k, "ts": str(T0 + dt.timedelta(seconds=s)), "v": v}) + "\n")
+
+
+def start(spark, src, ck, out):
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
+    stream = stream.withWatermark("ts", f"{DELAY_S} seconds")
+    res = window_aggregate(stream, time="ts", value="v", windows=WINDOWS, agg="sum", key="k",
+                           allowed_lateness=LATENESS_S)  # fmt: skip
+    return (res.writeStream.format("parquet").option("path", str(out))
+            .option("checkpointLocation", str(ck)).outputMode("append")
+            .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+
+
+def settle(q, seconds=4.0):
+    q.processAllAvailable()
+    time.sleep(seconds)  # no-data batches: the watermark moves, timeouts fire
+
+
+def live_windows(rows):
+    """The last report of each window; session bounds superseded by a larger report dropped."""
+    best = {}
+    for r in rows:
+        key = (r.k, r.window, r.window_start, r.window_end)
+        best[key] = max(best.get(key, 0.0), r.value)
+    out = {}
+    for (k, w, a, b), v in best.items():
+        covered = w.startswith("session") and any(
+            k2 == k and w2 == w and (a2, b2) != (a, b) and a2 <= a and b2 >= b
+            for (k2, w2, a2, b2) in best)  # fmt: skip
+        if not covered:
+            out[(k, w, a, b)] = v
+    return out
+
+
+def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
+    src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    src.mkdir()
+    files = make_files(5)
+    q = start(spark, src, ck, out)
+    dropped = 0
+    try:
+        for i, f in enumerate(files[:2]):
+            write(src, i, f)
+            settle(q, 1.0)
+        dropped += sum(p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
+                       for p in q.recentProgress if p["stateOperators"])  # fmt: skip
+    finally:
+        q.stop()
+    q = start(spark, src, ck, out)  # restart from the checkpoint
+    try:
+        for i, f in enumerate(files[2:], start=2):
+            write(src, i, f)
+            settle(q, 1.0)
+        settle(q)
+        dropped += sum(p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
+                       for p in q.recentProgress if p["stateOperators"])  # fmt: skip
+    finally:
+        q.stop()
+
+    rows = spark.read.parquet(str(out)).where(F.col("k") != "z").collect()
+    firsts = [(r.k, r.window, r.window_start, r.window_end) for r in rows if not r.update]
+    assert len(firsts) == len(set(firsts)), "a window emitted twice"
+    assert any(r.update for r in rows), "late events should have updated emitted windows"
+
+    events = [e for e in kept(files) if e[0] != "z"]
+    assert dropped == sum(len(f) for f in files) - len(kept(files)) > 0
+    batch_df = spark.createDataFrame(
+        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA)  # fmt: skip
+    batch = window_aggregate(batch_df, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
+    want = {(r.k, r.window, r.window_start, r.window_end): r.value for r in batch.collect()}
+    assert live_windows(rows) == want
+
+
+def test_streaming_needs_a_watermark(spark, tmp_path):
+    (tmp_path / "in").mkdir()
+    stream = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in"))
+    with pytest.raises(ValueError, match="needs a watermark"):
+        window_aggregate(stream, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
+    with pytest.raises(ValueError, match="count windows"):
+        window_aggregate(stream.withWatermark("ts", "1 minute"), time="ts", value="v",
+                         windows=["count-tumbling:5"], agg="sum")  # fmt: skip
