@@ -12,9 +12,9 @@ import time
 import pytest
 
 pytest.importorskip("pyspark")
-from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql import functions as F
 
-from windowagg.spark import window_aggregate  # noqa: E402
+from windowagg.spark import window_aggregate
 
 T0 = dt.datetime(2024, 5, 1, 9, 0, 0)
 DELAY_S, LATENESS_S = 30, 90
