@@ -335,3 +335,12 @@ def _slicing(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["slicing"] = _slicing
+
+
+def _spark(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .spark import spark_suite
+
+    return spark_suite(quick, report)
+
+
+SUITES["spark"] = _spark

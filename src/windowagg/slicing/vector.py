@@ -176,7 +176,8 @@ class VectorSlices:
         pairs = np.unique(np.stack([dd[keep], k[keep]]), axis=1)
         return pairs[1], pairs[0]
 
-    def _values(self, lo: np.ndarray, hi: np.ndarray) -> list:
+    def _values(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Window values as an array: NaN where the aggregation has no value (None)."""
         cols = self.cols
         if self.agg in ("min", "max"):
             m = cols["m"]
@@ -193,21 +194,23 @@ class VectorSlices:
                 sel = j == q
                 table = levels[q]
                 out[sel] = ufunc(table[lo[sel]], table[hi[sel] - (1 << int(q))])
-            return [None if x != x else x for x in out.tolist()]
+            return out
         prefix = {c: np.concatenate([[0], np.cumsum(a)]) for c, a in cols.items()}
         if self.agg == "sum":
-            return (prefix["s"][hi] - prefix["s"][lo]).tolist()
+            return prefix["s"][hi] - prefix["s"][lo]
+        c = prefix["c"][hi] - prefix["c"][lo]
         if self.agg == "count":
-            return (prefix["c"][hi] - prefix["c"][lo]).tolist()
-        s = (prefix["s"][hi] - prefix["s"][lo]).tolist()
-        c = (prefix["c"][hi] - prefix["c"][lo]).tolist()
-        if self.agg == "sql_sum":
-            return [a if b else None for a, b in zip(s, c)]
-        return [a / b if b else None for a, b in zip(s, c)]
+            return c
+        s = prefix["s"][hi] - prefix["s"][lo]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(c > 0, s if self.agg == "sql_sum" else s / np.maximum(c, 1), np.nan)
 
-    def report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+    def report_arrays(self, prev: Any, wm: Any, late: list) -> tuple:
+        """(definition index, start, end, value, update) arrays of the windows to report, by
+        definition, then end, then start; values NaN where there is none."""
         if not len(self.starts):
-            return []
+            e = np.empty(0, np.int64)
+            return e, e, e, np.empty(0), np.empty(0, bool)
         parts = []
         if late:
             lt = np.array(late)
@@ -215,7 +218,7 @@ class VectorSlices:
             parts.append((k, d, lt))
         k, d = self._candidates(prev, wm)
         parts.append((k, d, None))
-        out: list[WindowResult] = []
+        cols: list[list] = [[], [], [], [], []]
         for k, d, lt in parts:
             if not len(k):
                 continue
@@ -234,9 +237,16 @@ class VectorSlices:
                 update = np.zeros(len(k), bool)
             order = np.lexsort((a, b, d))
             order = order[keep[order]]
-            vals = self._values(lo[order], hi[order])
-            ws = self.windows
-            out.extend(map(WindowResult, [ws[i] for i in d[order].tolist()],
-                           a[order].tolist(), b[order].tolist(), vals,
-                           update[order].tolist()))  # fmt: skip
-        return out
+            values = self._values(lo[order], hi[order])
+            for col, arr in zip(cols, (d[order], a[order], b[order], values, update[order])):
+                col.append(arr)
+        return tuple(np.concatenate(c) if c else np.empty(0) for c in cols)
+
+    def report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+        d, a, b, v, u = self.report_arrays(prev, wm, late)
+        ws = self.windows
+        vals = v.tolist()
+        if v.dtype.kind == "f":
+            vals = [None if x != x else x for x in vals]
+        return list(map(WindowResult, [ws[i] for i in d.tolist()], a.tolist(), b.tolist(),
+                        vals, u.tolist()))  # fmt: skip

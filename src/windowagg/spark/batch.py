@@ -71,6 +71,7 @@ def _general(plan: Plan):
 
 def _sliced(plan: Plan, grids: list):
     cols = COLUMNS[plan.agg.name]
+    specs = np.array(plan.specs, dtype=object)
 
     def run(key_values: tuple, pdf: pd.DataFrame) -> pd.DataFrame:
         pdf = pdf.sort_values(S)
@@ -79,9 +80,28 @@ def _sliced(plan: Plan, grids: list):
         part = {"s": pdf["s"].fillna(0.0).to_numpy(float), "c": pdf["c"].to_numpy(np.int64),
                 "m": pdf["m"].to_numpy(float)}  # fmt: skip
         vs.merge(keys, pdf["n"].to_numpy(np.int64), {c: part[c] for c in cols})
-        return _rows(plan, key_values, vs.report(-math.inf, math.inf, []))
+        d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
+        names = plan.keys or [K]
+        out = {k: np.repeat(np.array([x], dtype=object), len(d)) for k, x in zip(names, key_values)}
+        out.update(window=specs[d.astype(np.int64)], window_start=a, window_end=b, value=v)
+        return pd.DataFrame(out)
 
     return run
+
+
+def _per_partition(keys: list[str], run: Any):
+    """mapInPandas over a partition clustered by key: every key's rows, one call each."""
+
+    def go(frames: Any) -> Any:
+        parts = [f for f in frames if len(f)]
+        if not parts:
+            return
+        pdf = pd.concat(parts, ignore_index=True)
+        for key_values, group in pdf.groupby(keys, sort=False, dropna=False):
+            kv = key_values if isinstance(key_values, tuple) else (key_values,)
+            yield run(kv, group)
+
+    return go
 
 
 def slice_expr(grids: list) -> Any:
@@ -106,13 +126,14 @@ def run_batch(df: Any, plan: Plan) -> Any:
         from pyspark.sql.types import IntegerType, StructField, StructType
 
         schema = StructType([StructField(K, IntegerType()), *schema.fields])
-    if plan.fast:
+    if plan.fast:  # one exchange (by key), then per (key, slice) partials, then Python
         slicer = StreamSlicer()
         slicer.add_windows(plan.windows)
-        pre = base.withColumn(S, slice_expr(slicer.grids)).groupBy(*keys, S).agg(
+        pre = base.repartition(*keys).withColumn(S, slice_expr(slicer.grids))
+        pre = pre.groupBy(*keys, S).agg(
             F.count(F.lit(1)).alias("n"), F.sum(V).alias("s"), F.count(V).alias("c"),
             (F.min(V) if plan.agg.name == "min" else F.max(V)).alias("m"))  # fmt: skip
-        out = pre.groupBy(*keys).applyInPandas(_sliced(plan, slicer.grids), schema)
+        out = pre.mapInPandas(_per_partition(keys, _sliced(plan, slicer.grids)), schema)
     else:
         out = base.groupBy(*keys).applyInPandas(_general(plan), schema)
     if not plan.keys:
