@@ -46,6 +46,17 @@ def _java_version() -> int | None:
     return int(m.group(2)) if major == 1 and m.group(2) else major
 
 
+def check_java() -> None:
+    """Raise SparkUnavailable, with what to do, unless Java 17 or newer is here."""
+    version = _java_version()
+    if version is None or version < 17:
+        found = "no Java found" if version is None else f"found Java {version}"
+        raise SparkUnavailable(
+            f"Spark needs Java 17 or newer ({found}): install a JRE, e.g. "
+            "apt-get install openjdk-17-jre-headless (make install does it), or set JAVA_HOME"
+        )
+
+
 def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bool = True) -> Any:
     """The active Spark session, or a new one (``master``: ``local[N]`` or a cluster URL;
     ``progress``: Spark's console progress bar for long stages)."""
@@ -55,13 +66,7 @@ def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bo
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    version = _java_version()
-    if version is None or version < 17:
-        found = "no Java found" if version is None else f"found Java {version}"
-        raise SparkUnavailable(
-            f"Spark needs Java 17 or newer ({found}): install a JRE, e.g. "
-            "apt-get install openjdk-17-jre-headless (make install does it), or set JAVA_HOME"
-        )
+    check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
     java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
