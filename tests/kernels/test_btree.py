@@ -13,10 +13,12 @@ from windowagg.arrays import _ooo_python
 from windowagg.ooo.compiled import BTreeState
 
 
-def stream(n: int, seed: int):
+def stream(n: int, seed: int, in_order: bool = False):
     rng = np.random.default_rng(seed)
     steps = rng.choice([0.0, 0.0, 1.0, 1.0, 2.0, 40.0, 300.0], n)  # repeats, bursts, gaps
-    t = np.cumsum(steps) + rng.integers(-25, 3, n)  # and disorder
+    if in_order:  # long runs at the fingers: appends, splits, evicts that merge and move
+        steps = rng.choice([0.0, 1.0, 1.0, 1.0, 2.0], n)
+    t = np.cumsum(steps) + (0 if in_order else rng.integers(-25, 3, n))  # and disorder
     v = rng.integers(-5, 20, n).astype(float)
     v[rng.random(n) < 0.05] = np.nan
     return t.astype(float), v
@@ -28,10 +30,12 @@ def stream(n: int, seed: int):
     ("sum", "sum", 0), ("max", "select", 0), ("last", "select", 5), ("maxcount", "xcount", 0),
     ("stddev", "welford", 0), ("mean", "add", 2),
 ])  # fmt: skip
-def test_compiled_tree_matches_python_fiba(classic, min_arity, agg_name, family, code) -> None:
-    t, v = stream(1500, min_arity)
+@pytest.mark.parametrize("in_order", [False, True], ids=["disordered", "in_order"])
+def test_compiled_tree_matches_python_fiba(classic, min_arity, agg_name, family, code,
+                                           in_order) -> None:  # fmt: skip
+    t, v = stream(1500, min_arity, in_order)
     agg = windowagg.aggregation(agg_name)
-    for sizes in ([30.0], [5.0, 30.0, 400.0]):
+    for sizes in ([30.0], [5.0, 30.0, 400.0], [3.0]):
         state = BTreeState(family, min_arity, classic, nodes=8)  # grows many times
         out = np.empty((len(v), len(sizes)))
         state.slide(code, v, t, t, np.array(sizes), out)
@@ -47,3 +51,27 @@ def test_sliding_aggregate_uses_the_compiled_tree() -> None:
                                           algorithm=algorithm)  # fmt: skip
         want = _ooo_python("fiba", windowagg.aggregation("max"), v, t, [7.0, 50.0], True)
         np.testing.assert_allclose(got, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("min_arity", [2, 3, 4, 8])
+def test_rounds_in_order_match_python_fiba(min_arity) -> None:
+    """The FiBA paper's in-order rounds (evict the oldest, insert the youngest, query) through
+    the left- and right-finger fast paths, against the Python FiBA."""
+    n, rounds = 300, 2000
+    rng = np.random.default_rng(min_arity)
+    vals = rng.integers(-5, 20, n + rounds).astype(float)
+    st = BTreeState("sum", min_arity, nodes=4 * (n + rounds))
+    t = np.arange(n, dtype=float)
+    st.slide(0, vals[:n], t, t, np.array([np.inf]), np.empty((n, 1)))
+    out = np.empty(rounds)
+    evict_to = np.arange(rounds, dtype=float) + rng.integers(0, 2, rounds).cumsum()
+    st.rounds(0, evict_to, n + np.arange(rounds, dtype=float), vals[n:], out)
+    ref = windowagg.ooo("fiba", "sum", min_arity=min_arity, backend="python")
+    want = []
+    for i in range(n):
+        ref.insert(float(i), vals[i])
+    for r in range(rounds):
+        ref.bulk_evict(evict_to[r])
+        ref.insert(float(n + r), vals[n + r])
+        want.append(ref.query())
+    np.testing.assert_array_equal(out, want)

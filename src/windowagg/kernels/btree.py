@@ -697,6 +697,153 @@ def _suffix(T, V, C, A, NE, P, FL, meta, tmp, lo, slot):
         tmp[f, slot] = tmp[f, 5]
 
 
+@inline
+def _repair_leaf(V, A, K, NE, P, meta, x, right):
+    """_repair for a spine leaf that is not the root: its entries and, unless its parent is
+    the root, the parent's aggregate (before them on the right spine, after on the left)."""
+    MA = V.shape[1] // A.shape[1]
+    n = NE[x]
+    p = P[x]
+    part = P[p] >= 0
+    cnt = n
+    if right and part:
+        for f in range(A.shape[0]):
+            A[f, x] = A[f, p]
+        cnt += K[p]
+        k0 = 0
+    else:
+        for f in range(A.shape[0]):
+            A[f, x] = V[f, x * MA]
+        k0 = 1
+    for k in range(k0, n):
+        combine(A, x, A, x, V, x * MA + k)
+    if not right and part:
+        combine(A, x, A, x, A, p)
+        cnt += K[p]
+    K[x] = cnt
+
+
+@inline
+def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
+    """An insert after every entry that fits in the right finger's leaf (the in-order case,
+    FiBA paper Section 3.2: O(1)); False when the general insert is needed."""
+    rf = meta[RF]
+    n = NE[rf]
+    MA = T.shape[1]
+    if meta[CLASSIC] != 0 or P[rf] < 0 or n == 0 or not T[rf, n - 1] < t:
+        return False
+    p = P[rf]
+    if n + 1 < MA:
+        T[rf, n] = t
+        lift(code, V, rf * MA + n, x, arg)
+        NE[rf] = n + 1
+        _repair_leaf(V, A, K, NE, P, meta, rf, True)
+        return True
+    # the leaf is full: split it as Fig. 7 does, its last entries and the new one in a new
+    # right finger, its middle entry up into the parent, unless that overflows the parent
+    if NE[p] + 1 >= MA or meta[FREE_TOP] == 0 and meta[NEXT] >= T.shape[0]:
+        return False
+    mu = meta[MU]
+    y = _alloc(T, C, NE, P, FL, FREE, meta, True)
+    for k in range(mu + 1, n):
+        T[y, k - mu - 1] = T[rf, k]
+        for f in range(V.shape[0]):
+            V[f, y * MA + k - mu - 1] = V[f, rf * MA + k]
+    m = n - mu - 1
+    T[y, m] = t
+    lift(code, V, y * MA + m, x, arg)
+    NE[y] = m + 1
+    q = NE[p]  # rf is p's last child: the middle entry and y go at the end
+    T[p, q] = T[rf, mu]
+    for f in range(V.shape[0]):
+        V[f, p * MA + q] = V[f, rf * MA + mu]
+    C[p, q + 1] = y
+    NE[p] = q + 1
+    P[y] = p
+    NE[rf] = mu
+    FL[rf] &= ~RIGHT
+    FL[y] |= RIGHT
+    meta[RF] = y
+    for f in range(A.shape[0]):  # rf is now off both spines: its up-aggregate
+        A[f, rf] = V[f, rf * MA]
+    for k in range(1, mu):
+        combine(A, rf, A, rf, V, rf * MA + k)
+    K[rf] = mu
+    _repair(T, V, C, A, K, NE, P, FL, meta, p)  # first: y's aggregate includes p's
+    _repair_leaf(V, A, K, NE, P, meta, y, True)
+    return True
+
+
+@inline
+def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
+    """bulk_evict(t) when only the left finger's leaf loses entries: it keeps its arity, or
+    falls one short and merges with its sibling leaf under a parent that keeps its own (the
+    in-order cases, FiBA paper Fig. 7). How many it removed, or -1 for the general path."""
+    lf = meta[LF]
+    n = NE[lf]
+    if n == 0:
+        return -1
+    if t < T[lf, 0]:
+        return 0
+    if meta[CLASSIC] != 0 or P[lf] < 0:
+        return -1
+    mu = meta[MU]
+    i = 0
+    while i < n and T[lf, i] <= t:
+        i += 1
+    if n - i + 1 >= mu:
+        _shift_left(T, V, C, NE, FL, lf, i)
+        _repair_leaf(V, A, K, NE, P, meta, lf, False)
+        return i
+    p = P[lf]
+    s = C[p, 1]
+    if n - i + 2 != mu or i == n or P[p] < 0 or FL[s] & RIGHT:
+        return -1
+    MA = T.shape[1]
+    if NE[s] + 1 > mu:  # the sibling has one to spare: move it through the separator
+        _shift_left(T, V, C, NE, FL, lf, i)
+        m = NE[lf]
+        T[lf, m] = T[p, 0]
+        T[p, 0] = T[s, 0]
+        for f in range(V.shape[0]):
+            V[f, lf * MA + m] = V[f, p * MA]
+            V[f, p * MA] = V[f, s * MA]
+        NE[lf] = m + 1
+        _shift_left(T, V, C, NE, FL, s, 1)
+        for f in range(A.shape[0]):  # the sibling's up-aggregate: a leaf off both spines
+            A[f, s] = V[f, s * MA]
+        for k in range(1, NE[s]):
+            combine(A, s, A, s, V, s * MA + k)
+        K[s] = NE[s]
+        _repair(T, V, C, A, K, NE, P, FL, meta, p)
+        _repair_leaf(V, A, K, NE, P, meta, lf, False)
+        return i
+    if NE[p] < mu:
+        return -1
+    _shift_left(T, V, C, NE, FL, lf, i)
+    m = NE[lf]  # lf, the separator and the sibling become lf
+    T[lf, m] = T[p, 0]
+    for f in range(V.shape[0]):
+        V[f, lf * MA + m] = V[f, p * MA]
+    for k in range(NE[s]):
+        T[lf, m + 1 + k] = T[s, k]
+        for f in range(V.shape[0]):
+            V[f, lf * MA + m + 1 + k] = V[f, s * MA + k]
+    NE[lf] = m + 1 + NE[s]
+    for k in range(NE[p] - 1):  # the parent loses separator 0 and child 1
+        T[p, k] = T[p, k + 1]
+        for f in range(V.shape[0]):
+            V[f, p * MA + k] = V[f, p * MA + k + 1]
+        C[p, k + 1] = C[p, k + 2]
+    NE[p] -= 1
+    NE[s] = 0
+    FL[s] = LEAF
+    _release(FREE, meta, s)
+    _repair(T, V, C, A, K, NE, P, FL, meta, p)  # first: lf's aggregate includes p's
+    _repair_leaf(V, A, K, NE, P, meta, lf, False)
+    return i
+
+
 @kernel
 def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, values, args,
                 times, sizes, out, start, clock):  # fmt: skip
@@ -716,10 +863,12 @@ def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, 
             clock[0] = now
             return e
         t = times[e]
-        _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, values[e], args[e])
+        if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, values[e], args[e]):
+            _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, values[e], args[e])
         if t > now:
             now = t
-        _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
+        if _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, now - largest) < 0:
+            _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
         if k == 1:
             _query_all(A, P, FL, meta, tmp, 7)
             out[e, 0] = lower(code, tmp, 7)
@@ -737,7 +886,12 @@ def btree_rounds(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code,
     """Rounds of bulk evict (everything up to ``evict_to[r]``), insert, query: the FiBA
     paper's experiments, where the workload fixes which entries leave and where new ones land."""
     for r in range(values.shape[0]):
-        _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, evict_to[r])
-        _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, times[r], values[r], times[r])
+        if _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, evict_to[r]) < 0:
+            _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, evict_to[r])
+        if not _append_fast(
+            T, V, C, A, K, NE, P, FL, FREE, meta, code, times[r], values[r], times[r]
+        ):
+            _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, times[r], values[r],
+                    times[r])  # fmt: skip
         _query_all(A, P, FL, meta, tmp, 7)
         out[r] = lower(code, tmp, 7)
