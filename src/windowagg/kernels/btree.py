@@ -741,7 +741,7 @@ def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
         return True
     # the leaf is full: split it as Fig. 7 does, its last entries and the new one in a new
     # right finger, its middle entry up into the parent, unless that overflows the parent
-    if NE[p] + 1 >= MA or meta[FREE_TOP] == 0 and meta[NEXT] >= T.shape[0]:
+    if NE[p] + 1 >= MA or (meta[FREE_TOP] == 0 and meta[NEXT] >= T.shape[0]):
         return False
     mu = meta[MU]
     y = _alloc(T, C, NE, P, FL, FREE, meta, True)
