@@ -725,22 +725,32 @@ def _repair_leaf(V, A, K, NE, P, meta, x, right):
 
 @inline
 def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
-    """An insert after every entry that fits in the right finger's leaf (the in-order case,
-    FiBA paper Section 3.2: O(1)); False when the general insert is needed."""
+    """An insert after every entry (the in-order case, FiBA paper Section 3.2: O(1)) into the
+    right finger's leaf, or a split of that leaf (``_split_right``); False when the general
+    insert is needed."""
     rf = meta[RF]
     n = NE[rf]
     MA = T.shape[1]
     if meta[CLASSIC] != 0 or P[rf] < 0 or n == 0 or not T[rf, n - 1] < t:
         return False
-    p = P[rf]
     if n + 1 < MA:
         T[rf, n] = t
         lift(code, V, rf * MA + n, x, arg)
         NE[rf] = n + 1
         _repair_leaf(V, A, K, NE, P, meta, rf, True)
         return True
-    # the leaf is full: split it as Fig. 7 does, its last entries and the new one in a new
-    # right finger, its middle entry up into the parent, unless that overflows the parent
+    return _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg)
+
+
+@kernel
+def _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
+    """The right finger's leaf is full: split it as Fig. 7 does, its last entries and the new
+    one into a new right finger, its middle entry up into the parent; False (nothing done)
+    when that would overflow the parent or the pool."""
+    rf = meta[RF]
+    n = NE[rf]
+    MA = T.shape[1]
+    p = P[rf]
     if NE[p] + 1 >= MA or (meta[FREE_TOP] == 0 and meta[NEXT] >= T.shape[0]):
         return False
     mu = meta[MU]
@@ -777,8 +787,8 @@ def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
 @inline
 def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     """bulk_evict(t) when only the left finger's leaf loses entries: it keeps its arity, or
-    falls one short and merges with its sibling leaf under a parent that keeps its own (the
-    in-order cases, FiBA paper Fig. 7). How many it removed, or -1 for the general path."""
+    falls one short (``_evict_short``): the in-order cases of FiBA paper Fig. 7. How many it
+    removed, or -1 for the general path."""
     lf = meta[LF]
     n = NE[lf]
     if n == 0:
@@ -795,6 +805,16 @@ def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
         _shift_left(T, V, C, NE, FL, lf, i)
         _repair_leaf(V, A, K, NE, P, meta, lf, False)
         return i
+    return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i)
+
+
+@kernel
+def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i):
+    """The left finger's leaf falls one short after losing its first i entries: move one from
+    its sibling leaf, or merge with it under a parent that keeps its arity; -1 (nothing done)
+    when the general path is needed."""
+    n = NE[lf]
+    mu = meta[MU]
     p = P[lf]
     s = C[p, 1]
     if n - i + 2 != mu or i == n or P[p] < 0 or FL[s] & RIGHT:
