@@ -18,7 +18,7 @@ def jobs() -> list[tuple[str, str]]:
     """Every (algorithm, family) pair that has a compiled kernel."""
     from ..fifo import ALGORITHMS
 
-    out = []
+    out = [("fiba", fam) for fam in FAMILIES]  # the longest first: the workers end together
     for alg in ALGORITHMS:
         for fam in FAMILIES:
             if alg == "soe" and fam not in INVERTIBLE:
@@ -26,7 +26,6 @@ def jobs() -> list[tuple[str, str]]:
             if alg == "slickdeque" and fam not in INVERTIBLE | SELECTIVE:
                 continue
             out.append((alg, fam))
-    out += [("fiba", fam) for fam in FAMILIES]
     return out
 
 
@@ -54,7 +53,7 @@ def warmup(processes: int = 2, report=print) -> float:
     start = time.perf_counter()
     todo = jobs()
     with ProcessPoolExecutor(processes, mp_context=get_context("spawn")) as pool:
-        for k, (alg, fam, secs) in enumerate(pool.map(compile_one, todo), 1):
+        for k, (alg, fam, secs) in enumerate(pool.map(compile_one, todo, chunksize=1), 1):
             report(f"[{k:2d}/{len(todo)}] {alg:16s} {fam:8s} {secs:6.2f} s")
     total = time.perf_counter() - start
     report(f"all {len(todo)} kernels ready in {total:.1f} s")
