@@ -108,7 +108,13 @@ def slice_expr(grids: list) -> Any:
     """The slice of an event in Spark SQL: the largest edge of any grid at or before it."""
     from pyspark.sql import functions as F
 
-    floors = [F.floor((F.col(T) - o) / p) * p + o for p, o in grids]
+    def floor(p, o):
+        if float(p).is_integer() and float(o).is_integer():  # exact on integer times
+            shifted = F.col(T) - F.lit(int(o))
+            return shifted - F.pmod(shifted, F.lit(int(p))) + F.lit(int(o))
+        return F.floor((F.col(T) - o) / p) * p + o
+
+    floors = [floor(p, o) for p, o in grids]
     return floors[0] if len(floors) == 1 else F.greatest(*floors)
 
 
