@@ -341,35 +341,37 @@ def flatfat_pop(buf, aux, iaux, ptr, tmp):
 
 
 @inline
-def _fat_range(aux, tmp, lo, hi, dst, di):
-    """Leaves lo <= i < hi in order: tmp[2] from the left, tmp[3] from the right."""
-    cap = aux.shape[1] >> 1
-    identity(tmp, 2)
-    identity(tmp, 3)
-    lo += cap
-    hi += cap
-    while lo < hi:
-        if lo & 1:
-            combine(tmp, 2, tmp, 2, aux, lo)
-            lo += 1
-        if hi & 1:
-            hi -= 1
-            combine(tmp, 3, aux, hi, tmp, 3)
-        lo >>= 1
-        hi >>= 1
-    combine(dst, di, tmp, 2, tmp, 3)
-
-
-@inline
 def _fat_span(aux, tmp, start, count, dst, di):
+    """Leaves start .. start + count - 1 (modulo the capacity) in order: one or two runs of
+    leaves, each folded bottom-up, tmp[2] from the left and tmp[3] from the right; tmp[4]
+    collects the runs. One copy of the loop (it is inlined into every query)."""
     cap = aux.shape[1] >> 1
-    lo = start & (cap - 1)
-    if lo + count <= cap:
-        _fat_range(aux, tmp, lo, lo + count, dst, di)
-    else:
-        _fat_range(aux, tmp, lo, cap, tmp, 4)
-        _fat_range(aux, tmp, 0, lo + count - cap, tmp, 5)
-        combine(dst, di, tmp, 4, tmp, 5)
+    lo0 = start & (cap - 1)
+    wrapped = lo0 + count > cap
+    for seg in range(2 if wrapped else 1):
+        if seg == 0:
+            lo = lo0 + cap
+            hi = (cap if wrapped else lo0 + count) + cap
+        else:
+            lo = cap
+            hi = lo0 + count
+        identity(tmp, 2)
+        identity(tmp, 3)
+        while lo < hi:
+            if lo & 1:
+                combine(tmp, 2, tmp, 2, aux, lo)
+                lo += 1
+            if hi & 1:
+                hi -= 1
+                combine(tmp, 3, aux, hi, tmp, 3)
+            lo >>= 1
+            hi >>= 1
+        if seg == 0:
+            combine(tmp, 4, tmp, 2, tmp, 3)
+        else:
+            combine(tmp, 2, tmp, 2, tmp, 3)
+            combine(tmp, 4, tmp, 4, tmp, 2)
+    _copy(dst, di, tmp, 4)
 
 
 @inline
