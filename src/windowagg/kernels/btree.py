@@ -52,34 +52,47 @@ def _fold_into(A, x, src, si, first):
 
 @kernel
 def _repair(T, V, C, A, K, NE, P, FL, meta, x):
-    """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py)."""
+    """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py). One fold
+    over the parts in order (parent part on the right spine, children and entries, parent part
+    on the left spine), so that ``combine`` is inlined once."""
     MA = T.shape[1]
     kind = _kind(FL, P, meta, x)
     leaf = FL[x] & LEAF
     n = NE[x]
-    first = True
-    cnt = n
     p = P[x]
     parent_part = p >= 0 and P[p] >= 0 and (kind in (LEFTK, RIGHTK))
-    if kind == RIGHTK and parent_part:
-        _fold_into(A, x, A, p, first)
-        first = False
-        cnt += K[p]
     lo = 0 if (kind in (UP, RIGHTK)) else 1
     hi = n + 1 if (kind in (UP, LEFTK)) else n
-    for i in range(n + 1):
-        if not leaf and lo <= i < hi:
-            c = C[x, i]
-            _fold_into(A, x, A, c, first)
+    first = True
+    cnt = n
+    # step s: 0 = right-spine parent part; 1 + 2i = child i; 2 + 2i = entry i; 2n + 3 = left
+    for step in range(2 * n + 4):
+        use = False
+        src = A
+        si = 0
+        counted = True  # a part from A: a child or the parent, whose count adds up
+        if step == 0:
+            use = kind == RIGHTK and parent_part
+            si = p
+        elif step == 2 * n + 3:
+            use = kind == LEFTK and parent_part
+            si = p
+        elif step % 2 == 1:
+            i = (step - 1) // 2
+            use = not leaf and lo <= i < hi
+            if use:
+                si = C[x, i]
+        else:
+            i = (step - 2) // 2
+            use = i < n
+            src = V
+            si = x * MA + i
+            counted = False
+        if use:
+            _fold_into(A, x, src, si, first)
             first = False
-            cnt += K[c]
-        if i < n:
-            _fold_into(A, x, V, x * MA + i, first)
-            first = False
-    if kind == LEFTK and parent_part:
-        _fold_into(A, x, A, p, first)
-        first = False
-        cnt += K[p]
+            if counted:
+                cnt += K[si]
     if first:
         identity(A, x)
     K[x] = cnt
