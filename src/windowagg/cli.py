@@ -32,8 +32,7 @@ def _run(args: argparse.Namespace) -> int:
     from .pipeline import RunArgs, UserError, run
 
     ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
-                 args.agg, args.output, args.format, args.time_unit, args.master,
-                 args.allowed_lateness)  # fmt: skip
+                 args.agg, args.output, args.format, args.time_unit, args.master)  # fmt: skip
     try:
         summary = run(ra)
     except UserError as e:
@@ -94,7 +93,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time-unit", choices=["s", "ms", "us", "none"], default="ms",
                      help="unit of a numeric time column (none: plain numbers)")  # fmt: skip
     run.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
-    run.add_argument("--allowed-lateness", type=float, default=0, help=argparse.SUPPRESS)
     run.set_defaults(func=_run)
     demo = sub.add_parser("demo", help="run the Spark pipeline on generated data")
     demo.add_argument("--events", type=_positive, default=200_000, help="trips to generate")

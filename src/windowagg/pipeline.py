@@ -37,7 +37,6 @@ class RunArgs:
     format: str = "parquet"
     time_unit: str = "ms"
     master: str = "local[2]"
-    lateness: float = 0
 
 
 def input_format(path: Path) -> str:
@@ -172,8 +171,7 @@ def run(args: RunArgs, log: Any = None) -> dict:
 
     try:
         result = window_aggregate(df, time=args.time, value=args.value, windows=args.windows,
-                                  agg=args.agg, key=args.key or None,
-                                  allowed_lateness=args.lateness)  # fmt: skip
+                                  agg=args.agg, key=args.key or None)  # fmt: skip
     except (SpecError, ValueError, TypeError) as e:
         raise UserError(str(e)) from None
     result = result.cache()
