@@ -477,22 +477,6 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
         _repair(T, V, C, A, K, NE, P, FL, meta, meta[ROOT])
         return before
     mu = meta[MU]
-    if meta[CLASSIC] == 0 and P[lf] >= 0:  # the common case: only the left finger's leaf
-        n = NE[lf]  # loses entries and keeps its arity, so only its aggregate changes
-        i = 0
-        while i < n and T[lf, i] <= t:
-            i += 1
-        if n - i + 1 >= mu:
-            _shift_left(T, V, C, NE, FL, lf, i)
-            _repair(T, V, C, A, K, NE, P, FL, meta, lf)
-            return i
-        if n - i + 2 == mu and (i < n or t < T[P[lf], 0]):  # one short, and nothing beyond
-            # the leaf goes: the single evict's rebalancing (FiBA paper Fig. 7)
-            _shift_left(T, V, C, NE, FL, lf, i)
-            top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                          lf)  # fmt: skip
-            _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
-            return i
     # Step 1: boundary search, then the cut on the way down
     top = lf if meta[CLASSIC] == 0 else meta[ROOT]
     while P[top] >= 0 and not t < T[P[top], 0]:
@@ -818,21 +802,29 @@ def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
         _shift_left(T, V, C, NE, FL, lf, i)
         _repair_leaf(V, A, K, NE, P, meta, lf, False)
         return i
-    return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i)
+    return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t)
 
 
 @kernel
-def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i):
-    """The left finger's leaf falls one short after losing its first i entries: move one from
-    its sibling leaf, or merge with it under a parent that keeps its arity; -1 (nothing done)
-    when the general path is needed."""
+def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
+    """The left finger's leaf falls one short after losing its first i entries (and nothing
+    beyond it goes): the single evict's rebalancing (FiBA paper Fig. 7), its two common cases
+    (move one entry from the sibling leaf, or merge with it under a parent that keeps its
+    arity) written out, the rest through ``_rebalance_for_evict``. -1 (nothing done) when
+    more than the leaf goes or it falls further short: the general bulk evict."""
     n = NE[lf]
     mu = meta[MU]
     p = P[lf]
     s = C[p, 1]
-    if n - i + 2 != mu or i == n or P[p] < 0 or FL[s] & RIGHT:
+    if n - i + 2 != mu or not (i < n or t < T[p, 0]):
         return -1
     MA = T.shape[1]
+    common = i < n and P[p] >= 0 and not (FL[s] & RIGHT)
+    if not common or (NE[s] + 1 <= mu and NE[p] < mu):
+        _shift_left(T, V, C, NE, FL, lf, i)
+        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, lf)
+        _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
+        return i
     if NE[s] + 1 > mu:  # the sibling has one to spare: move it through the separator
         _shift_left(T, V, C, NE, FL, lf, i)
         m = NE[lf]
@@ -851,8 +843,6 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i):
         _repair(T, V, C, A, K, NE, P, FL, meta, p)
         _repair_leaf(V, A, K, NE, P, meta, lf, False)
         return i
-    if NE[p] < mu:
-        return -1
     _shift_left(T, V, C, NE, FL, lf, i)
     m = NE[lf]  # lf, the separator and the sibling become lf
     T[lf, m] = T[p, 0]
