@@ -26,11 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from ..aggregations import Aggregation, resolve
+from ..aggregations import resolve
 from .manager import WindowManager, WindowResult
 from .slices import SliceManager
 from .stores import STORES
-from .vector import COLUMNS, VectorSlices
+from .vector import VectorSlices, serves
 from .windows import (
     INF,
     ContextAwareWindow,
@@ -86,6 +86,9 @@ class WindowOperator:
         self.base = 0  # tuples released before tuples[0]
         self._sessions_from: Any = -INF  # no session starts before this time
         self.slices: SliceManager | None = None
+        self._vector: VectorSlices | None = None  # the fast path, when it serves (vector.py)
+        self._pending: tuple[list, list] = ([], [])  # tuples process() queued for it
+        self._counting = False  # count windows: keep every tuple in self.tuples
         self.manager = WindowManager(self)
 
     # -- set-up ------------------------------------------------------------------------------
@@ -120,15 +123,9 @@ class WindowOperator:
                 sm.contexts.append((w, EdgeContext()))
         self.slices = sm if time_windows else None
         self._counting = any(w.measure == "count" for w in self.windows)
-        self._vector = None
-        if (
-            isinstance(self.agg, Aggregation)
-            and self.agg.name in COLUMNS
-            and all(isinstance(w, Sliding) and w.measure == "time" for w in self.windows)
-        ):  # the compiled fast path (see vector.py)
+        if serves(self.agg, self.windows):  # the compiled fast path (see vector.py)
             self._vector = VectorSlices(self.agg.name, list(self.windows), sm.slicer.grids)
             self.slices = None
-        self._pending: tuple[list, list] = ([], [])
 
     # -- tuples ------------------------------------------------------------------------------
 
@@ -194,29 +191,11 @@ class WindowOperator:
         prev = self.wm
         wm = max(prev, w)
         late = sorted(self._late)
-        out: list[WindowResult] = []
         if self._vector is not None:
             self._drain()
             out = self._vector.report(prev, wm, late)
-            self.wm = wm
-            self._late = []
-            if -INF < wm < INF:
-                self._vector.release(wm - self.allowed_lateness)
-            return out
-        m = self.manager
-        sm = self.slices
-        for win in self.windows:
-            if win.measure == "count":
-                out.extend(m.count(win, wm, self._late_pos))
-            elif isinstance(win, Session):
-                out.extend(m.dynamic(win, m.sessions(win, prev, late), prev, wm, late))
-            elif isinstance(win, ContextAwareWindow):
-                ctx = next(c for w2, c in sm.contexts if w2 == win)
-                lo = min(prev, late[0], ctx.low) if late else min(prev, ctx.low)
-                ctx.low = INF
-                out.extend(m.dynamic(win, m.edge_windows(ctx, lo), prev, wm, late))
-            else:
-                out.extend(m.context_free(win, prev, wm, late))
+        else:
+            out = self._report(prev, wm, late)
         self.wm = wm
         self._late = []
         self._late_pos = None
@@ -248,6 +227,25 @@ class WindowOperator:
                 ends.append(math.nextafter(base, INF))
         return min(ends)
 
+    def _report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+        """The Window Manager's reports, window definition by window definition."""
+        out: list[WindowResult] = []
+        m = self.manager
+        sm = self.slices
+        for win in self.windows:
+            if win.measure == "count":
+                out.extend(m.count(win, wm, self._late_pos))
+            elif isinstance(win, Session):
+                out.extend(m.dynamic(win, m.sessions(win, prev, late), prev, wm, late))
+            elif isinstance(win, ContextAwareWindow):
+                ctx = next(c for w2, c in sm.contexts if w2 == win)
+                lo = min(prev, late[0], ctx.low) if late else min(prev, ctx.low)
+                ctx.low = INF
+                out.extend(m.dynamic(win, m.edge_windows(ctx, lo), prev, wm, late))
+            else:
+                out.extend(m.context_free(win, prev, wm, late))
+        return out
+
     def flush(self) -> list[WindowResult]:
         """A watermark at +infinity: every remaining window."""
         return self.watermark(INF)
@@ -258,6 +256,8 @@ class WindowOperator:
         h = self.wm - self.allowed_lateness
         if h == -INF or h == INF:
             return
+        if self._vector is not None:
+            self._vector.release(h)
         sm = self.slices
         if sm is not None and sm.slices:
             slices = sm.slices
@@ -301,7 +301,7 @@ class WindowOperator:
     # -- pickling ----------------------------------------------------------------------------
 
     def __getstate__(self) -> dict:
-        if getattr(self, "_vector", None) is not None:
+        if self._vector is not None:
             self._drain()
         return dict(self.__dict__)
 

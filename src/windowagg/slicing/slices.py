@@ -44,13 +44,6 @@ class Slice:
         self.partial = partial
         self.tuples = tuples
 
-    def __getstate__(self):
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __setstate__(self, state):
-        for k, v in zip(self.__slots__, state):
-            setattr(self, k, v)
-
 
 class SliceManager:
     def __init__(self, agg: Any, store: Any, keep_tuples: bool) -> None:

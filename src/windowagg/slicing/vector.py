@@ -33,6 +33,18 @@ COLUMNS = {"sum": ("s",), "count": ("c",), "mean": ("s", "c"), "min": ("m",), "m
            "sql_sum": ("s", "c")}  # fmt: skip
 
 
+def serves(agg: Any, windows: list) -> bool:
+    """Whether this fast path serves an aggregation and a set of windows: the built-ins of
+    COLUMNS over tumbling and sliding time windows only."""
+    from ..aggregations import Aggregation
+
+    return (
+        isinstance(agg, Aggregation)
+        and agg.name in COLUMNS
+        and all(isinstance(w, Sliding) and w.measure == "time" for w in windows)
+    )
+
+
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """All integers k with lo[i] <= k <= hi[i], and the i each came from."""
     cnt = np.maximum(hi - lo + 1, 0)

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..slicing import WindowOperator
 from ..slicing.slicer import StreamSlicer
 from ..slicing.vector import COLUMNS, VectorSlices
 from .plan import Plan
@@ -59,12 +58,10 @@ def _general(plan: Plan):
     def run(key_values: tuple, pdf: pd.DataFrame) -> pd.DataFrame:
         pdf = pdf.sort_values(T, kind="stable")
         t = pdf[T].to_numpy()
-        op = WindowOperator(plan.agg, store="eager")
-        for w in plan.windows:
-            op.add_window(w)
+        op = plan.operator()
         op.process_batch(t, pdf[V].to_numpy(dtype=float))
         results = op.flush()
-        return _rows(plan, key_values, results, lambda a, b: (t[a], t[b - 1] + 0))
+        return _rows(plan, key_values, results, lambda a, b: (t[a], t[b - 1]))
 
     return run
 

@@ -58,13 +58,18 @@ class Plan:
     @property
     def fast(self) -> bool:
         """Pre-aggregation per (key, slice) in Spark SQL, then the array fast path."""
-        from ..slicing.vector import COLUMNS
+        from ..slicing.vector import serves
 
-        return (
-            isinstance(self.agg, Aggregation)
-            and self.agg.name in COLUMNS
-            and all(isinstance(w, Sliding) and w.measure == "time" for w in self.windows)
-        )
+        return serves(self.agg, self.windows)
+
+    def operator(self) -> Any:
+        """A window operator for one key."""
+        from ..slicing import WindowOperator
+
+        op = WindowOperator(self.agg, allowed_lateness=self.lateness, store="eager")
+        for w in self.windows:
+            op.add_window(w)
+        return op
 
     def output_schema(self, internal: bool = False, update: bool = False) -> Any:
         from pyspark.sql.types import (
@@ -77,9 +82,9 @@ class Plan:
             TimestampType,
         )
 
-        bound = LongType() if (internal or not self.timestamp) else TimestampType()
-        if not self.timestamp:
-            bound = DoubleType()
+        # plain numbers stay doubles; timestamps are microseconds inside the Python functions
+        stamp = LongType() if internal else TimestampType()
+        bound = stamp if self.timestamp else DoubleType()
         value = LongType() if self.agg.name == "count" else DoubleType()
         fields = [*self.key_fields, StructField("window", StringType()),
                   StructField("window_start", bound), StructField("window_end", bound),

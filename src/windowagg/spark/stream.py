@@ -20,7 +20,6 @@ import math
 import pickle
 from typing import Any
 
-from ..slicing import WindowOperator
 from .batch import K, T, V, _rows, finish, internal_time
 from .plan import Plan
 
@@ -29,12 +28,7 @@ WM = "__wa_wm"
 
 def _func(plan: Plan):
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        if state.exists:
-            op = pickle.loads(state.get[0])
-        else:
-            op = WindowOperator(plan.agg, allowed_lateness=plan.lateness, store="eager")
-            for w in plan.windows:
-                op.add_window(w)
+        op = pickle.loads(state.get[0]) if state.exists else plan.operator()
         if not state.hasTimedOut:
             for pdf in frames:  # arrival order within the micro-batch
                 if len(pdf):
