@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 import windowagg
-from tests.fifo.traces import AGG_NAMES, RANGES, make_agg, pairings, trace
-from tests.oracles import same
+from tests.fifo.traces import AGG_NAMES, RANGES, make_agg, pairings, replay, trace
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 
@@ -23,23 +22,7 @@ CASES = pairings(AGG_NAMES)
 
 @pytest.mark.parametrize(("algorithm", "agg_name"), CASES)
 def test_matches_oracle(algorithm: str, agg_name: str) -> None:
-    w = build(algorithm, make_agg(agg_name))
-    model_len = 0
-    for step, (op, x, answer, last) in enumerate(trace(agg_name)):
-        if op == "i":
-            w.insert(x)
-            model_len += 1
-        else:
-            w.evict()
-            model_len -= 1
-        assert len(w) == model_len
-        got = w.query()
-        assert same(got, answer), f"step {step}: query() = {got!r}, oracle {answer!r}"
-        if w.shares_windows:
-            for r in RANGES:
-                got = w.query(last=r)
-                assert same(got, last[r]), f"step {step}: query(last={r}) = {got!r}"
-    w.check_invariants()
+    replay(build(algorithm, make_agg(agg_name)), trace(agg_name))
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)

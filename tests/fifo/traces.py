@@ -107,3 +107,26 @@ def trace(agg_name: str, seed: int = 0) -> list[tuple[str, Any, Any, dict[int, A
                 window.pop(0)
                 record("e", None)
     return out
+
+
+def replay(w: Any, steps: list, last_every: int = 1) -> None:
+    """Run a trace on an aggregator, checking len() and query() after every step and
+    query(last=r) every ``last_every`` steps (when it shares windows) against the oracle."""
+    from tests.oracles import same
+
+    model_len = 0
+    for step, (op, x, answer, last) in enumerate(steps):
+        if op == "i":
+            w.insert(x)
+            model_len += 1
+        else:
+            w.evict()
+            model_len -= 1
+        assert len(w) == model_len
+        got = w.query()
+        assert same(got, answer), f"step {step}: query() = {got!r}, oracle {answer!r}"
+        if w.shares_windows and step % last_every == 0:
+            for r in RANGES:
+                got = w.query(last=r)
+                assert same(got, last[r]), f"step {step}: query(last={r}) = {got!r}"
+    w.check_invariants()

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 import windowagg
-from tests.fifo.traces import RANGES, pairings, trace
-from tests.oracles import same
+from tests.fifo.traces import RANGES, pairings, replay, trace
 from windowagg.fifo.compiled import CompiledFifo
 from windowagg.kernels.families import COMPILED
 
@@ -23,19 +22,7 @@ def test_compiled_storage_matches_oracle(algorithm: str, agg_name: str) -> None:
     options = {"ranges": RANGES} if algorithm == "slickdeque" else {}
     w = windowagg.fifo(algorithm, agg_name, backend="compiled", **options)
     assert isinstance(w, CompiledFifo)
-    steps = trace(agg_name)
-    for step, (op, x, answer, last) in enumerate(steps[:1500]):
-        if op == "i":
-            w.insert(x)
-        else:
-            w.evict()
-        got = w.query()
-        assert same(got, answer), f"step {step}: query() = {got!r}, oracle {answer!r}"
-        if w.shares_windows and step % 3 == 0:
-            for r in RANGES:
-                got = w.query(last=r)
-                assert same(got, last[r]), f"step {step}: query(last={r}) = {got!r}"
-    w.check_invariants()
+    replay(w, trace(agg_name)[:1500], last_every=3)
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
