@@ -22,6 +22,7 @@ parameters are.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -219,8 +220,6 @@ class EdgeContext:
 
     def add_edge(self, t: float) -> None:
         """A window edge at ``t`` (a new window starts there)."""
-        import bisect
-
         i = bisect.bisect_left(self.edges, t)
         if i == len(self.edges) or self.edges[i] != t:
             self.edges.insert(i, t)
@@ -229,8 +228,6 @@ class EdgeContext:
 
     def remove_edge(self, t: float) -> None:
         """Remove the edge at ``t``: the windows on both sides of it become one."""
-        import bisect
-
         i = bisect.bisect_left(self.edges, t)
         if i < len(self.edges) and self.edges[i] == t:
             del self.edges[i]
