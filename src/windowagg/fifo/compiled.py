@@ -181,6 +181,18 @@ def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     return values, args, ints
 
 
+def python_result(name: str, v: float, ints: bool) -> Any:
+    """A kernel's lowered float as the Python reference returns it: None for an empty
+    window (0 for the counting aggregations), an int where only ints went in."""
+    if math.isnan(v):
+        return 0 if name in _EMPTY_ZERO else None
+    if name in _COUNTS or (ints and name in _INT_RESULTS and v.is_integer()):
+        return int(v)
+    if ints and name in ("argmin", "argmax") and v.is_integer():
+        return int(v)
+    return v
+
+
 def _f(x: Any) -> float:
     return math.nan if is_missing(x) else float(x)
 
@@ -262,14 +274,7 @@ class CompiledFifo:
         return check_range(self.ranges, r) if self.name == "slickdeque" else r
 
     def _result(self, v: float) -> Any:
-        name = self.agg.name
-        if math.isnan(v):
-            return 0 if name in _EMPTY_ZERO else None
-        if name in _COUNTS or (self._ints and name in _INT_RESULTS and v.is_integer()):
-            return int(v)
-        if self._ints and name in ("argmin", "argmax") and v.is_integer():
-            return int(v)
-        return v
+        return python_result(self.agg.name, v, self._ints)
 
     def check_invariants(self) -> None:
         st = self._state

@@ -16,6 +16,8 @@ costs O(1), the bulk paper's deferred free list), NEXT (first never-used node), 
 and CLASSIC (1: every node stores its up-aggregate, searches start at the root).
 """
 
+import numpy as np
+
 from windowagg.kernels.jit import inline, kernel
 
 lift = combine = identity = lower = None  # bound per specialization
@@ -663,13 +665,12 @@ def _subtree(V, C, A, NE, P, FL, meta, tmp, x, slot):
 
 
 @kernel
-def _suffix(T, V, C, A, NE, P, FL, meta, tmp, lo, slot):
-    """The product of the entries with time > lo into tmp[:, slot] (a range query ending at
-    the youngest entry, FiBA paper Section 4): down the path of lo, combining what lies right
-    of it on the way."""
+def _suffix(T, V, C, A, NE, P, FL, meta, tmp, x, lo, slot):
+    """The product of the entries of x's subtree with time > lo into tmp[:, slot] (from the
+    root: a range query ending at the youngest entry, FiBA paper Section 4): down the path of
+    lo, combining what lies right of it on the way."""
     MA = T.shape[1]
     identity(tmp, 5)  # what lies right of the current node, already combined
-    x = meta[ROOT]
     while True:
         n = NE[x]
         leaf = FL[x] & LEAF
@@ -692,6 +693,123 @@ def _suffix(T, V, C, A, NE, P, FL, meta, tmp, lo, slot):
         x = C[x, i]
     for f in range(tmp.shape[0]):
         tmp[f, slot] = tmp[f, 5]
+
+
+@kernel
+def _prefix(T, V, C, A, NE, FL, tmp, x, hi, slot):
+    """The product of the entries of x's subtree with time <= hi into tmp[:, slot]: down the
+    path of hi, combining what lies left of it. x must not be on the left spine (its
+    subtrees store up-aggregates then, FiBA paper Fig. 10)."""
+    MA = T.shape[1]
+    identity(tmp, slot)
+    while True:
+        n = NE[x]
+        leaf = FL[x] & LEAF
+        j = 0
+        while j < n and T[x, j] <= hi:
+            if not leaf:
+                combine(tmp, slot, tmp, slot, A, C[x, j])
+            combine(tmp, slot, tmp, slot, V, x * MA + j)
+            j += 1
+        if leaf or (j > 0 and T[x, j - 1] == hi):  # child j lies entirely right of hi
+            return
+        x = C[x, j]
+
+
+@kernel
+def _range(T, V, C, A, NE, P, FL, meta, tmp, lo, hi, slot):
+    """The product of the entries with lo <= t <= hi (finite times) into tmp[:, slot] (FiBA
+    paper Section 4, Fig. 10, without recursion): down from the root while the range lies
+    inside one child; at the node that holds entries of the range, its entries and the
+    children between them (up-aggregates), a suffix of the child on the left and a prefix of
+    the child on the right. O(log n)."""
+    MA = T.shape[1]
+    x = meta[ROOT]
+    while True:
+        n = NE[x]
+        i = 0
+        while i < n and T[x, i] < lo:
+            i += 1
+        j = i
+        while j < n and T[x, j] <= hi:
+            j += 1
+        if i < j:
+            break
+        if FL[x] & LEAF:
+            identity(tmp, slot)
+            return
+        x = C[x, i]
+    leaf = FL[x] & LEAF
+    for f in range(tmp.shape[0]):
+        tmp[f, 3] = V[f, x * MA + i]
+    for k in range(i + 1, j):
+        if not leaf:
+            combine(tmp, 3, tmp, 3, A, C[x, k])
+        combine(tmp, 3, tmp, 3, V, x * MA + k)
+    if not leaf and T[x, i] > lo:  # entries >= lo, as entries > the float just below lo
+        _suffix(T, V, C, A, NE, P, FL, meta, tmp, C[x, i], np.nextafter(lo, -np.inf), 1)
+        combine(tmp, 3, tmp, 1, tmp, 3)
+    if not leaf and T[x, j - 1] < hi:
+        _prefix(T, V, C, A, NE, FL, tmp, C[x, j], hi, 2)
+        combine(tmp, 3, tmp, 3, tmp, 2)
+    for f in range(tmp.shape[0]):
+        tmp[f, slot] = tmp[f, 3]
+
+
+@kernel
+def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
+    """Remove the entry at exactly t (FiBA paper Fig. 7, ``evict``, and Fig. 8,
+    ``evictInner``: an inner node's entry is overwritten by its neighbour from a leaf, taken
+    from the right subtree when that one can spare it). False when there is none."""
+    MA = T.shape[1]
+    node, i, found = _search(T, C, NE, P, FL, meta, t)
+    if not found:
+        return False
+    if FL[node] & LEAF:
+        _drop(T, V, NE, node, i)
+        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
+                                                     node)  # fmt: skip
+    else:
+        rgt = C[node, i + 1]
+        if NE[rgt] + 1 > meta[MU]:
+            leaf = rgt
+            while not (FL[leaf] & LEAF):
+                leaf = C[leaf, 0]
+            k = 0
+        else:
+            leaf = C[node, i]
+            while not (FL[leaf] & LEAF):
+                leaf = C[leaf, NE[leaf]]
+            k = NE[leaf] - 1
+        T[node, i] = T[leaf, k]
+        for f in range(V.shape[0]):
+            V[f, node * MA + i] = V[f, leaf * MA + k]
+        _drop(T, V, NE, leaf, k)
+        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
+                                                     leaf)  # fmt: skip
+        y = P[top]
+        while y >= 0 and y != node:
+            y = P[y]
+        if y == node:  # top lies below the overwritten node: repair the path up to it
+            while top != node:
+                _repair(T, V, C, A, K, NE, P, FL, meta, top)
+                top = P[top]
+                hitleft = hitleft or (FL[top] & LEFT) != 0
+                hitright = hitright or (FL[top] & RIGHT) != 0
+    _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
+    return True
+
+
+@inline
+def _drop(T, V, NE, x, i):
+    """Drop entry i of the leaf x."""
+    MA = T.shape[1]
+    n = NE[x] - 1
+    for k in range(i, n):
+        T[x, k] = T[x, k + 1]
+        for f in range(V.shape[0]):
+            V[f, x * MA + k] = V[f, x * MA + k + 1]
+    NE[x] = n
 
 
 @inline
@@ -868,53 +986,62 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
 
 
 @kernel
-def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, values, args,
-                times, sizes, out, start, clock):  # fmt: skip
-    """Time windows over out-of-order times from element ``start`` on: insert, evict what
-    fell out of the largest window (one bulk evict), answer every size (one size: query();
-    several: suffix range queries). ``clock[0]`` is the largest time so far. Stops early,
+def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, ops, a, b, c,
+              sizes, out, start, clock):  # fmt: skip
+    """The one driver (one compiled entry point per family): operation ``ops[e]`` for each
+    element from ``start`` on, results in ``out[e]``:
+
+    * 0 insert(a, b) with argument c (argmin/argmax); 1 evict(a): 1 or 0; 2 bulk_evict(a):
+      how many; 3 query(a, b); 4 query(): the lowered aggregate;
+    * 5 a time window step (``sliding_aggregate``): insert(a, b) with argument c, advance
+      ``clock[0]`` (the largest time so far), evict what fell out of the largest of ``sizes``,
+      answer every size into ``out[e, :]`` (one size: query(); several: suffix queries);
+    * 6 a round of the FiBA paper's experiments: insert(a, b), bulk_evict(c), query().
+
+    Each primitive is called from one place (the fast paths are inlined). Stops early,
     returning the next element, when the node pool may run short (the caller grows it and
     calls again); returns -1 when done."""
+    N = T.shape[0]
     now = clock[0]
     k = sizes.shape[0]
     largest = sizes[0]
     for j in range(k):
         largest = max(largest, sizes[j])
-    N = T.shape[0]
-    for e in range(start, values.shape[0]):
+    for e in range(start, ops.shape[0]):
         if meta[FREE_TOP] == 0 and meta[NEXT] + 64 >= N:
             clock[0] = now
             return e
-        t = times[e]
-        if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, values[e], args[e]):
-            _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, values[e], args[e])
-        if t > now:
-            now = t
-        if _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, now - largest) < 0:
-            _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
-        if k == 1:
-            _query_all(A, P, FL, meta, tmp, 7)
+        op = ops[e]
+        t = a[e]
+        if op == 1:
+            out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
+            continue
+        if op == 3:
+            _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], 7)
             out[e, 0] = lower(code, tmp, 7)
-        else:
+            continue
+        if op == 0 or op == 5 or op == 6:
+            arg = t if op == 6 else c[e]
+            if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, b[e], arg):
+                _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, b[e], arg)
+            if op == 0:
+                continue
+            if t > now:
+                now = t
+        if op == 2 or op == 5 or op == 6:
+            cut = t if op == 2 else (c[e] if op == 6 else now - largest)
+            m = _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, cut)
+            if m < 0:
+                m = _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, cut)
+            if op == 2:
+                out[e, 0] = m
+                continue
+        if op == 5 and k > 1:
             for j in range(k):
-                _suffix(T, V, C, A, NE, P, FL, meta, tmp, now - sizes[j], 7)
+                _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j], 7)
                 out[e, j] = lower(code, tmp, 7)
+            continue
+        _query_all(A, P, FL, meta, tmp, 7)
+        out[e, 0] = lower(code, tmp, 7)
     clock[0] = now
     return -1
-
-
-@kernel
-def btree_rounds(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, evict_to,
-                 times, values, out):  # fmt: skip
-    """Rounds of bulk evict (everything up to ``evict_to[r]``), insert, query: the FiBA
-    paper's experiments, where the workload fixes which entries leave and where new ones land."""
-    for r in range(values.shape[0]):
-        if _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, evict_to[r]) < 0:
-            _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, evict_to[r])
-        if not _append_fast(
-            T, V, C, A, K, NE, P, FL, FREE, meta, code, times[r], values[r], times[r]
-        ):
-            _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, times[r], values[r],
-                    times[r])  # fmt: skip
-        _query_all(A, P, FL, meta, tmp, 7)
-        out[r] = lower(code, tmp, 7)

@@ -33,7 +33,7 @@ ALGORITHMS: dict[str, Callable[..., OooAggregator]] = {
 }
 
 _OPTIONS = {"fiba": {"min_arity"}, "bclassic": {"min_arity"}, "recalc": set()}
-BACKENDS = ("auto", "python")
+BACKENDS = ("auto", "python", "compiled")
 
 
 def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> OooAggregator:
@@ -45,15 +45,22 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
         ``fiba``, ``bclassic`` or ``recalc``.
     agg : str or aggregation
         A built-in aggregation name or any object with ``identity/lift/combine/lower``.
-    backend : {"auto", "python"}
-        As for :func:`windowagg.fifo`.
+    backend : {"auto", "python", "compiled"}
+        ``auto`` uses compiled storage (:class:`CompiledTree`) for fiba and bclassic over the
+        built-in numeric aggregations (sum, count, mean, stddev, geomean, min, max, argmin,
+        argmax, mincount, maxcount, first, last) and the Python reference otherwise;
+        ``python`` forces the reference; ``compiled`` requires compiled storage. Compiled
+        storage holds times as float64 (numbers it holds exactly, and datetimes) and adds
+        ``insert_many``, ``evict_many`` and ``query_many``; the reference takes any totally
+        ordered times.
     **options
         ``min_arity`` (fiba, bclassic): any integer >= 2, default 4; MAX_ARITY = 2 MIN_ARITY.
 
     Raises
     ------
     ValueError
-        Unknown algorithm or backend, or a bad ``min_arity``.
+        Unknown algorithm or backend, a bad ``min_arity``, or ``backend="compiled"`` for recalc
+        or an aggregation without a kernel.
     TypeError
         An option the algorithm does not take.
 
@@ -69,12 +76,22 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
             f"unknown out-of-order algorithm {algorithm!r}; valid names: {valid}"
         ) from None
     if backend not in BACKENDS:
-        if backend == "compiled":
-            raise ValueError(
-                "backend='compiled' is not available in this version; use 'auto' or 'python'"
-            )
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
     unknown = set(options) - _OPTIONS[algorithm]
     if unknown:
         raise TypeError(f"{algorithm} takes no option(s) {', '.join(sorted(unknown))}")
-    return factory(resolve(agg), **options)
+    reference = factory(resolve(agg), **options)  # validates the options, whatever the backend
+    if backend == "python":
+        return reference
+    from ..fifo.compiled import compiled_family
+
+    if algorithm == "recalc" or compiled_family(reference.agg) is None:
+        if backend == "compiled":
+            raise ValueError(
+                "backend='compiled' serves fiba and bclassic over the built-in numeric "
+                f"aggregations; {algorithm} over {reference.agg!r} runs on backend='python'"
+            )
+        return reference
+    from .compiled_tree import CompiledTree
+
+    return CompiledTree(algorithm, reference.agg, reference.min_arity)  # type: ignore[attr-defined]

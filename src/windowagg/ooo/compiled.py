@@ -1,5 +1,6 @@
 """Compiled storage for FiBA and the classic augmented B-tree: the node pool in numpy arrays,
-the work in :mod:`windowagg.kernels.btree` (numba, imported lazily)."""
+the work in :mod:`windowagg.kernels.btree` (numba, imported lazily). The object behind
+``ooo(..., backend="auto" | "compiled")`` is :class:`windowagg.ooo.compiled_tree.CompiledTree`."""
 
 from __future__ import annotations
 
@@ -69,23 +70,36 @@ class BTreeState:
         per_node = sum(a.nbytes for a in arrays) / self.n
         return used * per_node / max(1, entries)
 
-    def rounds(self, code: int, evict_to, times, values, out) -> None:
-        """Rounds of bulk evict, insert, query (see ``btree_rounds``); the pool must be large
-        enough (``nodes``) for the window, which these workloads keep at a fixed size."""
+    def run(self, code: int, ops, a, b, c, out, sizes=None, clock=None) -> None:
+        """Run ``btree_run`` (see there for the operations) over the arrays, growing the pool
+        whenever the kernel stops for room; ``out`` has a row per operation."""
+        from ..kernels.jit import compile_at
         from ..kernels.specialize import specialize
 
-        run = specialize("btree", "fiba", self.family).btree_rounds
-        run(*self.arrays, code, evict_to, times, values, out)
-
-    def slide(self, code: int, values, args, times, sizes, out) -> None:
-        """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
-        from ..kernels.specialize import specialize
-
-        run = specialize("btree", "fiba", self.family).btree_slide
-        clock = np.array([-np.inf])
+        run = specialize("btree", "fiba", self.family).btree_run
+        sizes = np.zeros(1) if sizes is None else sizes
+        clock = np.array([-np.inf]) if clock is None else clock
         start = 0
+        compile_at(run, (*self.arrays, code, ops, a, b, c, sizes, out, start, clock), 1)
         while True:
-            start = run(*self.arrays, code, values, args, times, sizes, out, start, clock)
+            start = run(*self.arrays, code, ops, a, b, c, sizes, out, start, clock)
             if start < 0:
                 return
             self.grow()
+
+    def rounds(self, code: int, evict_to, times, values, out) -> None:
+        """Rounds of insert, bulk evict (everything up to ``evict_to[r]``), query (the FiBA
+        paper's experiments); ``out`` gets one answer per round."""
+        ops = np.full(len(times), 6, np.int8)
+        self.run(code, ops, times, values, evict_to, out.reshape(-1, 1))
+
+    def slide(self, code: int, values, args, times, sizes, out) -> None:
+        """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
+        self.run(code, np.full(len(times), 5, np.int8), times, values, args, out, sizes)
+
+    def size(self) -> int:
+        """Entries in the tree (the kernel's ``_size``)."""
+        r, lf, rf = (int(v) for v in self.meta[:3])
+        if self.meta[6] == 1 or self.fl[r] & LEAF:
+            return int(self.k[r])
+        return int(self.k[lf] + self.k[r] + self.k[rf])

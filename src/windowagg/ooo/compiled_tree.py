@@ -1,0 +1,285 @@
+"""The object behind ``ooo("fiba" | "bclassic", agg, backend="auto" | "compiled")`` for a
+built-in numeric aggregation: the interface of :class:`OooAggregator` (api.md section 3) over
+compiled storage (:class:`BTreeState`, the driver ``btree_run`` of
+:mod:`windowagg.kernels.btree`), plus
+``insert_many``, ``evict_many`` and ``query_many``, which stay in compiled code for a whole
+batch.
+
+Times live in the kernel as float64: real numbers that float64 holds exactly (finite floats,
+ints up to 2^53 in magnitude, fractions like 1/2) and datetimes (as microseconds since 1970,
+years 1685-2255). Any other time raises a ``TypeError`` or ``ValueError`` naming
+``backend="python"``, which takes any totally ordered times.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from ..fifo.compiled import compiled_family, python_result, to_arrays
+from .base import OooAggregator
+from .compiled import LEAF, BTreeState
+
+INSERT, EVICT, BULK_EVICT, RANGE, ALL = 0, 1, 2, 3, 4  # btree_run's operations
+_EXACT = 2**53
+_US = timedelta(microseconds=1)
+
+
+class _Times:
+    """Times to float64 and back: numbers as themselves, datetimes as microseconds since the
+    epoch (in the first time's zone, so that aware and naive datetimes stay apart)."""
+
+    def __init__(self) -> None:
+        self.epoch: datetime | None = None
+        self.ints = True  # every time so far an int: oldest()/youngest() return ints
+
+    def encode(self, t: Any) -> float:
+        if isinstance(t, datetime):
+            if self.epoch is None:
+                self.epoch = datetime(1970, 1, 1, tzinfo=t.tzinfo and UTC)
+            us = (t - self.epoch) // _US
+            return self._number(us, t)
+        if isinstance(t, numbers.Real) and not isinstance(t, bool):
+            return self._number(t, t)
+        raise TypeError(
+            f"compiled storage takes real numbers or datetimes as times, got {t!r} "
+            f"({type(t).__name__}); use backend='python' for other ordered times"
+        )
+
+    @staticmethod
+    def _number(v: Any, t: Any) -> float:
+        f = float(v)
+        if not math.isfinite(f) or f != v:  # Python compares ints and fractions exactly
+            raise ValueError(
+                f"compiled storage holds times as float64 and cannot hold {t!r} exactly; "
+                f"use backend='python'"
+            )
+        return f
+
+    def encode_array(self, ts: Any) -> tuple[np.ndarray, bool]:
+        """The times as float64 and whether all of them are ints (see :meth:`note`)."""
+        if isinstance(ts, np.ndarray) and ts.dtype.kind in "iuf" and self.epoch is None:
+            out = ts.astype(np.float64)
+            bad = ~np.isfinite(out) | (np.abs(out) > _EXACT)
+            if bad.any():
+                self._number(ts[np.argmax(bad)].item(), ts[np.argmax(bad)].item())
+            return out, ts.dtype.kind in "iu"
+        out = np.array([self.encode(t) for t in ts], np.float64)
+        return out, all(isinstance(t, numbers.Integral) for t in ts)
+
+    def note(self, ints: bool) -> None:
+        """Times went in: results stay ints while every time was one."""
+        self.ints = self.ints and ints
+
+    def decode(self, v: float) -> Any:
+        if self.epoch is not None:
+            return self.epoch + int(v) * _US
+        return int(v) if self.ints else v
+
+
+class CompiledTree(OooAggregator):
+    """FiBA or the classic augmented B-tree in compiled storage; same results as the Python
+    reference (:class:`FiBA`, :class:`ClassicBTree`) for every built-in numeric aggregation."""
+
+    def __init__(self, algorithm: str, agg: Any, min_arity: int = 4) -> None:
+        super().__init__(agg)
+        family, self._code = compiled_family(self.agg)  # type: ignore[misc]
+        self.name = algorithm
+        self.min_arity = min_arity
+        self.max_arity = 2 * min_arity
+        self._state = BTreeState(family, min_arity, classic=algorithm == "bclassic")
+        self._times = _Times()
+        self._ints = True  # only int values so far: int results stay ints
+
+    def __repr__(self) -> str:
+        return f"CompiledTree({self.name!r}, {self.agg!r}, len={len(self)})"
+
+    def __len__(self) -> int:
+        return self._state.size()
+
+    # -- batches: one kernel call each ------------------------------------------------------
+
+    def _run(self, op: int, a: np.ndarray, b: Any = None, c: Any = None) -> np.ndarray:
+        n = len(a)
+        out = np.zeros((n, 1))
+        b = np.zeros(n) if b is None else b
+        c = np.zeros(n) if c is None else c
+        self._state.run(self._code, np.full(n, op, np.int8), a, b, c, out)
+        return out[:, 0]
+
+    def _encode(self, ts: Any) -> tuple[np.ndarray, bool]:
+        ts = ts if isinstance(ts, np.ndarray) else list(ts)
+        if len(ts):
+            self._check_time(ts[0] if not isinstance(ts, np.ndarray) else ts[0].item())
+        if not isinstance(ts, np.ndarray):
+            for t in ts:
+                self._check_time(t)
+        return self._times.encode_array(ts)
+
+    def insert_many(self, times: Any, values: Any) -> None:
+        """Insert ``values[k]`` at ``times[k]`` for every k, in order (times in any order,
+        repeats combine as in :meth:`insert`), in one compiled loop. Every time and value is
+        checked before anything changes."""
+        ts, int_times = self._encode(times)
+        vals, args, ints = to_arrays(self.agg, values)
+        if len(vals) != len(ts):
+            raise ValueError(f"insert_many needs as many values ({len(vals)}) as times ({len(ts)})")
+        self._ints = self._ints and ints
+        self._times.note(int_times)
+        self._run(INSERT, ts, vals, args)
+
+    def evict_many(self, times: Any) -> np.ndarray:
+        """Evict the entry at each of ``times`` in order; a bool array: which were present."""
+        if not len(self):
+            return np.zeros(len(times), bool)
+        return self._run(EVICT, self._encode(times)[0]) > 0
+
+    def query_many(self, t_from: Any, t_to: Any) -> np.ndarray:
+        """The lowered aggregate of each range ``[t_from[k], t_to[k]]`` as float64, empty
+        ranges as :func:`windowagg.sliding_aggregate` reports empty windows (0 for sum, count,
+        mincount, maxcount; NaN otherwise)."""
+        lo, hi = self._encode(t_from)[0], self._encode(t_to)[0]
+        if len(lo) != len(hi):
+            raise ValueError(f"query_many needs as many t_from ({len(lo)}) as t_to ({len(hi)})")
+        return self._run(RANGE, lo, hi)
+
+    # -- the interface of OooAggregator ------------------------------------------------------
+
+    def insert(self, t: Any, x: Any) -> None:
+        self.insert_many([t], [x])
+
+    def _evict(self, t: Any) -> bool:
+        return bool(self._run(EVICT, np.array([self._times.encode(t)]))[0])
+
+    def _bulk_evict(self, t: Any) -> int:
+        return int(self._run(BULK_EVICT, np.array([self._times.encode(t)]))[0])
+
+    def bulk_insert(self, items: Any) -> None:
+        """As :meth:`OooAggregator.bulk_insert`: ``(t, x)`` pairs with strictly increasing
+        ``t``, checked before anything changes, then one compiled loop."""
+        pairs = []
+        prev = None
+        for k, item in enumerate(items):
+            try:
+                t, x = item
+            except (TypeError, ValueError):
+                raise TypeError(f"bulk_insert needs (t, x) pairs, got {item!r}") from None
+            t = self._check_time(t)
+            self._times.encode(t)  # a time compiled storage cannot hold fails here
+            if k and not prev < t:
+                raise ValueError(
+                    f"bulk_insert needs strictly increasing times; {t!r} follows {prev!r} "
+                    f"(item {k})"
+                )
+            pairs.append((t, x))
+            prev = t
+        if pairs:
+            self.insert_many([t for t, _ in pairs], [x for _, x in pairs])
+
+    def query(self, t_from: Any = None, t_to: Any = None) -> Any:
+        if t_from is None and t_to is None:
+            v = self._run(ALL, np.zeros(1))[0]
+        elif not len(self):
+            v = math.nan
+        else:
+            lo = -math.inf if t_from is None else self._times.encode(self._check_time(t_from))
+            hi = math.inf if t_to is None else self._times.encode(self._check_time(t_to))
+            v = self._run(RANGE, np.array([lo]), np.array([hi]))[0] if lo <= hi else math.nan
+        return python_result(self.agg.name, float(v), self._ints)
+
+    def query_partial(self, t_from: Any = None, t_to: Any = None) -> Any:
+        raise TypeError(
+            "query_partial() needs the Python reference's partials; build the aggregator "
+            "with backend='python'"
+        )
+
+    def oldest(self) -> Any:
+        st = self._state
+        return self._times.decode(float(st.t[st.meta[1], 0])) if len(self) else None
+
+    def youngest(self) -> Any:
+        st = self._state
+        rf = st.meta[2]
+        return self._times.decode(float(st.t[rf, st.ne[rf] - 1])) if len(self) else None
+
+    def _stored_times(self) -> np.ndarray:
+        """The stored times in order (an in-order walk of the node arrays)."""
+        st = self._state
+        out: list[float] = []
+
+        def walk(x: int) -> None:
+            n = int(st.ne[x])
+            for k in range(n + 1):
+                if not st.fl[x] & LEAF:
+                    walk(int(st.c[x, k]))
+                if k < n:
+                    out.append(float(st.t[x, k]))
+
+        walk(int(st.meta[0]))
+        return np.array(out, np.float64)
+
+    def items(self) -> list[tuple[Any, Any]]:
+        """``(t, lowered aggregate of the entry at t)`` in time order: compiled storage keeps
+        no Python partials (for tests and debugging; O(n log n))."""
+        ts = self._stored_times()
+        vals = self._run(RANGE, ts, ts) if len(ts) else ts
+        return [
+            (self._times.decode(t), python_result(self.agg.name, float(v), self._ints))
+            for t, v in zip(ts, vals)
+        ]
+
+    def check_invariants(self) -> None:
+        """Order, arity, parent pointers, equal leaf depths, spine flags, fingers, counts of
+        the nodes that store up-aggregates, and query() (position-aware aggregates) equal to
+        the range query over everything (up-aggregates)."""
+        st = self._state
+        root = int(st.meta[0])
+        classic = st.meta[6] == 1
+        depths: set[int] = set()
+
+        def walk(x: int, parent: int, depth: int, lo: float, hi: float, left: bool,
+                 right: bool) -> int:  # fmt: skip
+            n = int(st.ne[x])
+            ts = st.t[x, :n]
+            assert int(st.p[x]) == parent, "parent pointer"
+            assert (np.diff(ts) > 0).all(), "times inside a node increase"
+            assert n == 0 or (lo < ts[0] and ts[-1] < hi), "order against the separators"
+            if x != root:
+                assert self.min_arity <= n + 1 <= self.max_arity, f"arity {n + 1}"
+                assert bool(st.fl[x] & 1) == left and bool(st.fl[x] & 2) == right, "spines"
+            else:
+                assert n + 1 <= self.max_arity and not st.fl[x] & 3
+            count = n
+            if st.fl[x] & LEAF:
+                depths.add(depth)
+            else:
+                assert n >= 1, "an inner node has two children or more"
+                for k in range(n + 1):
+                    count += walk(
+                        int(st.c[x, k]), x, depth + 1,
+                        float(ts[k - 1]) if k else lo, float(ts[k]) if k < n else hi,
+                        (x == root or left) and k == 0, (x == root or right) and k == n,
+                    )  # fmt: skip
+            if classic or (x != root and not left and not right):
+                assert int(st.k[x]) == count, "count of an up-aggregate"
+            return count
+
+        total = walk(root, -1, 0, -math.inf, math.inf, False, False)
+        assert len(depths) <= 1, "all leaves at the same depth"
+        assert total == len(self), "len() counts every entry"
+        lf = rf = root
+        while not st.fl[lf] & LEAF:
+            lf = int(st.c[lf, 0])
+        while not st.fl[rf] & LEAF:
+            rf = int(st.c[rf, st.ne[rf]])
+        assert (int(st.meta[1]), int(st.meta[2])) == (lf, rf), "fingers"
+        if total:
+            whole = self._run(ALL, np.zeros(1))[0]
+            ranged = self._run(RANGE, np.array([-math.inf]), np.array([math.inf]))[0]
+            assert math.isclose(whole, ranged, rel_tol=1e-9, abs_tol=1e-9) or (
+                math.isnan(whole) and math.isnan(ranged)
+            ), f"query() {whole} but the range over everything {ranged}"
