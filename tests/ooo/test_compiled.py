@@ -192,3 +192,15 @@ def test_evict_everything_in_random_order(algorithm: str, min_arity: int) -> Non
         if k % 100 == 0:
             w.check_invariants()
     assert len(w) == 0 and w.query() is None
+
+
+def test_pickles() -> None:
+    import pickle
+
+    w = windowagg.ooo("fiba", "argmin", backend="compiled", min_arity=2)
+    w.insert_many([5, 1, 9, 3], [(10, 2.0), (11, 7.0), (12, -1.0), (13, 0.5)])
+    w2 = pickle.loads(pickle.dumps(w))
+    w2.check_invariants()
+    assert (w2.query(), w2.query(0, 4), w2.oldest()) == (12, 13, 1)
+    w2.insert(2, (14, -5.0))
+    assert (w2.query(), w.query()) == (14, 12)

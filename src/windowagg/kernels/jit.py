@@ -24,7 +24,7 @@ def compile_at(dispatcher, args: tuple, level: int) -> None:
     """Compile ``dispatcher`` for ``args`` at LLVM optimisation level ``level`` unless it
     has a compiled version already; numba reads the level from its global configuration, so
     it is set under numba's compiler lock and restored afterwards."""
-    if dispatcher.signatures:
+    if dispatcher.overloads:  # (cheap: ``signatures`` hashes every type)
         return
     with global_compiler_lock:
         old = config.OPT

@@ -9,6 +9,21 @@ import numpy as np
 LEAF = 4
 
 
+_RUNNERS: dict = {}  # family -> the compiled driver, once loaded
+
+
+def _runner(family: str, args: tuple):
+    """Load (or compile, at LLVM level 1: see :func:`windowagg.kernels.jit.compile_at`) the
+    driver of ``family``."""
+    from ..kernels.jit import compile_at
+    from ..kernels.specialize import specialize
+
+    run = specialize("btree", "fiba", family).btree_run
+    compile_at(run, args, 1)
+    _RUNNERS[family] = run
+    return run
+
+
 class BTreeState:
     """The arrays of one compiled B-tree aggregator (see :mod:`windowagg.kernels.btree`)."""
 
@@ -25,6 +40,8 @@ class BTreeState:
         self.meta[6] = 1 if classic else 0
         self.tmp = np.repeat(self.identity[:, None], 8, axis=1)
         self.work = tuple(np.zeros(128, np.int64) for _ in range(3))  # boundary, ancestors, ...
+        self._no_sizes = np.zeros(1)
+        self._clock = np.zeros(1)
         self._allocate(nodes)
         self.fl[0] = LEAF
         self.p[0] = -1
@@ -73,14 +90,13 @@ class BTreeState:
     def run(self, code: int, ops, a, b, c, out, sizes=None, clock=None) -> None:
         """Run ``btree_run`` (see there for the operations) over the arrays, growing the pool
         whenever the kernel stops for room; ``out`` has a row per operation."""
-        from ..kernels.jit import compile_at
-        from ..kernels.specialize import specialize
-
-        run = specialize("btree", "fiba", self.family).btree_run
-        sizes = np.zeros(1) if sizes is None else sizes
-        clock = np.array([-np.inf]) if clock is None else clock
+        sizes = self._no_sizes if sizes is None else sizes
+        if clock is None:
+            clock = self._clock
+            clock[0] = -np.inf
+        args = (*self.arrays, code, ops, a, b, c, sizes, out, 0, clock)
+        run = _RUNNERS.get(self.family) or _runner(self.family, args)
         start = 0
-        compile_at(run, (*self.arrays, code, ops, a, b, c, sizes, out, start, clock), 1)
         while True:
             start = run(*self.arrays, code, ops, a, b, c, sizes, out, start, clock)
             if start < 0:

@@ -94,6 +94,7 @@ class CompiledTree(OooAggregator):
         self._state = BTreeState(family, min_arity, classic=algorithm == "bclassic")
         self._times = _Times()
         self._ints = True  # only int values so far: int results stay ints
+        self._scratch = (np.zeros(1, np.int8), np.zeros((3, 1)), np.zeros((1, 1)))
 
     def __repr__(self) -> str:
         return f"CompiledTree({self.name!r}, {self.agg!r}, len={len(self)})"
@@ -110,6 +111,14 @@ class CompiledTree(OooAggregator):
         c = np.zeros(n) if c is None else c
         self._state.run(self._code, np.full(n, op, np.int8), a, b, c, out)
         return out[:, 0]
+
+    def _one(self, op: int, a: float = 0.0, b: float = 0.0, c: float = 0.0) -> float:
+        """One operation through preallocated arrays (a single call costs microseconds)."""
+        ops, xs, out = self._scratch
+        ops[0] = op
+        xs[0, 0], xs[1, 0], xs[2, 0] = a, b, c
+        self._state.run(self._code, ops, xs[0], xs[1], xs[2], out)
+        return float(out[0, 0])
 
     def _encode(self, ts: Any) -> tuple[np.ndarray, bool]:
         ts = ts if isinstance(ts, np.ndarray) else list(ts)
@@ -150,13 +159,17 @@ class CompiledTree(OooAggregator):
     # -- the interface of OooAggregator ------------------------------------------------------
 
     def insert(self, t: Any, x: Any) -> None:
-        self.insert_many([t], [x])
+        ft = self._times.encode(self._check_time(t))
+        vals, args, ints = to_arrays(self.agg, (x,))
+        self._ints = self._ints and ints
+        self._times.note(isinstance(t, numbers.Integral))
+        self._one(INSERT, ft, vals[0], args[0])
 
     def _evict(self, t: Any) -> bool:
-        return bool(self._run(EVICT, np.array([self._times.encode(t)]))[0])
+        return self._one(EVICT, self._times.encode(t)) > 0
 
     def _bulk_evict(self, t: Any) -> int:
-        return int(self._run(BULK_EVICT, np.array([self._times.encode(t)]))[0])
+        return int(self._one(BULK_EVICT, self._times.encode(t)))
 
     def bulk_insert(self, items: Any) -> None:
         """As :meth:`OooAggregator.bulk_insert`: ``(t, x)`` pairs with strictly increasing
@@ -182,13 +195,13 @@ class CompiledTree(OooAggregator):
 
     def query(self, t_from: Any = None, t_to: Any = None) -> Any:
         if t_from is None and t_to is None:
-            v = self._run(ALL, np.zeros(1))[0]
+            v = self._one(ALL)
         elif not len(self):
             v = math.nan
         else:
             lo = -math.inf if t_from is None else self._times.encode(self._check_time(t_from))
             hi = math.inf if t_to is None else self._times.encode(self._check_time(t_to))
-            v = self._run(RANGE, np.array([lo]), np.array([hi]))[0] if lo <= hi else math.nan
+            v = self._one(RANGE, lo, hi) if lo <= hi else math.nan
         return python_result(self.agg.name, float(v), self._ints)
 
     def query_partial(self, t_from: Any = None, t_to: Any = None) -> Any:
@@ -278,8 +291,8 @@ class CompiledTree(OooAggregator):
             rf = int(st.c[rf, st.ne[rf]])
         assert (int(st.meta[1]), int(st.meta[2])) == (lf, rf), "fingers"
         if total:
-            whole = self._run(ALL, np.zeros(1))[0]
-            ranged = self._run(RANGE, np.array([-math.inf]), np.array([math.inf]))[0]
+            whole = self._one(ALL)
+            ranged = self._one(RANGE, -math.inf, math.inf)
             assert math.isclose(whole, ranged, rel_tol=1e-9, abs_tol=1e-9) or (
                 math.isnan(whole) and math.isnan(ranged)
             ), f"query() {whole} but the range over everything {ranged}"
