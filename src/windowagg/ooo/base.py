@@ -87,7 +87,7 @@ class OooAggregator:
                     f"bulk_insert needs strictly increasing times; {t!r} follows {prev!r} "
                     f"(item {k})"
                 )
-            pairs.append((t, self.agg.lift(x)))
+            pairs.append((t, self._bulk_value(x)))
             prev = t
         if pairs:
             self._bulk_insert(pairs)
@@ -142,6 +142,10 @@ class OooAggregator:
 
     def _bulk_evict(self, t: Any) -> int:
         raise NotImplementedError
+
+    def _bulk_value(self, x: Any) -> Any:
+        """What ``bulk_insert`` passes on for a raw input (the partial, checked on the way)."""
+        return self.agg.lift(x)
 
     def _bulk_insert(self, pairs: list[tuple[Any, Any]]) -> None:
         for t, p in pairs:

@@ -171,27 +171,16 @@ class CompiledTree(OooAggregator):
     def _bulk_evict(self, t: Any) -> int:
         return int(self._one(BULK_EVICT, self._times.encode(t)))
 
-    def bulk_insert(self, items: Any) -> None:
-        """As :meth:`OooAggregator.bulk_insert`: ``(t, x)`` pairs with strictly increasing
-        ``t``, checked before anything changes, then one compiled loop."""
-        pairs = []
-        prev = None
-        for k, item in enumerate(items):
-            try:
-                t, x = item
-            except (TypeError, ValueError):
-                raise TypeError(f"bulk_insert needs (t, x) pairs, got {item!r}") from None
-            t = self._check_time(t)
-            self._times.encode(t)  # a time compiled storage cannot hold fails here
-            if k and not prev < t:
-                raise ValueError(
-                    f"bulk_insert needs strictly increasing times; {t!r} follows {prev!r} "
-                    f"(item {k})"
-                )
-            pairs.append((t, x))
-            prev = t
-        if pairs:
-            self.insert_many([t for t, _ in pairs], [x for _, x in pairs])
+    def _check_time(self, t: Any) -> Any:
+        t = super()._check_time(t)
+        self._times.encode(t)  # a time compiled storage cannot hold fails here
+        return t
+
+    def _bulk_value(self, x: Any) -> Any:
+        return x  # checked with the whole batch by insert_many
+
+    def _bulk_insert(self, pairs: list[tuple[Any, Any]]) -> None:
+        self.insert_many([t for t, _ in pairs], [x for _, x in pairs])
 
     def query(self, t_from: Any = None, t_to: Any = None) -> Any:
         if t_from is None and t_to is None:
