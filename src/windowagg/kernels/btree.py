@@ -14,6 +14,11 @@ aggregation family. Node ``x`` of the pool:
 a released node's children are only pushed when the node is reused, so dropping a subtree
 costs O(1), the bulk paper's deferred free list), NEXT (first never-used node), MU (MIN_ARITY)
 and CLASSIC (1: every node stores its up-aggregate, searches start at the root).
+
+Numba compiles a helper once per argument types, and an id read from ``C`` or ``P`` is int32,
+a constant a literal type: calls pass node ids as ``np.int64(...)`` and constants as
+``np.bool_(...)`` / ``np.int64(...)`` so that every helper compiles once (six fewer versions,
+some seconds less per family).
 """
 
 import numpy as np
@@ -177,7 +182,7 @@ def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
     _repair(T, V, C, A, K, NE, P, FL, meta, top)
     while P[top] >= 0 and _kind(FL, P, meta, top) == UP:
         top = P[top]
-        _repair(T, V, C, A, K, NE, P, FL, meta, top)
+        _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(top))
     if meta[CLASSIC] == 1:
         return
     is_root = P[top] < 0
@@ -185,12 +190,12 @@ def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
         x = top
         while not (FL[x] & LEAF):
             x = C[x, 0]
-            _repair(T, V, C, A, K, NE, P, FL, meta, x)
+            _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
     if (FL[top] & RIGHT) or (is_root and hitright):
         x = top
         while not (FL[x] & LEAF):
             x = C[x, NE[x]]
-            _repair(T, V, C, A, K, NE, P, FL, meta, x)
+            _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
 
 
 @kernel
@@ -201,7 +206,7 @@ def _split(T, V, C, A, K, NE, P, FL, FREE, meta, x):
     mu = meta[MU]
     W = V.shape[0]
     if P[x] < 0:  # height increase
-        r = _alloc(T, C, NE, P, FL, FREE, meta, False)
+        r = _alloc(T, C, NE, P, FL, FREE, meta, np.bool_(False))
         C[r, 0] = x
         P[x] = r
         meta[ROOT] = r
@@ -250,7 +255,7 @@ def _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg):
     if found:  # old (x) new
         lift(code, tmp, 0, x, arg)
         combine(V, node * MA + i, V, node * MA + i, tmp, 0)
-        _repair_aggs(T, V, C, A, K, NE, P, FL, meta, node, False, False)
+        _repair_aggs(T, V, C, A, K, NE, P, FL, meta, node, np.bool_(False), np.bool_(False))
         return
     for k in range(NE[node], i, -1):
         T[node, k] = T[node, k - 1]
@@ -347,8 +352,8 @@ def _merge(T, V, C, A, K, NE, P, FL, FREE, meta, p, i):
         FL[lft] |= RIGHT
     if meta[RF] == rgt:
         meta[RF] = lft
-    _release_empty(NE, FL, FREE, meta, rgt)
-    _repair(T, V, C, A, K, NE, P, FL, meta, lft)
+    _release_empty(NE, FL, FREE, meta, np.int64(rgt))
+    _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(lft))
     return lft
 
 
@@ -396,8 +401,8 @@ def _move(T, V, C, A, K, NE, P, FL, meta, p, i, j):
             P[c] = x
         NE[s] = ns - 1
         NE[x] = n + 1
-    _repair(T, V, C, A, K, NE, P, FL, meta, x)
-    _repair(T, V, C, A, K, NE, P, FL, meta, s)
+    _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
+    _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(s))
 
 
 @kernel
@@ -548,7 +553,7 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
     top2 = meta[ROOT]
     if parent_of_top >= 0:
         top2, _hl, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                  parent_of_top)  # fmt: skip
+                                                  np.int64(parent_of_top))  # fmt: skip
     if _collapse_root(C, NE, P, FL, FREE, meta):
         top2 = meta[ROOT]
         hitright = True
@@ -560,7 +565,7 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
     meta[LF] = x
     if FL[meta[ROOT]] & LEAF:
         meta[RF] = meta[ROOT]
-    _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top2, True, hitright or P[top2] < 0)
+    _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top2, np.bool_(True), hitright or P[top2] < 0)
     return before - _size(K, P, FL, meta)
 
 
@@ -623,13 +628,13 @@ def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
     _shift_left(T, V, C, NE, FL, a, 1)  # drops separator 0 and child 0 (the chain) of a
     while chain != x:
         nxt = C[chain, 0]
-        _release_empty(NE, FL, FREE, meta, chain)
+        _release_empty(NE, FL, FREE, meta, np.int64(chain))
         chain = nxt
     _release_empty(NE, FL, FREE, meta, x)
     _repair(T, V, C, A, K, NE, P, FL, meta, nb)
     y = P[nb]
     while y != a:  # the neighbour's chain up to the ancestor changed too
-        _repair(T, V, C, A, K, NE, P, FL, meta, y)
+        _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(y))
         y = P[y]
 
 
@@ -747,7 +752,8 @@ def _range(T, V, C, A, NE, P, FL, meta, tmp, lo, hi, slot):
             combine(tmp, 3, tmp, 3, A, C[x, k])
         combine(tmp, 3, tmp, 3, V, x * MA + k)
     if not leaf and T[x, i] > lo:  # entries >= lo, as entries > the float just below lo
-        _suffix(T, V, C, A, NE, P, FL, meta, tmp, C[x, i], np.nextafter(lo, -np.inf), 1)
+        below = np.nextafter(lo, -np.inf)
+        _suffix(T, V, C, A, NE, P, FL, meta, tmp, np.int64(C[x, i]), below, np.int64(1))
         combine(tmp, 3, tmp, 1, tmp, 3)
     if not leaf and T[x, j - 1] < hi:
         _prefix(T, V, C, A, NE, FL, tmp, C[x, j], hi, 2)
@@ -786,13 +792,13 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
             V[f, node * MA + i] = V[f, leaf * MA + k]
         _drop(T, V, NE, leaf, k)
         top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                     leaf)  # fmt: skip
+                                                     np.int64(leaf))  # fmt: skip
         y = P[top]
         while y >= 0 and y != node:
             y = P[y]
         if y == node:  # top lies below the overwritten node: repair the path up to it
             while top != node:
-                _repair(T, V, C, A, K, NE, P, FL, meta, top)
+                _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(top))
                 top = P[top]
                 hitleft = hitleft or (FL[top] & LEFT) != 0
                 hitright = hitright or (FL[top] & RIGHT) != 0
@@ -869,7 +875,7 @@ def _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
     if NE[p] + 1 >= MA or (meta[FREE_TOP] == 0 and meta[NEXT] >= T.shape[0]):
         return False
     mu = meta[MU]
-    y = _alloc(T, C, NE, P, FL, FREE, meta, True)
+    y = _alloc(T, C, NE, P, FL, FREE, meta, np.bool_(True))
     for k in range(mu + 1, n):
         T[y, k - mu - 1] = T[rf, k]
         for f in range(V.shape[0]):
@@ -894,7 +900,7 @@ def _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
     for k in range(1, mu):
         combine(A, rf, A, rf, V, rf * MA + k)
     K[rf] = mu
-    _repair(T, V, C, A, K, NE, P, FL, meta, p)  # first: y's aggregate includes p's
+    _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))  # first: y's aggregate includes p's
     _repair_leaf(V, A, K, NE, P, meta, y, True)
     return True
 
@@ -958,7 +964,7 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
         for k in range(1, NE[s]):
             combine(A, s, A, s, V, s * MA + k)
         K[s] = NE[s]
-        _repair(T, V, C, A, K, NE, P, FL, meta, p)
+        _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))
         _repair_leaf(V, A, K, NE, P, meta, lf, False)
         return i
     _shift_left(T, V, C, NE, FL, lf, i)
@@ -980,7 +986,7 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
     NE[s] = 0
     FL[s] = LEAF
     _release(FREE, meta, s)
-    _repair(T, V, C, A, K, NE, P, FL, meta, p)  # first: lf's aggregate includes p's
+    _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))  # first: lf's aggregate includes p's
     _repair_leaf(V, A, K, NE, P, meta, lf, False)
     return i
 
@@ -1016,10 +1022,6 @@ def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, op
         if op == 1:
             out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
             continue
-        if op == 3:
-            _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], 7)
-            out[e, 0] = lower(code, tmp, 7)
-            continue
         if op == 0 or op == 5 or op == 6:
             arg = t if op == 6 else c[e]
             if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, b[e], arg):
@@ -1036,12 +1038,15 @@ def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, op
             if op == 2:
                 out[e, 0] = m
                 continue
-        if op == 5 and k > 1:
-            for j in range(k):
-                _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j], 7)
-                out[e, j] = lower(code, tmp, 7)
-            continue
-        _query_all(A, P, FL, meta, tmp, 7)
-        out[e, 0] = lower(code, tmp, 7)
+        many = op == 5 and k > 1  # ops 3 to 6 answer queries, lowered in one place
+        for j in range(k if many else 1):
+            if op == 3:
+                _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], 7)
+            elif many:
+                _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j],
+                        np.int64(7))  # fmt: skip
+            else:
+                _query_all(A, P, FL, meta, tmp, 7)
+            out[e, j] = lower(code, tmp, 7)
     clock[0] = now
     return -1
