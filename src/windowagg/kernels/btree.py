@@ -23,7 +23,7 @@ some seconds less per family).
 
 import numpy as np
 
-from windowagg.kernels.jit import inline, kernel
+from windowagg.kernels.jit import helper, inline, kernel
 
 lift = combine = identity = lower = None  # bound per specialization
 
@@ -57,7 +57,7 @@ def _fold_into(A, x, src, si, first):
         combine(A, x, A, x, src, si)
 
 
-@kernel
+@helper
 def _repair(T, V, C, A, K, NE, P, FL, meta, x):
     """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py). One fold
     over the parts in order (parent part on the right spine, children and entries, parent part
@@ -105,7 +105,7 @@ def _repair(T, V, C, A, K, NE, P, FL, meta, x):
     K[x] = cnt
 
 
-@kernel
+@helper
 def _alloc(T, C, NE, P, FL, FREE, meta, leaf):
     top = meta[FREE_TOP]
     if top > 0:  # reuse a released node; its children join the free stack now
@@ -175,7 +175,7 @@ def _search(T, C, NE, P, FL, meta, t):
     return _descend(T, C, NE, FL, top, t)
 
 
-@kernel
+@helper
 def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
     """FiBA paper Fig. 7, lines 23-39: up-aggregates to the first spine node or the root, then
     down the spines that changed (the classic tree: everything up to the root)."""
@@ -198,7 +198,7 @@ def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
             _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
 
 
-@kernel
+@helper
 def _split(T, V, C, A, K, NE, P, FL, FREE, meta, x):
     """Split an overflowing node (arity 2 MU + 1) into arities MU + 1 and MU; the middle entry
     moves up (a root split adds a level first)."""
@@ -247,7 +247,7 @@ def _split(T, V, C, A, K, NE, P, FL, FREE, meta, x):
     _repair(T, V, C, A, K, NE, P, FL, meta, y)
 
 
-@kernel
+@helper
 def _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg):
     MA = T.shape[1]
     W = V.shape[0]
@@ -313,7 +313,7 @@ def _shift_left(T, V, C, NE, FL, x, k):
     NE[x] = n - k
 
 
-@kernel
+@helper
 def _release_empty(NE, FL, FREE, meta, x):
     """Release a node whose children live on elsewhere: reuse must not free them."""
     NE[x] = 0
@@ -321,7 +321,7 @@ def _release_empty(NE, FL, FREE, meta, x):
     _release(FREE, meta, x)
 
 
-@kernel
+@helper
 def _merge(T, V, C, A, K, NE, P, FL, FREE, meta, p, i):
     """Children i and i + 1 of p and the separator between them become child i."""
     MA = T.shape[1]
@@ -357,7 +357,7 @@ def _merge(T, V, C, A, K, NE, P, FL, FREE, meta, p, i):
     return lft
 
 
-@kernel
+@helper
 def _move(T, V, C, A, K, NE, P, FL, meta, p, i, j):
     """Move one entry (and child) from sibling j into node i through the separator."""
     MA = T.shape[1]
@@ -405,7 +405,7 @@ def _move(T, V, C, A, K, NE, P, FL, meta, p, i, j):
     _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(s))
 
 
-@kernel
+@helper
 def _collapse_root(C, NE, P, FL, FREE, meta):
     """Make child root while the root has a single child (bulk paper, Fig. 5)."""
     changed = False
@@ -421,7 +421,7 @@ def _collapse_root(C, NE, P, FL, FREE, meta):
     return changed
 
 
-@kernel
+@helper
 def _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, node):
     """FiBA paper Fig. 7, lines 52-75: merge with or move from a sibling, upwards."""
     mu = meta[MU]
@@ -451,7 +451,7 @@ def _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, node):
     return node, hitleft, hitright
 
 
-@kernel
+@helper
 def _clear(NE, P, FL, FREE, meta):
     r = meta[ROOT]
     _release(FREE, meta, r)  # the whole tree, reclaimed lazily
@@ -461,7 +461,7 @@ def _clear(NE, P, FL, FREE, meta):
     meta[RF] = x
 
 
-@kernel
+@helper
 def _alloc_leaf_root(NE, P, FL, FREE, meta):
     x = meta[NEXT]  # a fresh node, so that reuse of the released tree stays lazy
     meta[NEXT] = x + 1
@@ -471,7 +471,7 @@ def _alloc_leaf_root(NE, P, FL, FREE, meta):
     return x
 
 
-@kernel
+@helper
 def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
     """Remove every entry with time <= t (bulk paper, Section 4); ``bnd``, ``anc`` and
     ``nbr`` are work arrays as long as the tree is high. Returns how many were removed."""
@@ -569,7 +569,7 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
     return before - _size(K, P, FL, meta)
 
 
-@kernel
+@helper
 def _move_batch(T, V, C, A, K, NE, P, FL, meta, x, a, nb, k):
     """Bulk paper Fig. 2: the ancestor's separator and the neighbour's first k - 1 entries
     (and first k children) move into x; the neighbour's k-th entry becomes the separator."""
@@ -597,7 +597,7 @@ def _move_batch(T, V, C, A, K, NE, P, FL, meta, x, a, nb, k):
     _repair(T, V, C, A, K, NE, P, FL, meta, nb)
 
 
-@kernel
+@helper
 def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
     """Bulk paper Fig. 3: x, the separator and the neighbour become one node; the empty chain
     from x up to the ancestor disappears."""
@@ -638,7 +638,7 @@ def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
         y = P[y]
 
 
-@kernel
+@helper
 def _subtree(V, C, A, NE, P, FL, meta, tmp, x, slot):
     """The product of x's whole subtree into tmp[:, slot]: its up-aggregate, or for a
     right-spine node a walk down the spine (whose other children store up-aggregates)."""
@@ -669,7 +669,7 @@ def _subtree(V, C, A, NE, P, FL, meta, tmp, x, slot):
         identity(tmp, slot)
 
 
-@kernel
+@helper
 def _suffix(T, V, C, A, NE, P, FL, meta, tmp, x, lo, slot):
     """The product of the entries of x's subtree with time > lo into tmp[:, slot] (from the
     root: a range query ending at the youngest entry, FiBA paper Section 4): down the path of
@@ -700,7 +700,7 @@ def _suffix(T, V, C, A, NE, P, FL, meta, tmp, x, lo, slot):
         tmp[f, slot] = tmp[f, 5]
 
 
-@kernel
+@helper
 def _prefix(T, V, C, A, NE, FL, tmp, x, hi, slot):
     """The product of the entries of x's subtree with time <= hi into tmp[:, slot]: down the
     path of hi, combining what lies left of it. x must not be on the left spine (its
@@ -721,7 +721,7 @@ def _prefix(T, V, C, A, NE, FL, tmp, x, hi, slot):
         x = C[x, j]
 
 
-@kernel
+@helper
 def _range(T, V, C, A, NE, P, FL, meta, tmp, lo, hi, slot):
     """The product of the entries with lo <= t <= hi (finite times) into tmp[:, slot] (FiBA
     paper Section 4, Fig. 10, without recursion): down from the root while the range lies
@@ -762,7 +762,7 @@ def _range(T, V, C, A, NE, P, FL, meta, tmp, lo, hi, slot):
         tmp[f, slot] = tmp[f, 3]
 
 
-@kernel
+@helper
 def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     """Remove the entry at exactly t (FiBA paper Fig. 7, ``evict``, and Fig. 8,
     ``evictInner``: an inner node's entry is overwritten by its neighbour from a leaf, taken
@@ -863,7 +863,7 @@ def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
     return _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg)
 
 
-@kernel
+@helper
 def _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
     """The right finger's leaf is full: split it as Fig. 7 does, its last entries and the new
     one into a new right finger, its middle entry up into the parent; False (nothing done)
@@ -929,7 +929,7 @@ def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t)
 
 
-@kernel
+@helper
 def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
     """The left finger's leaf falls one short after losing its first i entries (and nothing
     beyond it goes): the single evict's rebalancing (FiBA paper Fig. 7), its two common cases

@@ -33,3 +33,8 @@ def compile_at(dispatcher, args: tuple, level: int) -> None:
             dispatcher.compile(tuple(typeof(a) for a in args))
         finally:
             config.OPT = old
+
+
+#: a kernel called only from other kernels (the B-tree's helpers): without the wrappers that
+#: make a function callable from Python, it compiles faster (FiBA: about 1.5 s per family)
+helper = njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
