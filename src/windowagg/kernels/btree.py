@@ -154,7 +154,7 @@ def _descend(T, C, NE, FL, x, t):
         x = C[x, i]
 
 
-@inline
+@helper
 def _search(T, C, NE, P, FL, meta, t):
     """Finger search (FiBA paper Section 3.2): climb both spines in lockstep to the lowest
     node whose range holds t, then descend; the classic tree starts at the root."""
