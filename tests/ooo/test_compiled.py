@@ -6,6 +6,7 @@ reference; times it holds and the clear errors for those it cannot."""
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -165,6 +166,10 @@ def test_bad_batches() -> None:
     assert len(w) == 0
     with pytest.raises(TypeError, match="backend='python'"):
         w.query_partial()
+    with pytest.raises(ValueError, match="cannot hold inf"):
+        w.evict_many([1.0, math.inf])
+    assert w.evict_many(t for t in (1, 2)).tolist() == [False, False]
+    assert w.query_many([3, 1], [2, 1]).tolist() == [0.0, 0.0]
 
 
 @pytest.mark.parametrize(("algorithm", "min_arity"), [("fiba", 2), ("fiba", 3), ("bclassic", 2)])

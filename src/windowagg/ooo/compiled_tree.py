@@ -143,9 +143,10 @@ class CompiledTree(OooAggregator):
 
     def evict_many(self, times: Any) -> np.ndarray:
         """Evict the entry at each of ``times`` in order; a bool array: which were present."""
+        ts = self._encode(times)[0]
         if not len(self):
-            return np.zeros(len(times), bool)
-        return self._run(EVICT, self._encode(times)[0]) > 0
+            return np.zeros(len(ts), bool)
+        return self._run(EVICT, ts) > 0
 
     def query_many(self, t_from: Any, t_to: Any) -> np.ndarray:
         """The lowered aggregate of each range ``[t_from[k], t_to[k]]`` as float64, empty
