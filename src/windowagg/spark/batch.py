@@ -4,8 +4,9 @@
 For sum, count, mean, min and max over tumbling and sliding windows, Spark SQL first reduces
 each (key, slice) to one row (the slice is the last window edge at or before the event, over the
 fused edge grids of the slicer), so what crosses into Python is one row per slice, not per event;
-the operator's array fast path then answers every window from those rows. Everything else runs
-the operator over the key's events in time order.
+those rows are then hash-partitioned by key into one partition per core, and the operator's
+array fast path answers every window of every key of a partition in one Python call.
+Everything else runs the operator over the key's events in time order.
 """
 
 from __future__ import annotations
@@ -115,6 +116,15 @@ def slice_expr(grids: list) -> Any:
     return floors[0] if len(floors) == 1 else F.greatest(*floors)
 
 
+def _cores(df: Any) -> int:
+    """Partitions for the Python stage: one per core (Spark's default parallelism). The
+    partials are small (a row per key and slice), and every Python task has a fixed cost."""
+    try:
+        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
+    except Exception:  # a session without a SparkContext (Spark Connect)
+        return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+
+
 def run_batch(df: Any, plan: Plan) -> Any:
     from pyspark.sql import functions as F
 
@@ -129,13 +139,13 @@ def run_batch(df: Any, plan: Plan) -> Any:
         from pyspark.sql.types import IntegerType, StructField, StructType
 
         schema = StructType([StructField(K, IntegerType()), *schema.fields])
-    if plan.fast:  # one exchange (by key), then per (key, slice) partials, then Python
+    if plan.fast:  # per (key, slice) partials, then a partition per core by key, then Python
         slicer = StreamSlicer()
         slicer.add_windows(plan.windows)
-        pre = base.repartition(*keys).withColumn(S, slice_expr(slicer.grids))
-        pre = pre.groupBy(*keys, S).agg(
+        pre = base.withColumn(S, slice_expr(slicer.grids)).groupBy(*keys, S).agg(
             F.count(F.lit(1)).alias("n"), F.sum(V).alias("s"), F.count(V).alias("c"),
             (F.min(V) if plan.agg.name == "min" else F.max(V)).alias("m"))  # fmt: skip
+        pre = pre.repartition(_cores(df), *keys)
         out = pre.mapInPandas(_per_partition(keys, _sliced(plan, slicer.grids)), schema)
     else:
         out = base.groupBy(*keys).applyInPandas(_general(plan), schema)
