@@ -75,9 +75,12 @@ def _sliced(plan: Plan, grids: list):
         pdf = pdf.sort_values(S)
         vs = VectorSlices(plan.agg.name, list(plan.windows), grids)
         keys = pdf[S].to_numpy().astype(np.int64 if plan.timestamp else float)
-        part = {"s": pdf["s"].fillna(0.0).to_numpy(float), "c": pdf["c"].to_numpy(np.int64),
-                "m": pdf["m"].to_numpy(float)}  # fmt: skip
-        vs.merge(keys, pdf["n"].to_numpy(np.int64), {c: part[c] for c in cols})
+        part = {
+            "s": lambda: pdf["s"].fillna(0.0).to_numpy(float),
+            "c": lambda: pdf["c"].to_numpy(np.int64),
+            "m": lambda: pdf["m"].to_numpy(float),
+        }
+        vs.merge(keys, pdf["n"].to_numpy(np.int64), {c: part[c]() for c in cols})
         d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
         names = plan.keys or [K]
         out = {k: np.repeat(np.array([x], dtype=object), len(d)) for k, x in zip(names, key_values)}
@@ -142,9 +145,16 @@ def run_batch(df: Any, plan: Plan) -> Any:
     if plan.fast:  # per (key, slice) partials, then a partition per core by key, then Python
         slicer = StreamSlicer()
         slicer.add_windows(plan.windows)
-        pre = base.withColumn(S, slice_expr(slicer.grids)).groupBy(*keys, S).agg(
-            F.count(F.lit(1)).alias("n"), F.sum(V).alias("s"), F.count(V).alias("c"),
-            (F.min(V) if plan.agg.name == "min" else F.max(V)).alias("m"))  # fmt: skip
+        partials = {"s": F.sum(V), "c": F.count(V), "m": F.min(V) if plan.agg.name == "min"
+                    else F.max(V)}  # fmt: skip
+        pre = (
+            base.withColumn(S, slice_expr(slicer.grids))
+            .groupBy(*keys, S)
+            .agg(
+                F.count(F.lit(1)).alias("n"),
+                *[partials[c].alias(c) for c in COLUMNS[plan.agg.name]],
+            )
+        )  # only the partials the aggregation needs
         pre = pre.repartition(_cores(df), *keys)
         out = pre.mapInPandas(_per_partition(keys, _sliced(plan, slicer.grids)), schema)
     else:
