@@ -60,16 +60,13 @@ class _Times:
             )
         return f
 
-    def encode_array(self, ts: Any) -> tuple[np.ndarray, bool]:
-        """The times as float64 and whether all of them are ints (see :meth:`note`)."""
-        if isinstance(ts, np.ndarray) and ts.dtype.kind in "iuf" and self.epoch is None:
-            out = ts.astype(np.float64)
-            bad = ~np.isfinite(out) | (np.abs(out) > _EXACT)
-            if bad.any():
-                self._number(ts[np.argmax(bad)].item(), ts[np.argmax(bad)].item())
-            return out, ts.dtype.kind in "iu"
-        out = np.array([self.encode(t) for t in ts], np.float64)
-        return out, all(isinstance(t, numbers.Integral) for t in ts)
+    def encode_array(self, ts: np.ndarray) -> np.ndarray:
+        """A numeric array of times as float64."""
+        out = ts.astype(np.float64)
+        bad = ~np.isfinite(out) | (np.abs(out) > _EXACT)
+        if bad.any():
+            self._number(ts[np.argmax(bad)].item(), ts[np.argmax(bad)].item())
+        return out
 
     def note(self, ints: bool) -> None:
         """Times went in: results stay ints while every time was one."""
@@ -120,14 +117,24 @@ class CompiledTree(OooAggregator):
         self._state.run(self._code, ops, xs[0], xs[1], xs[2], out)
         return float(out[0, 0])
 
+    def _time(self, t: Any) -> float:
+        """``t`` checked (as every aggregator checks it, and that compiled storage holds it)
+        and encoded."""
+        return self._times.encode(super()._check_time(t))
+
+    def _check_time(self, t: Any) -> Any:
+        self._time(t)  # for the checks of OooAggregator.bulk_insert
+        return t
+
     def _encode(self, ts: Any) -> tuple[np.ndarray, bool]:
-        ts = ts if isinstance(ts, np.ndarray) else list(ts)
-        if len(ts):
-            self._check_time(ts[0] if not isinstance(ts, np.ndarray) else ts[0].item())
-        if not isinstance(ts, np.ndarray):
-            for t in ts:
-                self._check_time(t)
-        return self._times.encode_array(ts)
+        """Times checked and as float64, and whether all of them are ints."""
+        if isinstance(ts, np.ndarray) and ts.dtype.kind in "iuf" and self._times.epoch is None:
+            if len(ts):
+                self._time(ts[0].item())  # compares with the window's times
+            return self._times.encode_array(ts), ts.dtype.kind in "iu"
+        ts = list(ts)
+        out = np.array([self._time(t) for t in ts], np.float64)
+        return out, all(isinstance(t, numbers.Integral) for t in ts)
 
     def insert_many(self, times: Any, values: Any) -> None:
         """Insert ``values[k]`` at ``times[k]`` for every k, in order (times in any order,
@@ -160,22 +167,17 @@ class CompiledTree(OooAggregator):
     # -- the interface of OooAggregator ------------------------------------------------------
 
     def insert(self, t: Any, x: Any) -> None:
-        ft = self._times.encode(self._check_time(t))
+        ft = self._time(t)
         vals, args, ints = to_arrays(self.agg, (x,))
         self._ints = self._ints and ints
         self._times.note(isinstance(t, numbers.Integral))
         self._one(INSERT, ft, vals[0], args[0])
 
-    def _evict(self, t: Any) -> bool:
-        return self._one(EVICT, self._times.encode(t)) > 0
+    def evict(self, t: Any) -> bool:
+        return len(self) > 0 and self._one(EVICT, self._time(t)) > 0
 
-    def _bulk_evict(self, t: Any) -> int:
-        return int(self._one(BULK_EVICT, self._times.encode(t)))
-
-    def _check_time(self, t: Any) -> Any:
-        t = super()._check_time(t)
-        self._times.encode(t)  # a time compiled storage cannot hold fails here
-        return t
+    def bulk_evict(self, t: Any) -> int:
+        return int(self._one(BULK_EVICT, self._time(t))) if len(self) else 0
 
     def _bulk_value(self, x: Any) -> Any:
         return x  # checked with the whole batch by insert_many
@@ -189,8 +191,8 @@ class CompiledTree(OooAggregator):
         elif not len(self):
             v = math.nan
         else:
-            lo = -math.inf if t_from is None else self._times.encode(self._check_time(t_from))
-            hi = math.inf if t_to is None else self._times.encode(self._check_time(t_to))
+            lo = -math.inf if t_from is None else self._time(t_from)
+            hi = math.inf if t_to is None else self._time(t_to)
             v = self._one(RANGE, lo, hi) if lo <= hi else math.nan
         return python_result(self.agg.name, float(v), self._ints)
 
