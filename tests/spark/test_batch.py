@@ -77,6 +77,40 @@ def test_several_windows_in_one_call_and_keys_of_several_columns(df):
     assert {r.window for r in rows} == set(specs)
 
 
+def test_fast_path_keys_of_several_columns_with_nulls(spark):
+    """Sliding and tumbling only (the pre-aggregated path): string and int keys, null keys."""
+    rows = [(k if i % 17 else None, g, ts, v) for i, (k, g, ts, v) in enumerate(events(5))]
+    df = spark.createDataFrame(rows, "k int, g string, ts timestamp, v double")
+    specs = [spec for spec, _ in CASES if not spec.startswith("session")]
+    out = window_aggregate(df, time="ts", value="v", windows=specs, agg="mean", key=["g", "k"])
+    got = out.collect()
+    for spec, wcol in CASES[:3]:
+        mine = sorted(((r.k, r.g, r.window_start, r.window_end, r.value) for r in got
+                       if r.window == spec), key=repr)  # fmt: skip
+        ref = df.groupBy("k", "g", wcol().alias("w")).agg(F.avg("v").alias("value"))
+        want = sorted((tuple(r) for r in ref.select("k", "g", "w.start", "w.end", "value")
+                       .collect()), key=repr)  # fmt: skip
+        assert mine == want, spec
+    assert out.columns == ["g", "k", "window", "window_start", "window_end", "value"]
+
+
+def test_fast_path_no_key_and_numeric_time(spark):
+    rows = [(float(t), None if t % 11 == 0 else float(t % 7)) for t in range(0, 200, 3)]
+    df = spark.createDataFrame(rows, "t double, v double")
+    out = window_aggregate(df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10)],
+                           agg="sum")  # fmt: skip
+    got = {(r.window, r.window_start, r.window_end): r.value for r in out.collect()}
+    want = {}
+    for name, size, slide in [("tumbling:50", 50, 50), ("sliding:20/10", 20, 10)]:
+        for start in range(-size, 200, slide):
+            inside = [v for t, v in rows if start <= t < start + size]
+            if inside:
+                vals = [v for v in inside if v is not None]
+                want[(name, float(start), float(start + size))] = sum(vals) if vals else None
+    assert got == want
+    assert out.columns == ["window", "window_start", "window_end", "value"]
+
+
 def test_window_objects_no_key_and_numeric_time(spark):
     rows = [(float(t), float(t % 7)) for t in range(0, 200, 3)]
     df = spark.createDataFrame(rows, "t double, v double")

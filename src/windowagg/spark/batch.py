@@ -5,7 +5,9 @@ For sum, count, mean, min and max over tumbling and sliding windows, Spark SQL f
 each (key, slice) to one row (the slice is the last window edge at or before the event, over the
 fused edge grids of the slicer), so what crosses into Python is one row per slice, not per event;
 those rows are then hash-partitioned by key into one partition per core, and the operator's
-array fast path answers every window of every key of a partition in one Python call.
+array fast path answers every window of every key of a partition in one Python call
+(``mapInArrow``: Arrow in and out, without pandas, and one output batch per partition, since
+each batch has a fixed conversion cost).
 Everything else runs the operator over the key's events in time order.
 """
 
@@ -67,40 +69,53 @@ def _general(plan: Plan):
     return run
 
 
-def _sliced(plan: Plan, grids: list):
+def _sliced(plan: Plan, grids: list, keys: list[str]):
+    """mapInArrow over a partition clustered by key: the (key, slice) partials of every key of
+    the partition, answered one key at a time by the operator's array fast path, and written
+    back as one Arrow batch (many small batches each cost a conversion)."""
     cols = COLUMNS[plan.agg.name]
-    specs = np.array(plan.specs, dtype=object)
+    specs = list(plan.specs)
+    count = plan.agg.name == "count"
 
-    def run(key_values: tuple, pdf: pd.DataFrame) -> pd.DataFrame:
-        pdf = pdf.sort_values(S)
-        vs = VectorSlices(plan.agg.name, list(plan.windows), grids)
-        keys = pdf[S].to_numpy().astype(np.int64 if plan.timestamp else float)
-        part = {
-            "s": lambda: pdf["s"].fillna(0.0).to_numpy(float),
-            "c": lambda: pdf["c"].to_numpy(np.int64),
-            "m": lambda: pdf["m"].to_numpy(float),
-        }
-        vs.merge(keys, pdf["n"].to_numpy(np.int64), {c: part[c]() for c in cols})
-        d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
-        names = plan.keys or [K]
-        out = {k: np.repeat(np.array([x], dtype=object), len(d)) for k, x in zip(names, key_values)}
-        out.update(window=specs[d.astype(np.int64)], window_start=a, window_end=b, value=v)
-        return pd.DataFrame(out)
+    def go(batches: Any) -> Any:
+        import pyarrow as pa
 
-    return run
-
-
-def _per_partition(keys: list[str], run: Any):
-    """mapInPandas over a partition clustered by key: every key's rows, one call each."""
-
-    def go(frames: Any) -> Any:
-        parts = [f for f in frames if len(f)]
-        if not parts:
+        full = [b for b in batches if b.num_rows]
+        if not full:  # a partition no key hashed to
             return
-        pdf = pd.concat(parts, ignore_index=True)
-        for key_values, group in pdf.groupby(keys, sort=False, dropna=False):
-            kv = key_values if isinstance(key_values, tuple) else (key_values,)
-            yield run(kv, group)
+        table = pa.Table.from_batches(full)
+        groups = (table.select(keys).append_column("__i", pa.array(np.arange(table.num_rows)))
+                  .group_by(keys, use_threads=False).aggregate([("__i", "list")]))  # fmt: skip
+        lists = groups.column("__i_list").combine_chunks()
+        offsets, rows = lists.offsets.to_numpy(), lists.values.to_numpy()
+        stype = np.int64 if plan.timestamp else float
+        slices = table.column(S).to_numpy().astype(stype)
+        n = np.zeros(table.num_rows, np.int64)  # tuple counts serve late updates: none here
+        part = {c: table.column(c).to_numpy(zero_copy_only=False) for c in cols}
+        if "s" in part:
+            part["s"] = np.nan_to_num(part["s"].astype(float), nan=0.0)  # sum of no values
+        if "c" in part:
+            part["c"] = part["c"].astype(np.int64)
+        if "m" in part:
+            part["m"] = part["m"].astype(float)
+        out: list[list] = [[], [], [], [], []]
+        for g in range(len(offsets) - 1):
+            idx = rows[offsets[g] : offsets[g + 1]]
+            idx = idx[np.argsort(slices[idx], kind="stable")]
+            vs = VectorSlices(plan.agg.name, list(plan.windows), grids)
+            vs.merge(slices[idx], n[idx], {c: part[c][idx] for c in cols})
+            d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
+            for acc, x in zip(out, (np.full(len(d), idx[0]), d.astype(np.int64), a, b, v)):
+                acc.append(x)
+        at, d, a, b, v = (np.concatenate(x) for x in out)
+        a, b = a.astype(stype), b.astype(stype)
+        value = (pa.array(v.astype(np.int64)) if count
+                 else pa.array(v, mask=np.isnan(v)))  # fmt: skip
+        arrays = [table.column(k).take(pa.array(at)) for k in keys]
+        arrays += [pa.array(specs).take(pa.array(d)), pa.array(a), pa.array(b), value]
+        yield from pa.Table.from_arrays(
+            arrays, names=[*keys, "window", "window_start", "window_end", "value"]
+        ).to_batches()
 
     return go
 
@@ -150,13 +165,10 @@ def run_batch(df: Any, plan: Plan) -> Any:
         pre = (
             base.withColumn(S, slice_expr(slicer.grids))
             .groupBy(*keys, S)
-            .agg(
-                F.count(F.lit(1)).alias("n"),
-                *[partials[c].alias(c) for c in COLUMNS[plan.agg.name]],
-            )
+            .agg(*[partials[c].alias(c) for c in COLUMNS[plan.agg.name]])
         )  # only the partials the aggregation needs
         pre = pre.repartition(_cores(df), *keys)
-        out = pre.mapInPandas(_per_partition(keys, _sliced(plan, slicer.grids)), schema)
+        out = pre.mapInArrow(_sliced(plan, slicer.grids, keys), schema)
     else:
         out = base.groupBy(*keys).applyInPandas(_general(plan), schema)
     if not plan.keys:
