@@ -35,3 +35,21 @@ def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
     plot(rows, str(tmp_path / "out.png"), suite)
     assert (tmp_path / "out.png").stat().st_size > 10_000
     assert "median ms" in table(rows)
+
+
+def test_measure_interleaved_alternates_the_runs() -> None:
+    from windowagg.bench.core import checksum, measure_interleaved
+
+    calls: list[str] = []
+
+    def run(name: str, value: float):
+        def go():
+            calls.append(name)
+            return [value]
+
+        return go
+
+    stats = measure_interleaved([run("a", 1.0), run("b", 2.0)], reps=3, warm=1)
+    assert calls == ["a", "b"] * 4  # the warm-up, then three turns
+    assert [s[2] for s in stats] == [checksum([1.0]), checksum([2.0])]
+    assert all(s[0] > 0 and s[1] >= 0 for s in stats)

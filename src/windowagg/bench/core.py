@@ -53,6 +53,27 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
     return med, spread, checksum(result)
 
 
+def measure_interleaved(runs: list[Callable[[], Any]], reps: int,
+                        warm: int = 1) -> list[tuple[float, float, float]]:  # fmt: skip
+    """``measure`` for several runs side by side: each repetition times every run once, in
+    turn, so that a machine whose speed drifts during the benchmark slows them alike and
+    their ratio stays meaningful."""
+    results: list[Any] = [None] * len(runs)
+    for _ in range(warm):
+        results = [run() for run in runs]
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(reps):
+        for i, run in enumerate(runs):
+            start = time.perf_counter()
+            results[i] = run()
+            times[i].append(time.perf_counter() - start)
+    out = []
+    for ts, result in zip(times, results):
+        med = statistics.median(ts)
+        out.append((med, (max(ts) - min(ts)) / med if med > 0 else 0.0, checksum(result)))
+    return out
+
+
 def table(rows: list[Row], rate_label: str = "M elem/s") -> str:
     head = f"{'case':22s} {'agg':8s} {'param':>10s} {'median ms':>10s} {'spread':>7s} "
     head += f"{rate_label:>10s} {'checksum':>14s}"

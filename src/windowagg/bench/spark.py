@@ -7,6 +7,10 @@ by side in one Spark session on the same cached data (1 million events, 100 keys
 * 20 sliding windows (lengths 1 to 20 s, slide 1 s) in one ``window_aggregate`` call against the
   20 built-in queries they replace.
 
+Each case and its baseline are timed in turn in every repetition (5; ``--quick``: 3), after one
+warm-up run of each and of the JVM as a whole, so that a drift in the machine's speed during the
+run touches both sides of a ratio alike.
+
 Every case folds its output into a checksum (the sum of all window sums, integer values so
 that the order of addition does not matter), and the checksums of a case and its baseline agree.
 """
@@ -17,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .core import Row, measure
+from .core import Row, measure_interleaved
 
 
 def _data(spark, n: int, keys: int = 100, seed: int = 11):
@@ -43,7 +47,7 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     spark = spark_session("local[2]", progress=False)
     spark.sparkContext.setLogLevel("ERROR")
     n = 200_000 if quick else 1_000_000
-    reps = 3
+    reps = 3 if quick else 5
     df = _data(spark, n)
     df.count()
     rows: list[Row] = []
@@ -65,21 +69,25 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
         return run
 
-    def case(name: str, param: str, x: float, run) -> Row:
-        med, spread, chk = measure(lambda: np.array([run()]), reps, warm=1)
-        row = Row("spark", name, "sum", param, x, med, spread, n, chk)
-        rows.append(row)
-        report(f"  {param}={x:<4g} {name:34s} {med:8.2f} s  ({n / med / 1e6:.2f} M events/s)")
-        return row
+    def pair(param: str, x: float, cases: list[tuple[str, Callable[[], float]]]) -> None:
+        """windowagg and its baseline, timed in turn in every repetition (the machine's speed
+        drifts; alternating keeps the ratio fair)."""
+        stats = measure_interleaved([lambda r=run: np.array([r()]) for _n, run in cases], reps)
+        got = []
+        for (name, _run), (med, spread, chk) in zip(cases, stats):
+            got.append(Row("spark", name, "sum", param, x, med, spread, n, chk))
+            report(f"  {param}={x:<4g} {name:34s} {med:8.2f} s  ({n / med / 1e6:.2f} M "
+                   f"events/s, spread {spread:.0%})")  # fmt: skip
+        rows.extend(got)
+        report(f"     speed-up {got[1].median_s / got[0].median_s:.1f}x")
 
+    ours(["sliding:5s/1s"])(), builtin([5])()  # the JVM's own warm-up, before any timing
     for L in [5, 20, 60]:
-        a = case("windowagg window_aggregate", "sliding length s", L, ours([f"sliding:{L}s/1s"]))
-        b = case("Spark window()", "sliding length s", L, builtin([L]))
-        report(f"     speed-up {b.median_s / a.median_s:.1f}x")
+        pair("sliding length s", L, [("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
+                                     ("Spark window()", builtin([L]))])  # fmt: skip
     lengths = list(range(1, 21))
-    a = case("windowagg, 20 windows in one call", "windows", 20,
-             ours([f"sliding:{L}s/1s" for L in lengths]))  # fmt: skip
-    b = case("Spark window(), 20 queries", "windows", 20, builtin(lengths))
-    report(f"     speed-up {b.median_s / a.median_s:.1f}x")
+    pair("windows", 20, [("windowagg, 20 windows in one call",
+                          ours([f"sliding:{L}s/1s" for L in lengths])),
+                         ("Spark window(), 20 queries", builtin(lengths))])  # fmt: skip
     df.unpersist()
     return rows
