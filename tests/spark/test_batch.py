@@ -148,3 +148,22 @@ def test_errors_before_any_work(df, kwargs, err):
     args.update(kwargs)
     with pytest.raises((ValueError, TypeError), match=err):
         window_aggregate(df, **args)
+
+
+@pytest.mark.parametrize("spec", ["sliding:5m/1m", "session:30s"])
+def test_no_events_no_windows(spark, spec):
+    df = spark.createDataFrame([], "k int, ts timestamp, v double")
+    out = window_aggregate(df, time="ts", value="v", windows=[spec], agg="sum", key="k")
+    assert out.collect() == []
+    assert out.columns == ["k", "window", "window_start", "window_end", "value"]
+
+
+def test_fast_path_values_all_null_give_null_sum_and_zero_count(spark):
+    rows = [("a", T0 + dt.timedelta(seconds=s), None) for s in (1, 2, 70)]
+    df = spark.createDataFrame(rows, "k string, ts timestamp, v double")
+    for agg in ("sum", "count", "mean", "max"):
+        out = window_aggregate(df, time="ts", value="v", windows=["tumbling:1m"], agg=agg,
+                               key="k")  # fmt: skip
+        got = sorted(tuple(r) for r in out.drop("window").collect())
+        assert got == theirs(df, F.window("ts", "1 minute"), agg, "k") and len(got) == 2, agg
+        assert [r[-1] for r in got] == ([0, 0] if agg == "count" else [None, None])
