@@ -944,14 +944,13 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
         return -1
     MA = T.shape[1]
     common = i < n and P[p] >= 0 and not (FL[s] & RIGHT)
+    _shift_left(T, V, C, NE, FL, lf, i)
     if not common or (NE[s] + 1 <= mu and NE[p] < mu):
-        _shift_left(T, V, C, NE, FL, lf, i)
         top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, lf)
         _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
         return i
+    m = NE[lf]
     if NE[s] + 1 > mu:  # the sibling has one to spare: move it through the separator
-        _shift_left(T, V, C, NE, FL, lf, i)
-        m = NE[lf]
         T[lf, m] = T[p, 0]
         T[p, 0] = T[s, 0]
         for f in range(V.shape[0]):
@@ -964,28 +963,24 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
         for k in range(1, NE[s]):
             combine(A, s, A, s, V, s * MA + k)
         K[s] = NE[s]
-        _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))
-        _repair_leaf(V, A, K, NE, P, meta, lf, False)
-        return i
-    _shift_left(T, V, C, NE, FL, lf, i)
-    m = NE[lf]  # lf, the separator and the sibling become lf
-    T[lf, m] = T[p, 0]
-    for f in range(V.shape[0]):
-        V[f, lf * MA + m] = V[f, p * MA]
-    for k in range(NE[s]):
-        T[lf, m + 1 + k] = T[s, k]
+    else:  # lf, the separator and the sibling become lf
+        T[lf, m] = T[p, 0]
         for f in range(V.shape[0]):
-            V[f, lf * MA + m + 1 + k] = V[f, s * MA + k]
-    NE[lf] = m + 1 + NE[s]
-    for k in range(NE[p] - 1):  # the parent loses separator 0 and child 1
-        T[p, k] = T[p, k + 1]
-        for f in range(V.shape[0]):
-            V[f, p * MA + k] = V[f, p * MA + k + 1]
-        C[p, k + 1] = C[p, k + 2]
-    NE[p] -= 1
-    NE[s] = 0
-    FL[s] = LEAF
-    _release(FREE, meta, s)
+            V[f, lf * MA + m] = V[f, p * MA]
+        for k in range(NE[s]):
+            T[lf, m + 1 + k] = T[s, k]
+            for f in range(V.shape[0]):
+                V[f, lf * MA + m + 1 + k] = V[f, s * MA + k]
+        NE[lf] = m + 1 + NE[s]
+        for k in range(NE[p] - 1):  # the parent loses separator 0 and child 1
+            T[p, k] = T[p, k + 1]
+            for f in range(V.shape[0]):
+                V[f, p * MA + k] = V[f, p * MA + k + 1]
+            C[p, k + 1] = C[p, k + 2]
+        NE[p] -= 1
+        NE[s] = 0
+        FL[s] = LEAF
+        _release(FREE, meta, s)
     _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))  # first: lf's aggregate includes p's
     _repair_leaf(V, A, K, NE, P, meta, lf, False)
     return i
