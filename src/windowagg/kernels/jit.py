@@ -39,6 +39,15 @@ def compile_at(dispatcher, args: tuple, level: int) -> None:
             config.OPT = old
 
 
+def _patchable() -> bool:
+    """Whether numba has the internals ``_emitted_once`` replaces for a while."""
+    from numba.core.codegen import JITCodeLibrary, JITCPUCodegen
+
+    names = ("_finalize_final_module", "_optimize_final_module", "_finalize_dynamic_globals",
+             "_verify_declare_only_symbols")  # fmt: skip
+    return all(hasattr(JITCodeLibrary, a) for a in names) and hasattr(JITCPUCodegen, "set_env")
+
+
 @contextmanager
 def _emitted_once(driver: str):
     """While ``driver`` compiles, the libraries of its helpers (compiled on the way, while
@@ -50,6 +59,9 @@ def _emitted_once(driver: str):
     machine code holds them)."""
     from numba.core.codegen import JITCodeLibrary, JITCPUCodegen
 
+    if not _patchable():
+        yield  # another numba than the pinned one: compile the usual way
+        return
     finalize = JITCodeLibrary._finalize_final_module
     optimize = JITCodeLibrary._optimize_final_module
     set_env = JITCPUCodegen.set_env
