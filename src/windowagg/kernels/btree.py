@@ -297,7 +297,7 @@ def _query_all(A, P, FL, meta, tmp, slot):
         combine(tmp, slot, tmp, slot, A, meta[RF])
 
 
-@inline
+@helper
 def _shift_left(T, V, C, NE, FL, x, k):
     """Drop the first k entries of x (and its first k children, when it has any)."""
     MA = T.shape[1]
@@ -378,7 +378,7 @@ def _move(T, V, C, A, K, NE, P, FL, meta, p, i, j):
             C[x, n + 1] = c
             P[c] = x
         NE[x] = n + 1
-        _shift_left(T, V, C, NE, FL, s, 1)
+        _shift_left(T, V, C, NE, FL, np.int64(s), np.int64(1))
     else:
         n = NE[x]
         for k in range(n, 0, -1):
@@ -500,7 +500,7 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
             if not (FL[x] & LEAF):
                 for k in range(i):
                     _release(FREE, meta, C[x, k])  # dropped whole: never walked
-            _shift_left(T, V, C, NE, FL, x, i)
+            _shift_left(T, V, C, NE, FL, np.int64(x), np.int64(i))
         bnd[nb] = x
         nb += 1
         if (FL[x] & LEAF) or exact:
@@ -592,7 +592,7 @@ def _move_batch(T, V, C, A, K, NE, P, FL, meta, x, a, nb, k):
             C[x, n + 1 + q] = c
             P[c] = x
     NE[x] = n + k
-    _shift_left(T, V, C, NE, FL, nb, k)
+    _shift_left(T, V, C, NE, FL, np.int64(nb), np.int64(k))
     _repair(T, V, C, A, K, NE, P, FL, meta, x)
     _repair(T, V, C, A, K, NE, P, FL, meta, nb)
 
@@ -625,7 +625,7 @@ def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
             P[c] = nb
     NE[nb] = m + n
     chain = C[a, 0]  # the empty chain from a's first child down to x
-    _shift_left(T, V, C, NE, FL, a, 1)  # drops separator 0 and child 0 (the chain) of a
+    _shift_left(T, V, C, NE, FL, np.int64(a), np.int64(1))  # drops separator 0 and child 0 (the chain) of a
     while chain != x:
         nxt = C[chain, 0]
         _release_empty(NE, FL, FREE, meta, np.int64(chain))
@@ -772,7 +772,7 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     if not found:
         return False
     if FL[node] & LEAF:
-        _drop(T, V, NE, node, i)
+        _drop(T, V, NE, np.int64(node), np.int64(i))
         top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
                                                      node)  # fmt: skip
     else:
@@ -790,7 +790,7 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
         T[node, i] = T[leaf, k]
         for f in range(V.shape[0]):
             V[f, node * MA + i] = V[f, leaf * MA + k]
-        _drop(T, V, NE, leaf, k)
+        _drop(T, V, NE, np.int64(leaf), np.int64(k))
         top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
                                                      np.int64(leaf))  # fmt: skip
         y = P[top]
@@ -806,7 +806,7 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     return True
 
 
-@inline
+@helper
 def _drop(T, V, NE, x, i):
     """Drop entry i of the leaf x."""
     MA = T.shape[1]
@@ -818,7 +818,7 @@ def _drop(T, V, NE, x, i):
     NE[x] = n
 
 
-@inline
+@helper
 def _repair_leaf(V, A, K, NE, P, meta, x, right):
     """_repair for a spine leaf that is not the root: its entries and, unless its parent is
     the root, the parent's aggregate (before them on the right spine, after on the left)."""
@@ -858,7 +858,7 @@ def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
         T[rf, n] = t
         lift(code, V, rf * MA + n, x, arg)
         NE[rf] = n + 1
-        _repair_leaf(V, A, K, NE, P, meta, rf, True)
+        _repair_leaf(V, A, K, NE, P, meta, np.int64(rf), np.bool_(True))
         return True
     return _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg)
 
@@ -901,7 +901,7 @@ def _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
         combine(A, rf, A, rf, V, rf * MA + k)
     K[rf] = mu
     _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))  # first: y's aggregate includes p's
-    _repair_leaf(V, A, K, NE, P, meta, y, True)
+    _repair_leaf(V, A, K, NE, P, meta, np.int64(y), np.bool_(True))
     return True
 
 
@@ -923,8 +923,8 @@ def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     while i < n and T[lf, i] <= t:
         i += 1
     if n - i + 1 >= mu:
-        _shift_left(T, V, C, NE, FL, lf, i)
-        _repair_leaf(V, A, K, NE, P, meta, lf, False)
+        _shift_left(T, V, C, NE, FL, np.int64(lf), np.int64(i))
+        _repair_leaf(V, A, K, NE, P, meta, np.int64(lf), np.bool_(False))
         return i
     return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t)
 
@@ -944,7 +944,7 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
         return -1
     MA = T.shape[1]
     common = i < n and P[p] >= 0 and not (FL[s] & RIGHT)
-    _shift_left(T, V, C, NE, FL, lf, i)
+    _shift_left(T, V, C, NE, FL, np.int64(lf), np.int64(i))
     if not common or (NE[s] + 1 <= mu and NE[p] < mu):
         top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, lf)
         _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright)
@@ -957,7 +957,7 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
             V[f, lf * MA + m] = V[f, p * MA]
             V[f, p * MA] = V[f, s * MA]
         NE[lf] = m + 1
-        _shift_left(T, V, C, NE, FL, s, 1)
+        _shift_left(T, V, C, NE, FL, np.int64(s), np.int64(1))
         for f in range(A.shape[0]):  # the sibling's up-aggregate: a leaf off both spines
             A[f, s] = V[f, s * MA]
         for k in range(1, NE[s]):
@@ -982,7 +982,7 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
         FL[s] = LEAF
         _release(FREE, meta, s)
     _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(p))  # first: lf's aggregate includes p's
-    _repair_leaf(V, A, K, NE, P, meta, lf, False)
+    _repair_leaf(V, A, K, NE, P, meta, np.int64(lf), np.bool_(False))
     return i
 
 
