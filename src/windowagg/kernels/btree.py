@@ -625,7 +625,8 @@ def _merge_into_neighbour(T, V, C, A, K, NE, P, FL, FREE, meta, x, a, nb):
             P[c] = nb
     NE[nb] = m + n
     chain = C[a, 0]  # the empty chain from a's first child down to x
-    _shift_left(T, V, C, NE, FL, np.int64(a), np.int64(1))  # drops separator 0 and child 0 (the chain) of a
+    # drops separator 0 and child 0 (the chain) of a
+    _shift_left(T, V, C, NE, FL, np.int64(a), np.int64(1))
     while chain != x:
         nxt = C[chain, 0]
         _release_empty(NE, FL, FREE, meta, np.int64(chain))
