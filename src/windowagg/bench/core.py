@@ -40,17 +40,7 @@ def checksum(out: Any) -> float:
 
 def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, float, float]:
     """Median seconds, relative spread and the checksum of ``run()`` over ``reps`` runs."""
-    result = None
-    for _ in range(warm):
-        result = run()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    med = statistics.median(times)
-    spread = (max(times) - min(times)) / med if med > 0 else 0.0
-    return med, spread, checksum(result)
+    return measure_interleaved([run], reps, warm)[0]
 
 
 def measure_interleaved(runs: list[Callable[[], Any]], reps: int,

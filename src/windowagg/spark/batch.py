@@ -74,8 +74,13 @@ def _sliced(plan: Plan, grids: list, keys: list[str]):
     the partition, answered one key at a time by the operator's array fast path, and written
     back as one Arrow batch (many small batches each cost a conversion)."""
     cols = COLUMNS[plan.agg.name]
-    specs = list(plan.specs)
+    windows = list(plan.windows)
     count = plan.agg.name == "count"
+    as_partial = {  # Spark's partial columns as VectorSlices.merge takes them
+        "s": lambda x: np.nan_to_num(x.astype(float), nan=0.0),  # the sum of no values
+        "c": lambda x: x.astype(np.int64),
+        "m": lambda x: x.astype(float),
+    }
 
     def go(batches: Any) -> Any:
         import pyarrow as pa
@@ -90,20 +95,14 @@ def _sliced(plan: Plan, grids: list, keys: list[str]):
         offsets, rows = lists.offsets.to_numpy(), lists.values.to_numpy()
         stype = np.int64 if plan.timestamp else float
         slices = table.column(S).to_numpy().astype(stype)
-        n = np.zeros(table.num_rows, np.int64)  # tuple counts serve late updates: none here
-        part = {c: table.column(c).to_numpy(zero_copy_only=False) for c in cols}
-        if "s" in part:
-            part["s"] = np.nan_to_num(part["s"].astype(float), nan=0.0)  # sum of no values
-        if "c" in part:
-            part["c"] = part["c"].astype(np.int64)
-        if "m" in part:
-            part["m"] = part["m"].astype(float)
+        part = {c: as_partial[c](table.column(c).to_numpy(zero_copy_only=False)) for c in cols}
         out: list[list] = [[], [], [], [], []]
         for g in range(len(offsets) - 1):
             idx = rows[offsets[g] : offsets[g + 1]]
             idx = idx[np.argsort(slices[idx], kind="stable")]
-            vs = VectorSlices(plan.agg.name, list(plan.windows), grids)
-            vs.merge(slices[idx], n[idx], {c: part[c][idx] for c in cols})
+            vs = VectorSlices(plan.agg.name, windows, grids)
+            tuples = np.zeros(len(idx), np.int64)  # tuple counts serve late updates: none here
+            vs.merge(slices[idx], tuples, {c: part[c][idx] for c in cols})
             d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
             for acc, x in zip(out, (np.full(len(d), idx[0]), d.astype(np.int64), a, b, v)):
                 acc.append(x)
@@ -112,7 +111,7 @@ def _sliced(plan: Plan, grids: list, keys: list[str]):
         value = (pa.array(v.astype(np.int64)) if count
                  else pa.array(v, mask=np.isnan(v)))  # fmt: skip
         arrays = [table.column(k).take(pa.array(at)) for k in keys]
-        arrays += [pa.array(specs).take(pa.array(d)), pa.array(a), pa.array(b), value]
+        arrays += [pa.array(plan.specs).take(pa.array(d)), pa.array(a), pa.array(b), value]
         yield from pa.Table.from_arrays(
             arrays, names=[*keys, "window", "window_start", "window_end", "value"]
         ).to_batches()
