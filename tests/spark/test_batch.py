@@ -167,3 +167,38 @@ def test_fast_path_values_all_null_give_null_sum_and_zero_count(spark):
         got = sorted(tuple(r) for r in out.drop("window").collect())
         assert got == theirs(df, F.window("ts", "1 minute"), agg, "k") and len(got) == 2, agg
         assert [r[-1] for r in got] == ([0, 0] if agg == "count" else [None, None])
+
+
+def test_fast_path_drops_events_without_time(spark):
+    """Events with a null time belong to no window (as in Spark's window())."""
+    rows = [(k, ts if i % 9 else None, v) for i, (k, _g, ts, v) in enumerate(events(7))]
+    df = spark.createDataFrame(rows, "k int, ts timestamp, v double")
+    timed = df.where(F.col("ts").isNotNull())
+    for spec, wcol in CASES[:3]:
+        assert ours(df, spec, "sum", "k") == theirs(timed, wcol(), "sum", "k"), spec
+
+
+def test_fast_path_other_session_time_zone(spark):
+    """Window bounds are instants: a session time zone other than UTC changes nothing."""
+    df = spark.createDataFrame(events(8), "k int, g string, ts timestamp, v double")
+    saved = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/New_York")
+    try:
+        for spec, wcol in CASES[:3]:
+            assert ours(df, spec, "max", "k") == theirs(df, wcol(), "max", "k"), spec
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", saved)
+
+
+def test_column_names_that_need_quoting(spark):
+    """Names with a dot, a space and a backtick are column names, not expressions."""
+    rows = [(k, g, ts, v) for k, g, ts, v in events(9)]
+    plain = spark.createDataFrame(rows, "k int, g string, ts timestamp, v double")
+    odd = plain.toDF("zone id", "g.x", "event`time", "v.v")
+    for spec, wcol in [CASES[1], CASES[3]]:  # the pre-aggregated path and the general one
+        out = window_aggregate(odd, time="event`time", value="v.v", windows=[spec],
+                               agg="sum", key=["zone id", "g.x"])  # fmt: skip
+        assert out.columns == ["zone id", "g.x", "window", "window_start", "window_end",
+                               "value"]  # fmt: skip
+        got = sorted(tuple(r) for r in out.drop("window").collect())
+        assert got == theirs(plain, wcol(), "sum", ["k", "g"]), spec

@@ -1,4 +1,5 @@
-"""A missing Java or pyspark is one clear message, not a stack trace from the JVM."""
+"""A missing Java or pyspark is one clear message, not a stack trace from the JVM; the session
+runs its workers on this interpreter."""
 
 from __future__ import annotations
 
@@ -58,3 +59,12 @@ def test_run_reports_spark_unavailable_in_one_line(monkeypatch, tmp_path, capsys
     assert capsys.readouterr().err.strip() == (
         "error: Spark needs Java 17 or newer (no Java found): ...")  # fmt: skip
     assert not (tmp_path / "out").exists()
+
+
+def test_session_workers_on_this_interpreter_over_unix_sockets(spark):
+    import os
+    import sys
+
+    assert spark.conf.get("spark.python.unix.domain.socket.enabled") == "true"
+    exe = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+    assert [os.path.realpath(e) for e in exe] == [os.path.realpath(sys.executable)]

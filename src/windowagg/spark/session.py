@@ -79,6 +79,9 @@ def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bo
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "true" if progress else "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        # Python workers over Unix domain sockets: on loopback TCP every small exchange with a
+        # worker can wait for a delayed acknowledgement (tens of ms per Python stage)
+        .config("spark.python.unix.domain.socket.enabled", "true")
         .config("spark.driver.memory", "2g")
         .config("spark.driver.extraJavaOptions", java_opts)
     )

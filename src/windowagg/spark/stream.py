@@ -20,7 +20,18 @@ import math
 import pickle
 from typing import Any
 
-from .batch import K, T, V, _rows, finish, internal_time
+from .batch import (
+    K,
+    T,
+    V,
+    _rows,
+    finish,
+    internal_schema,
+    internal_time,
+    key_columns,
+    key_names,
+    quoted,
+)
 from .plan import Plan
 
 WM = "__wa_wm"
@@ -52,7 +63,7 @@ def _func(plan: Plan):
 def run_stream(df: Any, plan: Plan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
-    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+    from pyspark.sql.types import BinaryType, StructField, StructType
 
     if not plan.timestamp:
         raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
@@ -61,19 +72,17 @@ def run_stream(df: Any, plan: Plan) -> Any:
         raise ValueError("count windows are not supported on streams (positions shift with "
                          "every late event); use time windows")  # fmt: skip
     delay = _watermark_delay_ms(df, plan.time)
-    shifted = F.timestamp_micros(F.unix_micros(F.col(plan.time)) + int(plan.lateness) + 1)
-    keys = plan.keys or [K]
-    base = df.select(*[F.col(k) for k in plan.keys], internal_time(plan).alias(T),
-                     F.col(plan.value).cast("double").alias(V),
+    shifted = F.timestamp_micros(F.unix_micros(F.col(quoted(plan.time))) + int(plan.lateness) + 1)
+    base = df.select(*key_columns(plan), internal_time(plan).alias(T),
+                     F.col(quoted(plan.value)).cast("double").alias(V),
                      shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}))  # fmt: skip
-    if not plan.keys:
-        base = base.withColumn(K, F.lit(0))
-    schema = plan.output_schema(internal=True, update=True)
-    if not plan.keys:
-        schema = StructType([StructField(K, IntegerType()), *schema.fields])
     state = StructType([StructField("operator", BinaryType())])
-    out = base.groupBy(*keys).applyInPandasWithState(
-        _func(plan), schema, state, "append", GroupStateTimeout.EventTimeTimeout
+    out = base.groupBy(*key_names(plan)).applyInPandasWithState(
+        _func(plan),
+        internal_schema(plan, update=True),
+        state,
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
     )
     if not plan.keys:
         out = out.drop(K)
