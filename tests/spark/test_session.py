@@ -4,7 +4,9 @@ runs its workers on this interpreter."""
 from __future__ import annotations
 
 import builtins
+import os
 import subprocess
+import sys
 
 import pytest
 
@@ -62,9 +64,6 @@ def test_run_reports_spark_unavailable_in_one_line(monkeypatch, tmp_path, capsys
 
 
 def test_session_workers_on_this_interpreter_over_unix_sockets(spark):
-    import os
-    import sys
-
     assert spark.conf.get("spark.python.unix.domain.socket.enabled") == "true"
     exe = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
     assert [os.path.realpath(e) for e in exe] == [os.path.realpath(sys.executable)]

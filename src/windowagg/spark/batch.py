@@ -190,7 +190,7 @@ def _partials(df: Any, plan: Plan, grids: list) -> Any:
     from pyspark.sql import functions as F
 
     value = f"CAST({quoted(plan.value)} AS DOUBLE)"
-    fn = {"s": "sum", "c": "count", "m": plan.agg.name if plan.agg.name in ("min", "max") else ""}
+    fn = {"s": "sum", "c": "count", "m": plan.agg.name}  # "m" only for min and max
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)).agg(
         *[F.expr(f"{fn[c]}({value})").alias(c) for c in COLUMNS[plan.agg.name]]
     )  # only the partials the aggregation needs

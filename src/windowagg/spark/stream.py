@@ -72,8 +72,9 @@ def run_stream(df: Any, plan: Plan) -> Any:
         raise ValueError("count windows are not supported on streams (positions shift with "
                          "every late event); use time windows")  # fmt: skip
     delay = _watermark_delay_ms(df, plan.time)
-    shifted = F.timestamp_micros(F.unix_micros(F.col(quoted(plan.time))) + int(plan.lateness) + 1)
-    base = df.select(*key_columns(plan), internal_time(plan).alias(T),
+    micros = internal_time(plan)  # a timestamp column: microseconds since the epoch
+    shifted = F.timestamp_micros(micros + int(plan.lateness) + 1)
+    base = df.select(*key_columns(plan), micros.alias(T),
                      F.col(quoted(plan.value)).cast("double").alias(V),
                      shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}))  # fmt: skip
     state = StructType([StructField("operator", BinaryType())])
