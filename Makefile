@@ -10,10 +10,10 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: install java test demo lint format clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[spark,dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev]'
 	@touch $(STAMP)
 
 install: java $(STAMP)
@@ -36,5 +36,5 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix src tests
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist site .pytest_cache .ruff_cache .hypothesis
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

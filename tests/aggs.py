@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import windowagg
+from windowagg.aggregations import facts
+
 P = 1_000_003  # a prime: 2x2 matrices over Z_P with non-zero determinant form a group
 
 
@@ -84,3 +87,9 @@ class Counting:
 
     def lower(self, p: Any) -> Any:
         return self.inner.lower(p)
+
+
+#: the built-ins with a compiled kernel, read from their records
+COMPILED = tuple(
+    name for name, factory in windowagg.AGGREGATIONS.items() if facts(factory()).kernel is not None
+)

@@ -11,6 +11,13 @@ in a count-based window but do not change the result.
 
 Partial aggregates of the built-ins are immutable values (numbers, tuples, bytes), so algorithms
 may share them freely and aggregators pickle.
+
+Each built-in carries its own facts (:class:`Facts`, the class attribute ``facts``): its kernel
+family and code in the compiled engine, its result for an empty window, the kind of its result,
+whether it takes ``(arg, value)`` pairs, and the partial columns that slicing and Spark SQL
+pre-aggregate. Everything else (the compiled engine's boundary, ``algorithm="auto"``, the Spark
+planner, warmup, tests and benchmarks) reads them through :func:`facts`; adding a built-in is
+its class and its record.
 """
 
 from __future__ import annotations
@@ -22,7 +29,10 @@ import numbers
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+import numpy as np
 
 __all__ = [
     "AGGREGATIONS",
@@ -30,9 +40,64 @@ __all__ = [
     "Aggregation",
     "AggregationProtocol",
     "BloomFilter",
+    "Facts",
+    "Kernel",
     "aggregation",
+    "facts",
     "resolve",
 ]
+
+# --- the facts of an aggregation ---------------------------------------------------------------
+
+#: the compiled families (windowagg.kernels.families): aggregations whose combine has the same
+#: shape share one compiled family, told apart inside it by their code
+SUMF, ADD, SELECT, XCOUNT, WELFORD = "sum", "add", "select", "xcount", "welford"
+#: the kinds of result: one number (float, or int where only ints went in and ``keeps_ints``),
+#: a count (always an int), the arg of a pair, an estimate (a float), a list, a struct, a filter
+RESULTS = ("number", "count", "arg", "estimate", "list", "struct", "filter")
+
+
+class Kernel(NamedTuple):
+    """Where an aggregation lives in the compiled engine: its family and its code there."""
+
+    family: str
+    code: int
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the library needs to know of an aggregation besides its monoid.
+
+    ``kernel``: its compiled family and code (None: the Python reference only). ``empty``:
+    the result for a window without values. ``result``: one of :data:`RESULTS`.
+    ``keeps_ints``: int inputs give int results (of the values; of the args for ``arg``).
+    ``pairs``: raw inputs are ``(arg, value)`` pairs. ``partials``: the columns slicing and
+    Spark SQL pre-aggregate per slice (``s`` the sum, ``c`` the count of values, ``min`` and
+    ``max`` the extremum; each is also the SQL function that computes it, but ``s``), empty
+    when the aggregation is not pre-aggregated that way; ``lower_columns`` lowers them.
+    """
+
+    kernel: Kernel | None = None
+    empty: Any = None
+    result: str = "number"
+    keeps_ints: bool = False
+    pairs: bool = False
+    partials: tuple[str, ...] = ()
+
+    @property
+    def scalar(self) -> bool:
+        """Whether the result is one number (an array output holds it as a float)."""
+        return self.result in ("number", "count", "arg", "estimate")
+
+
+#: the facts of an aggregation that declares none (a user's own): the Python reference only
+UNKNOWN = Facts(result="value")
+
+
+def facts(agg: Any) -> Facts:
+    """The facts of ``agg``: those its own class declares (a subclass that declares none, say a
+    user's variant of ``sum``, is not taken for the built-in), else :data:`UNKNOWN`."""
+    return type(agg).__dict__.get("facts", UNKNOWN)
 
 
 @runtime_checkable
@@ -71,6 +136,16 @@ class Aggregation:
         """Constructor parameters (used for equality, repr and the compiled engine)."""
         return {}
 
+    def check_values(self, values: np.ndarray) -> None:
+        """Raise what ``lift`` raises for the first value of a float64 array outside the
+        aggregation's domain (arrays skip ``lift`` on the compiled paths)."""
+
+    def lower_columns(self, cols: dict[str, np.ndarray]) -> np.ndarray:
+        """``lower`` over arrays of partials given as the columns of ``facts.partials`` (the
+        windows of the slicing fast path and of Spark's pre-aggregation): NaN where the
+        result is None. Only aggregations with partial columns define it."""
+        raise NotImplementedError(f"{self.name} has no partial columns")
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"aggregation({self.name!r}{', ' if args else ''}{args})"
@@ -87,12 +162,13 @@ class Aggregation:
 
 def is_missing(x: Any) -> bool:
     """NaN and None are missing values (SQL NULL)."""
-    return x is None or (isinstance(x, float | numbers.Real) and x != x)
+    return x is None or (isinstance(x, numbers.Real | Decimal) and x != x)
 
 
-def _number(name: str, x: Any) -> float | int:
-    """Check that ``x`` is a real number; raise a TypeError naming the value otherwise."""
-    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+def _number(name: str, x: Any) -> Any:
+    """Check that ``x`` is a real number (a ``Decimal`` included: exact arithmetic on the
+    reference path); raise a TypeError naming the value otherwise."""
+    if isinstance(x, numbers.Real | Decimal) and not isinstance(x, bool):
         return x
     if isinstance(x, bool):
         return int(x)
@@ -104,6 +180,11 @@ def _number(name: str, x: Any) -> float | int:
 
 class Sum(Aggregation):
     name = "sum"
+    facts = Facts(Kernel(SUMF, 0), empty=0, keeps_ints=True, partials=("s",))
+
+    def lower_columns(self, cols):
+        return cols["s"]
+
     identity = 0
     invertible = True
     commutative = True
@@ -122,6 +203,11 @@ class Count(Aggregation):
     """Number of non-missing values."""
 
     name = "count"
+    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("c",))
+
+    def lower_columns(self, cols):
+        return cols["c"]
+
     identity = 0
     invertible = True
     commutative = True
@@ -140,6 +226,13 @@ class Mean(Aggregation):
     """Arithmetic mean; partial ``(sum, count)``."""
 
     name = "mean"
+    facts = Facts(Kernel(ADD, 2), partials=("s", "c"))
+
+    def lower_columns(self, cols):
+        c = cols["c"]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(c > 0, cols["s"] / np.maximum(c, 1), np.nan)
+
     identity = (0, 0)
     invertible = True
     commutative = True
@@ -162,6 +255,7 @@ class StdDev(Aggregation):
     parallel formula, which stays accurate where the sum-of-squares form cancels."""
 
     name = "stddev"
+    facts = Facts(Kernel(WELFORD, 0))
     identity = (0, 0.0, 0.0)
     invertible = True
     commutative = True
@@ -204,6 +298,7 @@ class GeoMean(Aggregation):
     """Geometric mean exp(mean(log x)) of positive values; partial ``(sum of logs, count)``."""
 
     name = "geomean"
+    facts = Facts(Kernel(ADD, 3))
     identity = (0.0, 0)
     invertible = True
     commutative = True
@@ -215,6 +310,11 @@ class GeoMean(Aggregation):
         if v <= 0:
             raise ValueError(f"geomean needs positive values, got {x!r}")
         return (math.log(v), 1)
+
+    def check_values(self, values):
+        bad = values <= 0
+        if bad.any():
+            self.lift(float(values[np.argmax(bad)]))  # raises lift's ValueError
 
     def combine(self, a, b):
         return (a[0] + b[0], a[1] + b[1])
@@ -231,6 +331,11 @@ class GeoMean(Aggregation):
 
 class Min(Aggregation):
     name = "min"
+    facts = Facts(Kernel(SELECT, 1), keeps_ints=True, partials=("min",))
+
+    def lower_columns(self, cols):
+        return cols["min"]
+
     identity = None
     commutative = True
     selective = True
@@ -248,6 +353,11 @@ class Min(Aggregation):
 
 class Max(Aggregation):
     name = "max"
+    facts = Facts(Kernel(SELECT, 0), keeps_ints=True, partials=("max",))
+
+    def lower_columns(self, cols):
+        return cols["max"]
+
     identity = None
     commutative = True
     selective = True
@@ -277,6 +387,7 @@ class ArgMin(Aggregation):
     """The arg of the smallest value among ``(arg, value)`` pairs; ties go to the oldest."""
 
     name = "argmin"
+    facts = Facts(Kernel(SELECT, 3), result="arg", keeps_ints=True, pairs=True)
     identity = None
     selective = True
 
@@ -298,6 +409,7 @@ class ArgMax(Aggregation):
     """The arg of the largest value among ``(arg, value)`` pairs; ties go to the oldest."""
 
     name = "argmax"
+    facts = Facts(Kernel(SELECT, 2), result="arg", keeps_ints=True, pairs=True)
     identity = None
     selective = True
 
@@ -319,6 +431,7 @@ class MinCount(Aggregation):
     """How often the minimum occurs; partial ``(min, count)`` (DABA paper maxcount, mirrored)."""
 
     name = "mincount"
+    facts = Facts(Kernel(XCOUNT, 1), empty=0, result="count")
     identity = None
     commutative = True
 
@@ -344,6 +457,7 @@ class MaxCount(Aggregation):
     """How often the maximum occurs; partial ``(max, count)`` (DABA paper, Section 2.2)."""
 
     name = "maxcount"
+    facts = Facts(Kernel(XCOUNT, 0), empty=0, result="count")
     identity = None
     commutative = True
 
@@ -389,6 +503,7 @@ class First(Aggregation):
     """The oldest non-missing value."""
 
     name = "first"
+    facts = Facts(Kernel(SELECT, 4), keeps_ints=True)
     identity = MISSING
     selective = True
 
@@ -406,6 +521,7 @@ class Last(Aggregation):
     """The youngest non-missing value."""
 
     name = "last"
+    facts = Facts(Kernel(SELECT, 5), keeps_ints=True)
     identity = MISSING
     selective = True
 
@@ -430,6 +546,7 @@ class M4(NamedTuple):
 
 class M4Agg(Aggregation):
     name = "m4"
+    facts = Facts(result="struct")
     identity = None
 
     def lift(self, x):
@@ -457,6 +574,7 @@ class Collect(Aggregation):
     the oldest part's prefix, so subtract-on-evict and SlickDeque (Inv) can serve it."""
 
     name = "collect"
+    facts = Facts(empty=[], result="list")
     identity = ()
     invertible = True
 
@@ -491,6 +609,7 @@ class Quantile(Aggregation):
     Partial: the sorted tuple of values (holistic; combine is a linear merge)."""
 
     name = "quantile"
+    facts = Facts()
     identity = ()
     invertible = True
     commutative = True
@@ -526,6 +645,7 @@ class Median(Quantile):
     """Nearest-rank median: quantile with q = 0.5 (the lower middle value for even counts)."""
 
     name = "median"
+    facts = Facts()
 
     def __init__(self):
         super().__init__(0.5)
@@ -582,6 +702,7 @@ class Bloom(Aggregation):
     hashing on BLAKE2b). Partial: the bit set as an int; combine is bitwise or."""
 
     name = "bloom"
+    facts = Facts(result="filter")
     identity = 0
     commutative = True
 
@@ -616,6 +737,7 @@ class HyperLogLog(Aggregation):
     picklable; the identity is ``b""``."""
 
     name = "hll"
+    facts = Facts(empty=0.0, result="estimate")
     identity = b""
     commutative = True
 

@@ -1,24 +1,35 @@
 """Arrays in, arrays out: ``sliding_aggregate`` (api.md section 4).
 
-Validates the input, picks an algorithm and runs the whole stream inside one compiled call
-(:mod:`windowagg.kernels`); aggregations without a kernel run through the Python reference.
+Validates the input, picks an algorithm from the records (:data:`windowagg.fifo.ALGORITHMS`,
+:data:`windowagg.ooo.ALGORITHMS`) and runs the whole stream inside one compiled call: a FIFO
+driver for in-order input, the compiled FiBA (or classic B-tree) for out-of-order input and
+for ``algorithm="fiba" | "bclassic"``. Aggregations without a kernel run through the Python
+reference, with the same output.
+
+Input policy (the same on every path): values are numbers, with NaN or None missing; times are
+numbers (finite), ``datetime64`` or timezone-aware timestamps (no NaT); with datetime times a
+``size`` is a duration (``numpy.timedelta64``, ``datetime.timedelta`` or a string such as
+``"10s"``), never a bare number.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import numbers
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
-from .aggregations import Aggregation, resolve
+from .aggregations import facts, is_missing, resolve
+from .compiled import kernel_of
+from .compiled.btree_state import BTreeState
+from .compiled.fifo_state import FifoState, capacity_for
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
-from .fifo.compiled import SHARING, FifoState, capacity_for, compiled_family
+from .kernels.layout import COUNT, TIME
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
 
 __all__ = ["sliding_aggregate"]
-
-COUNT, TIME = 0, 1  # the driver's modes
 
 
 def sliding_aggregate(
@@ -34,19 +45,20 @@ def sliding_aggregate(
     Parameters
     ----------
     values : array_like
-        One value per element, in arrival order. NaN is a missing value.
-    size : number or list of numbers
+        One number per element, in arrival order. NaN and None are missing values.
+    size : number, duration, or list of them
         Count-based (``times`` None): the window holds the last ``size`` elements. Time-based:
         after element ``i``, with ``now = max(times[:i+1])``, the window holds every arrived
         element with ``now - size < t <= now`` (in time order; equal times in arrival order).
-        A list answers several sizes from one shared structure.
+        With datetime times, a duration (``numpy.timedelta64``, ``datetime.timedelta`` or a
+        string such as ``"10s"``). A list answers several sizes from one shared structure.
     agg : str or aggregation
         Compiled for sum, count, mean, stddev, geomean, min, max, argmin, argmax (the arg is
         the element's time, or its index), mincount, maxcount, first, last; any other
-        aggregation runs through the Python reference.
+        aggregation whose result is one number runs through the Python reference.
     times : array_like, optional
-        Event times (numbers or datetime64; then ``size`` may be a timedelta64), same length
-        as ``values``; may be out of order.
+        Event times, same length as ``values``: finite numbers, ``datetime64`` or
+        timezone-aware timestamps (a pandas Series or index); may be out of order.
     algorithm : str
         ``auto`` or any name of :data:`windowagg.FIFO_ALGORITHMS` or
         :data:`windowagg.OOO_ALGORITHMS` that can serve the input.
@@ -54,42 +66,59 @@ def sliding_aggregate(
     Returns
     -------
     numpy.ndarray
-        ``(n,)`` float64 for one size, ``(n, len(size))`` for a list. Empty windows give 0 for
-        sum, count, mincount and maxcount and NaN otherwise.
+        ``(n,)`` for one size, ``(n, len(size))`` for a list: float64, or ``datetime64[ns]``
+        for argmin and argmax over datetime times. Empty windows give 0 for sum, count,
+        mincount and maxcount and NaN (NaT) otherwise.
 
     Raises
     ------
     ValueError
-        Ragged arrays, ``size <= 0``, non-numeric values or times, or an algorithm that cannot
-        serve the input; all checked before any work.
+        Ragged arrays, ``size <= 0``, non-numeric values, NaN, infinite or NaT times, a bare
+        number as the size of datetime times, or an algorithm that cannot serve the input; all
+        checked before any work.
 
     Complexity
     ----------
     O(n) for the FIFO algorithms on count windows and in-order times (O(n log n) for
-    flatfat and bint, O(n * size) for recalc); O(n log d) for fiba on out-of-order times.
+    flatfat and bint, O(n * size) for recalc); O(n log d) for fiba on out-of-order times
+    (d: how far out of order).
     """
     agg = resolve(agg)
-    vals = _numeric("values", values)
-    sizes, many = _sizes(size, times is not None)
-    n = len(vals)
-    t = None
-    if times is not None:
-        t, sizes = _times(times, n, sizes)
+    if not facts(agg).scalar:
+        raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
+    vals = _values(values)
+    t, base = (None, None) if times is None else _times(times, len(vals))
+    sizes, many = _sizes(size, t is not None, base is not None)
     in_order = t is None or bool(np.all(t[1:] >= t[:-1]))
     algorithm = _choose(algorithm, agg, many, in_order, t is not None)
-    family = compiled_family(agg)
-    if (algorithm in OOO_ALGORITHMS and algorithm not in FIFO_ALGORITHMS) or not in_order:
-        return _ooo_python(algorithm, agg, vals, t, sizes, many)
-    if family is None:
-        return _fifo_python(algorithm, agg, vals, t, sizes, many)
-    fam, code = family
-    if agg.name == "geomean" and np.any(vals <= 0):
-        agg.lift(float(vals[np.argmax(vals <= 0)]))  # geomean's own ValueError
+    kernel = kernel_of(agg)
+    if kernel is not None:
+        agg.check_values(vals)
+    if not len(vals):
+        out = np.empty((0, len(sizes)))
+    elif algorithm in OOO_ALGORITHMS and (algorithm not in FIFO_ALGORITHMS or not in_order):
+        if kernel is not None and OOO_ALGORITHMS[algorithm].compiled:
+            out = _btree(algorithm, agg, vals, t, sizes)
+        else:
+            out = _ooo_python(algorithm, agg, vals, t, sizes)
+    elif kernel is not None:
+        out = _fifo_compiled(algorithm, agg, vals, t, sizes, many)
+    else:
+        out = _fifo_python(algorithm, agg, vals, t, sizes)
+    if base is not None and facts(agg).result == "arg":  # the arg is the element's time
+        out = _to_datetime(out, base)
+    return out if many else out[:, 0]
+
+
+def _fifo_compiled(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
+    """A FIFO driver over the whole stream (count windows, or in-order times)."""
+    fam, code = kernel_of(agg)
+    n = len(vals)
     args = np.arange(n, dtype=np.float64) if t is None else t
     width = max(1, int(max(sizes))) if t is None else _max_window(t, max(sizes))
-    state = FifoState(algorithm, fam, capacity_for(width + 1), tuple(int(s) for s in sizes)
-                      if algorithm == "slickdeque" and t is None else ())  # fmt: skip
-    out = np.empty((n, len(sizes) if many else 1))
+    ranges = tuple(int(s) for s in sizes) if algorithm == "slickdeque" and t is None else ()
+    state = FifoState(algorithm, fam, capacity_for(width + 1), ranges)
+    out = np.empty((n, len(sizes)))
     mode = COUNT if t is None else TIME
     if many:
         state.run(mode, values=vals, args=args, times=t, sizes=np.asarray(sizes, float), out=out,
@@ -97,139 +126,180 @@ def sliding_aggregate(
     else:
         state.run(mode, values=vals, args=args, times=t, size=int(sizes[0]) if t is None else 0,
                   tsize=float(sizes[0]), out=out, code=code)  # fmt: skip
-    return out if many else out[:, 0]
+    return out
 
 
-def _btree(algorithm, family, agg, vals, t, sizes, many) -> np.ndarray:
+def _btree(algorithm, agg, vals, t, sizes) -> np.ndarray:
     """FiBA (or the classic tree) compiled: insert, bulk evict, query per element."""
-    from .ooo.compiled import BTreeState
-
-    fam, code = family
-    if agg.name == "geomean" and np.any(vals <= 0):
-        agg.lift(float(vals[np.argmax(vals <= 0)]))
+    fam, code = kernel_of(agg)
     if t is None:  # a count window is a time window over the positions
         t = np.arange(len(vals), dtype=np.float64)
     state = BTreeState(fam, 4, classic=algorithm == "bclassic", nodes=1024)
     out = np.empty((len(vals), len(sizes)))
     state.slide(code, vals, t, t, np.asarray(sizes, float), out)
-    return out if many else out[:, 0]
+    return out
 
 
-def _numeric(label: str, xs: Any) -> np.ndarray:
+# --- the input policy ------------------------------------------------------------------------
+
+
+def _values(xs: Any) -> np.ndarray:
     arr = np.asarray(xs)
     if arr.ndim != 1:
-        raise ValueError(f"{label} must be one-dimensional, got shape {arr.shape}")
+        raise ValueError(f"values must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    if arr.dtype.kind == "O":  # numbers with None (or NaN) for missing values
+        out = np.empty(len(arr))
+        for i, x in enumerate(arr):
+            if is_missing(x):
+                out[i] = np.nan
+            elif isinstance(x, numbers.Real | Decimal) and not isinstance(x, bool):
+                out[i] = float(x)
+            else:
+                raise ValueError(
+                    f"values must be numeric (None or NaN for missing), got {x!r} "
+                    f"({type(x).__name__}) at index {i}"
+                )
+        return out
+    raise ValueError(
+        f"values must be numeric, got dtype {arr.dtype}"
+        + (f" (first element {arr[0]!r})" if len(arr) else "")
+    )
+
+
+def _times(times: Any, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
+    """Times as float64 (datetimes: nanoseconds since the earliest, which is returned too)."""
+    if getattr(getattr(times, "dtype", None), "tz", None) is not None:  # tz-aware pandas
+        import pandas as pd
+
+        times = pd.DatetimeIndex(times).tz_convert("UTC").tz_localize(None).to_numpy()
+    arr = np.asarray(times)
+    if arr.ndim != 1 or len(arr) != n:
+        raise ValueError(f"times must have one element per value: {arr.shape} vs ({n},)")
+    if arr.dtype.kind == "O" and len(arr) and isinstance(arr[0], _dt.datetime):
+        if any(getattr(x, "tzinfo", None) is not None for x in arr):
+            arr = np.array([x.astimezone(_dt.UTC).replace(tzinfo=None) for x in arr])
+        arr = arr.astype("datetime64[ns]")
+    if arr.dtype.kind == "M":
+        if np.isnat(arr).any():
+            raise ValueError(f"times must not contain NaT (first at index "
+                             f"{int(np.argmax(np.isnat(arr)))})")  # fmt: skip
+        ns = arr.astype("datetime64[ns]")
+        base = ns.min() if len(ns) else np.datetime64(0, "ns")
+        return (ns - base).astype(np.int64).astype(np.float64), base
     if arr.dtype.kind not in "biuf":
         raise ValueError(
-            f"{label} must be numeric, got dtype {arr.dtype}"
-            + (f" (first element {arr[0]!r})" if len(arr) else "")
+            f"times must be numbers, datetime64 or timezone-aware timestamps, got dtype "
+            f"{arr.dtype}" + (f" (first element {arr[0]!r})" if len(arr) else "")
         )
-    return arr.astype(np.float64, copy=False)
+    t = arr.astype(np.float64, copy=False)
+    bad = ~np.isfinite(t)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = "NaN" if np.isnan(t[i]) else "infinite times"
+        raise ValueError(f"times must not contain {what} (first at index {i})")
+    return t, None
 
 
-def _sizes(size: Any, timed: bool) -> tuple[list[float], bool]:
+def _sizes(size: Any, timed: bool, datetimes: bool) -> tuple[list[float], bool]:
     many = isinstance(size, list | tuple | np.ndarray)
     items = list(size) if many else [size]
     if many and not items:
         raise ValueError("size must not be an empty list")
-    out = []
-    for s in items:
-        if isinstance(s, np.timedelta64):
-            s = s / np.timedelta64(1, "ns")
-        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0:
-            raise ValueError(f"size must be a positive number, got {s!r}")
-        if not timed and not float(s).is_integer():
-            raise ValueError(f"a count-based size must be an integer, got {s!r}")
-        out.append(float(s))
-    return out, many
+    return [_size(s, timed, datetimes) for s in items], many
 
 
-def _times(times: Any, n: int, sizes: list[float]) -> tuple[np.ndarray, list[float]]:
-    arr = np.asarray(times)
-    if arr.ndim != 1 or len(arr) != n:
-        raise ValueError(f"times must have one element per value: {arr.shape} vs ({n},)")
-    if arr.dtype.kind == "M":  # datetime64: nanoseconds since the first event
-        ns = arr.astype("datetime64[ns]").astype(np.int64)
-        if len(ns) and ns.min() < -(2**62):
-            raise ValueError("times must not contain NaT")
-        base = ns.min() if len(ns) else 0
-        return (ns - base).astype(np.float64), sizes
-    t = _numeric("times", arr)
-    if np.isnan(t).any():
+def _size(s: Any, timed: bool, datetimes: bool) -> float:
+    duration = isinstance(s, np.timedelta64 | _dt.timedelta | str)
+    if datetimes and not duration:
         raise ValueError(
-            f"times must not contain NaN (first at index {int(np.argmax(np.isnan(t)))})"
+            f"times are datetimes, so size must be a duration (numpy.timedelta64, "
+            f"datetime.timedelta or a string such as '10s'), got {s!r}"
         )
-    return t, sizes
+    if duration and not datetimes:
+        raise ValueError(f"size {s!r} is a duration, but the times are plain numbers (or "
+                         "absent): give a number")  # fmt: skip
+    if isinstance(s, str):
+        from .specs import SpecError
+        from .specs import duration as parse
+
+        try:
+            s = parse(s, 1e9)  # nanoseconds
+        except SpecError as e:
+            raise ValueError(f"size: {e}") from None
+    elif duration:
+        s = np.timedelta64(s) / np.timedelta64(1, "ns")
+    if isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0:
+        raise ValueError(f"size must be a positive number, got {s!r}")
+    if not timed and not float(s).is_integer():
+        raise ValueError(f"a count-based size must be an integer, got {s!r}")
+    return float(s)
+
+
+def _to_datetime(out: np.ndarray, base: np.datetime64) -> np.ndarray:
+    """Nanoseconds since ``base`` as datetime64[ns] (NaN: NaT)."""
+    nat = np.isnan(out)
+    ns = np.where(nat, 0, np.rint(out)).astype(np.int64)
+    res = base + ns.astype("timedelta64[ns]")
+    res[nat] = np.datetime64("NaT")
+    return res
 
 
 def _max_window(t: np.ndarray, span: float) -> int:
     """The largest number of elements an in-order time window of ``span`` holds."""
-    if not len(t):
-        return 1
     lo = np.searchsorted(t, t - span, side="right")
-    return int((np.arange(1, len(t) + 1) - lo).max())
+    return int((np.arange(1, len(t) + 1) - lo).max()) if len(t) else 1
 
 
 def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -> str:
-    family = compiled_family(agg)
-    invertible = bool(getattr(agg, "invertible", False))
-    selective = bool(getattr(agg, "selective", False))
+    """The algorithm ``auto`` stands for, or the one named, checked against the input."""
+    fifo, ooo = FIFO_ALGORITHMS, OOO_ALGORITHMS
     if algorithm == "auto":
         if not in_order:
             return "fiba"
         if many:
-            if not timed and (invertible or selective):
-                return "slickdeque"
-            return "flatfit"
-        return "two_stacks_lite" if family is not None else "daba_lite"
-    if algorithm not in FIFO_ALGORITHMS and algorithm not in OOO_ALGORITHMS:
-        valid = ", ".join(["auto", *FIFO_ALGORITHMS, *(a for a in OOO_ALGORITHMS if a != "recalc")])
+            return "slickdeque" if not timed and fifo["slickdeque"].serves(agg) else "flatfit"
+        return "two_stacks_lite" if kernel_of(agg) is not None else "daba_lite"
+    if algorithm not in fifo and algorithm not in ooo:
+        valid = ", ".join(["auto", *fifo, *(a for a in ooo if a not in fifo)])
         raise ValueError(f"unknown algorithm {algorithm!r}; valid names: {valid}")
-    if algorithm in ("fiba", "bclassic") or (algorithm == "recalc" and not in_order):
+    if algorithm not in fifo or (algorithm in ooo and not in_order):
         return algorithm  # out-of-order aggregators serve every input (recalc: the sorted one)
     if not in_order:
-        raise ValueError(
-            f"{algorithm} is an in-order (FIFO) algorithm and these times are out of order; "
-            "use fiba, bclassic or recalc"
-        )
-    if many and algorithm not in SHARING:
-        raise ValueError(
-            f"{algorithm} cannot answer several window sizes from one structure; use one of "
-            f"{', '.join(sorted(SHARING))} or fiba"
-        )
+        ooo_names = ", ".join(ooo)
+        raise ValueError(f"{algorithm} is an in-order (FIFO) algorithm and these times are out "
+                         f"of order; use {ooo_names}")  # fmt: skip
+    record = fifo[algorithm]
+    if many and not record.shares_windows:
+        sharing = ", ".join(sorted(a for a, r in fifo.items() if r.shares_windows))
+        raise ValueError(f"{algorithm} cannot answer several window sizes from one structure; "
+                         f"use one of {sharing} or fiba")  # fmt: skip
     if many and timed and algorithm == "slickdeque":
         raise ValueError(
             "slickdeque answers fixed ranges of elements; several time spans need flatfit, "
             "bint, flatfat, recalc or fiba"
         )
-    if algorithm != "slickdeque":
-        FIFO_ALGORITHMS[algorithm](agg)  # raises for an invalid pairing (soe without inverse)
-    elif not (invertible or selective):
-        raise ValueError(
-            f"slickdeque needs an invertible or a selective aggregation; {agg!r} is neither"
-        )
-    return algorithm
+    record(agg, **({"ranges": [1]} if algorithm == "slickdeque" else {}))  # raises for an
+    return algorithm  # aggregation it cannot serve (soe without inverse), saying why
 
 
-def _lower_array(agg: Any, results: list[Any]) -> np.ndarray:
-    out = np.empty(len(results))
-    for i, r in enumerate(results):
-        out[i] = np.nan if r is None else float(r)
-    return out
+def _rows(rows: list[list[Any]], k: int) -> np.ndarray:
+    out = np.array([[np.nan if r is None else float(r) for r in row] for row in rows], float)
+    return out.reshape(len(rows), k)
 
 
-def _fifo_python(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
+def _fifo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
     """The Python reference for aggregations without a kernel (FIFO, in-order)."""
     from .fifo import fifo
 
-    if not isinstance(agg, Aggregation) or agg.name in ("collect", "bloom", "m4", "hll"):
-        raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
     largest = max(sizes)
     options = {"ranges": [int(s) for s in sizes]} if algorithm == "slickdeque" else {}
     w = fifo(algorithm, agg, backend="python", **options)
     rows = []
     window_times: list[float] = []
-    pairs = agg.name in ("argmin", "argmax")
+    pairs = facts(agg).pairs
+    many = len(sizes) > 1
     for i, x in enumerate(vals):
         w.insert(((i if t is None else t[i]), x) if pairs else x)
         if t is None:
@@ -246,33 +316,23 @@ def _fifo_python(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
             rows.append([w.query(last=r) if r < len(w) else w.query() for r in rs])
         else:
             rows.append([w.query()])
-    return _rows(agg, rows, many)
+    return _rows(rows, len(sizes))
 
 
-def _rows(agg: Any, rows: list[list[Any]], many: bool) -> np.ndarray:
-    out = np.array([[np.nan if r is None else float(r) for r in row] for row in rows], float)
-    out = out.reshape(len(rows), -1)
-    return out if many else out[:, 0]
-
-
-def _ooo_python(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
-    """Out-of-order times: a time window over an out-of-order aggregator."""
+def _ooo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
+    """Out-of-order times over the Python reference of an out-of-order aggregator."""
     from .ooo import TimeWindow, ooo
 
-    if not isinstance(agg, Aggregation) or agg.name in ("collect", "bloom", "m4", "hll"):
-        raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
-    name = algorithm if algorithm in OOO_ALGORITHMS else "fiba"
     if t is None:  # a count window is a time window over the positions
         t = np.arange(len(vals), dtype=np.float64)
-    tw = TimeWindow(ooo(name, agg, backend="python"), max(sizes))
+    tw = TimeWindow(ooo(algorithm, agg, backend="python"), max(sizes))
     rows = []
-    pairs = agg.name in ("argmin", "argmax")
+    pairs = facts(agg).pairs
     for i in range(len(vals)):
-        x = (t[i], vals[i]) if pairs else vals[i]
-        tw.insert(t[i], x)
+        tw.insert(t[i], (t[i], vals[i]) if pairs else vals[i])
         now = tw.now
-        if many:
+        if len(sizes) > 1:
             rows.append([tw.aggregator.query(np.nextafter(now - s, np.inf), now) for s in sizes])
         else:
             rows.append([tw.query()])
-    return _rows(agg, rows, many)
+    return _rows(rows, len(sizes))

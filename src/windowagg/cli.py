@@ -65,10 +65,10 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _warmup(args: argparse.Namespace) -> int:
-    from .kernels.specialize import cache_dir
-    from .kernels.warmup import warmup
+    from .kernels.specialize import cache_location
+    from .warmup import warmup
 
-    print(f"compiling the kernels into {cache_dir()} ({args.jobs} processes)")
+    print(f"compiling the kernels into {cache_location()} ({args.jobs} processes)")
     warmup(args.jobs)
     return 0
 

@@ -10,7 +10,7 @@ import pytest
 
 import windowagg
 from windowagg.arrays import _ooo_python
-from windowagg.ooo.compiled import BTreeState
+from windowagg.compiled.btree_state import BTreeState
 
 
 def stream(n: int, seed: int, in_order: bool = False):
@@ -39,7 +39,7 @@ def test_compiled_tree_matches_python_fiba(classic, min_arity, agg_name, family,
         state = BTreeState(family, min_arity, classic, nodes=8)  # grows many times
         out = np.empty((len(v), len(sizes)))
         state.slide(code, v, t, t, np.array(sizes), out)
-        want = _ooo_python("fiba", agg, v, t, sizes, True)
+        want = _ooo_python("fiba", agg, v, t, sizes)
         np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-9, equal_nan=True)
         assert state.n > 8
 
@@ -49,7 +49,7 @@ def test_sliding_aggregate_uses_the_compiled_tree() -> None:
     for algorithm in ("fiba", "bclassic"):
         got = windowagg.sliding_aggregate(v, size=[7.0, 50.0], agg="max", times=t,
                                           algorithm=algorithm)  # fmt: skip
-        want = _ooo_python("fiba", windowagg.aggregation("max"), v, t, [7.0, 50.0], True)
+        want = _ooo_python("fiba", windowagg.aggregation("max"), v, t, [7.0, 50.0])
         np.testing.assert_allclose(got, want, equal_nan=True)
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 import windowagg
+from tests.aggs import COMPILED
 from tests.fifo.traces import RANGES, pairings, replay, trace
 from windowagg.fifo.compiled import CompiledFifo
-from windowagg.kernels.families import COMPILED
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 

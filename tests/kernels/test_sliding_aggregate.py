@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import windowagg
+from tests.aggs import COMPILED
 from tests.oracles import direct
 from windowagg.fifo import serves
-from windowagg.kernels.families import COMPILED
 
 PAIRS = ("argmin", "argmax")
 

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import windowagg
+from tests.aggs import COMPILED
 from tests.fifo.traces import value
 from tests.ooo.test_differential import run_trace
 from tests.oracles import same
-from windowagg.kernels.families import COMPILED
 from windowagg.ooo.compiled_tree import CompiledTree
 
 CONFIGS = [("fiba", 2), ("fiba", 3), ("fiba", 4), ("fiba", 8), ("bclassic", 3)]

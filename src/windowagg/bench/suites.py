@@ -20,8 +20,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..aggregations import aggregation
+from ..compiled import kernel_of
+from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import serves
-from ..fifo.compiled import COUNT, INSERT, FifoState, capacity_for, compiled_family
+from ..kernels.layout import COUNT, INSERT
 from .core import Row, measure
 
 FIFO_BENCH = ("two_stacks_lite", "daba_lite", "two_stacks", "daba", "soe", "slickdeque",
@@ -36,7 +39,7 @@ def stream(n: int, seed: int = SEED) -> np.ndarray:
 
 
 def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
-    fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+    fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
     prefill = stream(size, SEED + 1)
     ranges = (size,) if alg == "slickdeque" else ()
     out = np.empty((len(values), 1))
@@ -54,9 +57,9 @@ def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callabl
 def _fiba_case(agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
     """FiBA (min_arity 4) on the same workload: a count window is a time window over the
     positions; pre-filled with ``size`` elements like the FIFO cases."""
-    from ..ooo.compiled import BTreeState
+    from ..compiled.btree_state import BTreeState
 
-    fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+    fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
     prefill = stream(size, SEED + 1)
     pre_t = np.arange(size, dtype=float)
     times = size + np.arange(len(values), dtype=float)
@@ -167,20 +170,20 @@ def _python_reference(agg: str, size: int, n: int, reps: int) -> Row:
 
 def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """One compiled call per round of evict, insert and query; percentiles of its time."""
-    from ..kernels.specialize import specialize
+    from ..kernels.specialize import driver
 
     n = 2**14
     rounds = 2**13 if quick else 2**16
     rows: list[Row] = []
     for agg in ("sum", "geomean"):
-        fam, code = compiled_family(__import__("windowagg").aggregation(agg))  # type: ignore[misc]
+        fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
         for alg in ("two_stacks", "two_stacks_lite", "daba", "daba_lite", "flatfit", "soe",
                     "slickdeque"):  # fmt: skip
             if not serves(alg, agg):
                 continue
             st = FifoState(alg, fam, capacity_for(n + 1), (n,) if alg == "slickdeque" else ())
             st.run(INSERT, values=stream(n), args=np.zeros(n), code=code)
-            run = specialize("driver", st.name, fam).fifo_run
+            run = driver(st.name, fam).fifo_run
             values = stream(rounds + 1000, SEED + 2)
             one = np.zeros(1)
             out = np.empty((1, 1))
@@ -271,7 +274,7 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """Throughput against out-of-order distance d (FiBA paper Section 5.1.1, Fig. 11): a
     window of n entries pre-filled with d high timestamps; each round evicts the oldest entry
     and inserts a low timestamp that lands exactly d entries from the young end."""
-    from ..ooo.compiled import BTreeState
+    from ..compiled.btree_state import BTreeState
 
     n = 2**16 if quick else 2**20
     rounds = 2**16 if quick else 2**20
@@ -390,3 +393,12 @@ def _bulk(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["bulk"] = _bulk
+
+
+def _coldstart(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .coldstart import coldstart
+
+    return coldstart(quick, report)
+
+
+SUITES["coldstart"] = _coldstart

@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..aggregations import resolve
+from ..algorithm import Algorithm, registry
 from .base import FifoAggregator
 from .bint import BInt
 from .daba import Daba
@@ -39,40 +39,30 @@ __all__ = [
     "serves",
 ]
 
-#: algorithm name -> constructor taking ``(agg, **options)``
-ALGORITHMS: dict[str, Callable[..., FifoAggregator]] = {
-    "recalc": Recalc,
-    "soe": SubtractOnEvict,
-    "two_stacks": TwoStacks,
-    "two_stacks_lite": TwoStacksLite,
-    "daba": Daba,
-    "daba_lite": DabaLite,
-    "flatfat": FlatFat,
-    "bint": BInt,
-    "flatfit": FlatFit,
-    "slickdeque": slickdeque,
-}
-
-#: options each algorithm accepts besides ``backend``
-_OPTIONS: dict[str, frozenset[str]] = {
-    "flatfat": frozenset({"capacity"}),
-    "slickdeque": frozenset({"ranges"}),
-}
+#: algorithm name -> its record (windowagg.algorithm.Algorithm); calling one builds the reference
+ALGORITHMS: dict[str, Algorithm] = registry(
+    Algorithm("recalc", "fifo", Recalc, "DABA paper §8.1", shares_windows=True),
+    Algorithm("soe", "fifo", SubtractOnEvict, "SlickDeque paper §2.2", needs="invertible"),
+    Algorithm("two_stacks", "fifo", TwoStacks, "DABA paper §3, Thm. 3"),
+    Algorithm("two_stacks_lite", "fifo", TwoStacksLite, "DABA paper §4, Thm. 7"),
+    Algorithm("daba", "fifo", Daba, "DABA paper §5, Thm. 10"),
+    Algorithm("daba_lite", "fifo", DabaLite, "DABA paper §6, Thm. 13"),
+    Algorithm("flatfat", "fifo", FlatFat, "Reactive Aggregator (FlatFAT)", shares_windows=True,
+              options=frozenset({"capacity"})),
+    Algorithm("bint", "fifo", BInt, "B-Int", shares_windows=True),
+    Algorithm("flatfit", "fifo", FlatFit, "FlatFIT", shares_windows=True),
+    Algorithm("slickdeque", "fifo", slickdeque, "SlickDeque paper §3.2",
+              needs="invertible or selective", shares_windows=True,
+              options=frozenset({"ranges"})),
+)  # fmt: skip
 
 BACKENDS = ("auto", "python", "compiled")
 
 
 def serves(algorithm: str, agg: Any) -> bool:
-    """Whether ``algorithm`` can serve ``agg``: subtract-on-evict needs an inverse, SlickDeque an
-    inverse or selectivity; the others serve any aggregation."""
-    from ..aggregations import flags
-
-    invertible, _, selective = flags(resolve(agg))
-    if algorithm == "soe":
-        return invertible
-    if algorithm == "slickdeque":
-        return invertible or selective
-    return True
+    """Whether ``algorithm`` can serve ``agg`` (its record's ``needs``: subtract-on-evict needs
+    an inverse, SlickDeque an inverse or selectivity; the others serve any aggregation)."""
+    return ALGORITHMS[algorithm].serves(resolve(agg))
 
 
 def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> FifoAggregator:
@@ -107,27 +97,27 @@ def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> 
     O(1) to build (flatfat: O(capacity)).
     """
     try:
-        factory = ALGORITHMS[algorithm]
+        record = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
         valid = ", ".join(ALGORITHMS)
         raise ValueError(f"unknown FIFO algorithm {algorithm!r}; valid names: {valid}") from None
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    unknown = set(options) - _OPTIONS.get(algorithm, frozenset())
+    unknown = set(options) - record.options
     if unknown:
         raise TypeError(f"{algorithm} takes no option(s) {', '.join(sorted(unknown))}")
-    reference = factory(resolve(agg), **options)  # validates the pairing, whatever the backend
+    reference = record(resolve(agg), **options)  # validates the pairing, whatever the backend
     if backend == "python":
         return reference
-    from .compiled import CompiledFifo, compiled_family
-
-    if compiled_family(reference.agg) is None or (
-        algorithm == "flatfat" and options.get("capacity")
-    ):
+    if not record.runs_compiled(reference.agg) or options.get("capacity"):
         if backend == "compiled":
             raise ValueError(
                 f"backend='compiled' serves the built-in numeric aggregations; "
                 f"{reference.agg!r} runs on backend='python'"
             )
         return reference
-    return CompiledFifo(algorithm, reference.agg, options.get("ranges"))  # type: ignore[return-value]
+    from .compiled import CompiledFifo
+
+    return CompiledFifo(  # type: ignore[return-value]
+        algorithm, reference.agg, options.get("ranges"), fallback=backend == "auto"
+    )

@@ -33,8 +33,13 @@ class FifoAggregator:
     """In-order (FIFO) sliding-window aggregator over any aggregation (api.md section 2)."""
 
     name: ClassVar[str] = "fifo"
-    #: whether ``query(last=r)`` is supported (window sharing)
-    shares_windows: ClassVar[bool] = False
+
+    @property
+    def shares_windows(self) -> bool:
+        """Whether ``query(last=r)`` is supported (window sharing): the algorithm's record."""
+        from . import ALGORITHMS
+
+        return ALGORITHMS[self.name].shares_windows
 
     def __init__(self, agg: Any) -> None:
         self.agg = resolve(agg)

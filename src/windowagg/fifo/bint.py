@@ -20,7 +20,6 @@ from .base import FifoAggregator
 
 class BInt(FifoAggregator):
     name = "bint"
-    shares_windows = True
 
     def __init__(self, agg: Any) -> None:
         super().__init__(agg)

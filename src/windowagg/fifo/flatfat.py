@@ -21,7 +21,6 @@ from .base import FifoAggregator
 
 class FlatFat(FifoAggregator):
     name = "flatfat"
-    shares_windows = True
 
     def __init__(self, agg: Any, capacity: int = 1) -> None:
         super().__init__(agg)

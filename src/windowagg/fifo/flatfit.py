@@ -22,7 +22,6 @@ from .base import FifoAggregator
 
 class FlatFit(FifoAggregator):
     name = "flatfit"
-    shares_windows = True
 
     def __init__(self, agg: Any) -> None:
         super().__init__(agg)

@@ -16,7 +16,6 @@ from .base import FifoAggregator
 
 class Recalc(FifoAggregator):
     name = "recalc"
-    shares_windows = True
 
     def __init__(self, agg: Any) -> None:
         super().__init__(agg)

@@ -51,7 +51,6 @@ def check_range(ranges: tuple[int, ...], r: int) -> int:
 
 class _SlickDequeBase(FifoAggregator):
     name = "slickdeque"
-    shares_windows = True
 
     def __init__(self, agg: Any, ranges: Any = None) -> None:
         super().__init__(agg)

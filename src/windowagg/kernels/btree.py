@@ -1,8 +1,8 @@
 """Compiled FiBA and classic augmented B-tree (FiBA paper, Sections 3-4; bulk paper, Section 4),
 following :mod:`windowagg.ooo` step for step, over preallocated node arrays.
 
-A template (see :mod:`.specialize`): ``lift, combine, identity, lower`` are bound to one
-aggregation family. Node ``x`` of the pool:
+``lift, combine, identity, lower`` are free names, bound to one aggregation family by
+:func:`.specialize.btree`. Node ``x`` of the pool:
 
 * ``T[x, k]`` times, ``V[:, x * MA + k]`` partials of its ``NE[x]`` entries (MA = 2 MIN_ARITY
   slots: one spare for the moment before a split);
@@ -23,14 +23,28 @@ some seconds less per family).
 
 import numpy as np
 
-from windowagg.kernels.jit import helper, inline, kernel
+from .jit import helper, inline, kernel
+from .layout import (
+    ANSWER,
+    CLASSIC,
+    FREE_TOP,
+    LEAF,
+    LEFT,
+    LF,
+    MU,
+    NEXT,
+    OP_BULK_EVICT,
+    OP_EVICT,
+    OP_INSERT,
+    OP_RANGE,
+    OP_ROUND,
+    OP_SLIDE,
+    RF,
+    RIGHT,
+    ROOT,
+)
 
 lift = combine = identity = lower = None  # bound per specialization
-
-# --- template (below this line the module is copied into each specialization) ---
-
-ROOT, LF, RF, FREE_TOP, NEXT, MU, CLASSIC = 0, 1, 2, 3, 4, 5, 6
-LEFT, RIGHT, LEAF = 1, 2, 4
 UP, INNER, LEFTK, RIGHTK = 0, 1, 2, 3
 
 
@@ -993,12 +1007,13 @@ def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, op
     """The one driver (one compiled entry point per family): operation ``ops[e]`` for each
     element from ``start`` on, results in ``out[e]``:
 
-    * 0 insert(a, b) with argument c (argmin/argmax); 1 evict(a): 1 or 0; 2 bulk_evict(a):
-      how many; 3 query(a, b); 4 query(): the lowered aggregate;
-    * 5 a time window step (``sliding_aggregate``): insert(a, b) with argument c, advance
+    * OP_INSERT insert(a, b) with argument c (argmin/argmax); OP_EVICT evict(a): 1 or 0;
+      OP_BULK_EVICT bulk_evict(a): how many; OP_RANGE query(a, b); OP_ALL (any other) query():
+      the lowered aggregate;
+    * OP_SLIDE a time window step (``sliding_aggregate``): insert(a, b) with argument c, advance
       ``clock[0]`` (the largest time so far), evict what fell out of the largest of ``sizes``,
       answer every size into ``out[e, :]`` (one size: query(); several: suffix queries);
-    * 6 a round of the FiBA paper's experiments: insert(a, b), bulk_evict(c), query().
+    * OP_ROUND a round of the FiBA paper's experiments: insert(a, b), bulk_evict(c), query().
 
     Each primitive is called from one place (the fast paths are inlined). Stops early,
     returning the next element, when the node pool may run short (the caller grows it and
@@ -1015,34 +1030,34 @@ def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, op
             return e
         op = ops[e]
         t = a[e]
-        if op == 1:
+        if op == OP_EVICT:
             out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
             continue
-        if op == 0 or op == 5 or op == 6:
-            arg = t if op == 6 else c[e]
+        if op in (OP_INSERT, OP_SLIDE, OP_ROUND):
+            arg = t if op == OP_ROUND else c[e]
             if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, b[e], arg):
                 _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, b[e], arg)
-            if op == 0:
+            if op == OP_INSERT:
                 continue
             if t > now:
                 now = t
-        if op == 2 or op == 5 or op == 6:
-            cut = t if op == 2 else (c[e] if op == 6 else now - largest)
+        if op in (OP_BULK_EVICT, OP_SLIDE, OP_ROUND):
+            cut = t if op == OP_BULK_EVICT else (c[e] if op == OP_ROUND else now - largest)
             m = _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, cut)
             if m < 0:
                 m = _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, cut)
-            if op == 2:
+            if op == OP_BULK_EVICT:
                 out[e, 0] = m
                 continue
-        many = op == 5 and k > 1  # ops 3 to 6 answer queries, lowered in one place
+        many = op == OP_SLIDE and k > 1  # ops 3 to 6 answer queries, lowered in one place
         for j in range(k if many else 1):
-            if op == 3:
-                _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], 7)
+            if op == OP_RANGE:
+                _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], ANSWER)
             elif many:
                 _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j],
-                        np.int64(7))  # fmt: skip
+                        np.int64(ANSWER))  # fmt: skip
             else:
-                _query_all(A, P, FL, meta, tmp, 7)
-            out[e, j] = lower(code, tmp, 7)
+                _query_all(A, P, FL, meta, tmp, ANSWER)
+            out[e, j] = lower(code, tmp, ANSWER)
     clock[0] = now
     return -1

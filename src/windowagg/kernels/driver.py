@@ -1,20 +1,17 @@
 """The one compiled loop behind every FIFO algorithm: whole sliding windows (count or time),
 several window sizes at once, or batches of inserts, evicts and queries, inside one call.
 
-This file is a template: the free names ``push, pop, query, query_last, rebuild`` (an algorithm's
-primitives, :mod:`.fifo`) and ``lift, combine, identity, lower, inverse`` (a family,
-:mod:`.families`) are bound by :mod:`.specialize`, which writes one module per (algorithm,
-family) pair with those names imported as globals. Numba then inlines everything and caches
-each pair on disk (dispatchers passed as arguments would defeat its cache).
+The free names ``push, pop, query, query_last, rebuild`` (an algorithm's primitives,
+:mod:`.fifo`) and ``lift, combine, identity, lower, inverse`` (a family, :mod:`.families`) are
+bound per (algorithm, family) by :func:`.specialize.driver`; numba inlines everything and
+caches each pair on disk.
 """
 
-from windowagg.kernels.jit import kernel
+from .jit import kernel
+from .layout import ANSWER, COUNT, EVICT, INSERT, QUERY, REBUILD, TIME
 
+# bound per specialization (see the module docstring)
 push = pop = query = query_last = rebuild = lift = combine = identity = lower = inverse = None
-
-# --- template (below this line the module is copied into each specialization) ---
-
-COUNT, TIME, INSERT, EVICT, QUERY, REBUILD = 0, 1, 2, 3, 4, 5
 
 
 @kernel
@@ -49,8 +46,8 @@ def fifo_run(code, buf, aux, iaux, ptr, tmp, tbuf, mode, values, args, times, si
             pop(buf, aux, iaux, ptr, tmp)
             once = False
         if mode in (COUNT, TIME, QUERY):
-            query(buf, aux, iaux, ptr, tmp, tmp, 7)
-            out[i, 0] = lower(code, tmp, 7)
+            query(buf, aux, iaux, ptr, tmp, tmp, ANSWER)
+            out[i, 0] = lower(code, tmp, ANSWER)
 
 
 @kernel
@@ -90,9 +87,9 @@ def fifo_run_sizes(
         for j in range(k):
             r = int(rs[j])
             if r >= length:
-                query(buf, aux, iaux, ptr, tmp, tmp, 7)
+                query(buf, aux, iaux, ptr, tmp, tmp, ANSWER)
             elif r <= 0:
-                identity(tmp, 7)
+                identity(tmp, ANSWER)
             else:
-                query_last(buf, aux, iaux, ptr, tmp, r, tmp, 7)
-            out[i, j] = lower(code, tmp, 7)
+                query_last(buf, aux, iaux, ptr, tmp, r, tmp, ANSWER)
+            out[i, j] = lower(code, tmp, ANSWER)

@@ -26,35 +26,38 @@ first-class arguments: ``lift(code, buf, i, x, arg)``, ``combine(d, di, a, ai, b
 from __future__ import annotations
 
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..aggregations import (
+    ADD,
+    SELECT,
+    SUMF,
+    WELFORD,
+    XCOUNT,
+    ArgMax,
+    ArgMin,
+    Count,
+    GeoMean,
+    Last,
+    Max,
+    MaxCount,
+    Mean,
+    Min,
+)
 from .jit import inline
 
-# aggregation codes (lift/lower variants inside a family)
-SUM, COUNT, MEAN, GEOMEAN = 0, 1, 2, 3
-MAX, MIN, ARGMAX, ARGMIN, FIRST, LAST = 0, 1, 2, 3, 4, 5
-MAXCOUNT, MINCOUNT = 0, 1
-STDDEV = 0
-
-ADD, SELECT, XCOUNT, WELFORD, SUMF = "add", "select", "xcount", "welford", "sum"
-
-#: aggregation name -> (family, code)
-COMPILED: dict[str, tuple[str, int]] = {
-    "sum": (SUMF, SUM),
-    "count": (ADD, COUNT),
-    "mean": (ADD, MEAN),
-    "geomean": (ADD, GEOMEAN),
-    "max": (SELECT, MAX),
-    "min": (SELECT, MIN),
-    "argmax": (SELECT, ARGMAX),
-    "argmin": (SELECT, ARGMIN),
-    "first": (SELECT, FIRST),
-    "last": (SELECT, LAST),
-    "maxcount": (XCOUNT, MAXCOUNT),
-    "mincount": (XCOUNT, MINCOUNT),
-    "stddev": (WELFORD, STDDEV),
-}
+# each aggregation's code inside its family, from its record (windowagg.aggregations)
+COUNT = Count.facts.kernel.code
+MEAN = Mean.facts.kernel.code
+GEOMEAN = GeoMean.facts.kernel.code
+MAX = Max.facts.kernel.code
+MIN = Min.facts.kernel.code
+ARGMAX = ArgMax.facts.kernel.code
+ARGMIN = ArgMin.facts.kernel.code
+LAST = Last.facts.kernel.code
+MAXCOUNT = MaxCount.facts.kernel.code
 
 # --- SUM ------------------------------------------------------------------------------------
 
@@ -115,8 +118,6 @@ def add_identity(buf, i):
 def add_lower(code, buf, i):
     s = buf[0, i]
     c = buf[1, i]
-    if code == SUM:
-        return s
     if code == COUNT:
         return c
     if c == 0.0:
@@ -315,21 +316,27 @@ def no_inverse(d, di, a, ai, b, bi):
     pass  # never called: algorithms that need an inverse refuse these families up front
 
 
-#: family -> (lift, combine, identity, lower, inverse, width)
+class Family(NamedTuple):
+    """One family's functions, its partial's width and the identity partial field by field
+    (what ``identity`` writes), and whether it has an inverse."""
+
+    lift: Any
+    combine: Any
+    identity: Any
+    lower: Any
+    inverse: Any
+    width: int
+    empty: tuple[float, ...]
+    invertible: bool
+
+
 FAMILIES = {
-    SUMF: (sum_lift, sum_combine, sum_identity, sum_lower, sum_inverse, 1),
-    ADD: (add_lift, add_combine, add_identity, add_lower, add_inverse, 2),
-    SELECT: (select_lift, select_combine, select_identity, select_lower, no_inverse, 3),
-    XCOUNT: (xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2),
-    WELFORD: (welford_lift, welford_combine, welford_identity, welford_lower, welford_inverse, 3),
-}
-#: family -> the identity partial, field by field (what ``identity`` writes)
-IDENTITIES = {
-    SUMF: (0.0,),
-    ADD: (0.0, 0.0),
-    SELECT: (-np.inf, np.nan, 0.0),
-    XCOUNT: (-np.inf, 0.0),
-    WELFORD: (0.0, 0.0, 0.0),
-}
-INVERTIBLE = frozenset({SUMF, ADD, WELFORD})
-SELECTIVE = frozenset({SELECT})
+    SUMF: Family(sum_lift, sum_combine, sum_identity, sum_lower, sum_inverse, 1, (0.0,), True),
+    ADD: Family(add_lift, add_combine, add_identity, add_lower, add_inverse, 2, (0.0, 0.0), True),
+    SELECT: Family(select_lift, select_combine, select_identity, select_lower, no_inverse, 3,
+                   (-np.inf, np.nan, 0.0), False),
+    XCOUNT: Family(xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2,
+                   (-np.inf, 0.0), False),
+    WELFORD: Family(welford_lift, welford_combine, welford_identity, welford_lower,
+                    welford_inverse, 3, (0.0, 0.0, 0.0), True),
+}  # fmt: skip

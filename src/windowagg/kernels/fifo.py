@@ -1,8 +1,8 @@
 """Compiled FIFO aggregators: the ten algorithms of :mod:`windowagg.fifo` as four primitives
 each over one state layout, so a single driver (:mod:`.driver`) runs them all.
 
-A template (see :mod:`.specialize`): ``lift, combine, identity, inverse`` are free names,
-bound to one family's functions (:mod:`.families`) in each generated module.
+``lift, combine, identity, inverse`` are free names, bound to one family's functions
+(:mod:`.families`) by :func:`.specialize.fifo_primitives`.
 
 State (allocated by :mod:`windowagg.fifo.compiled`): ``buf`` and ``aux`` float64 ``[W, .]``
 arrays of partials, ``iaux`` int64 ``[2, .]``, ``ptr`` int64 scalars (``ptr[0]`` = F, the
@@ -22,12 +22,10 @@ Each follows the pseudocode of the Python reference module of the same name (and
 """
 
 from .jit import inline
+from .layout import E as E_
+from .layout import F as F_
 
 lift = combine = identity = inverse = None  # bound per specialization
-
-# --- template (below this line the module is copied into each specialization) ---
-
-F_, E_ = 0, 1  # ptr slots shared by all algorithms
 
 
 @inline

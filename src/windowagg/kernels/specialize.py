@@ -1,90 +1,108 @@
-"""One module per (kernel template, algorithm, family): generated source, cached machine code.
+"""One compiled variant per (kernel module, algorithm, family), with no generated source.
 
-Numba specializes a function on the *values* of its global names and caches it by source
-file, so each combination gets a small module on disk: an import header that binds the free
-names of a template (:mod:`.driver`, :mod:`.btree`) to one algorithm's primitives and one
-family's functions, followed by the template's source. The modules live in a cache
-directory (``$WINDOWAGG_CACHE_DIR``, else ``~/.cache/windowagg``) under a hash of every kernel
-source file, so a change to any kernel gives fresh modules and a fresh numba cache. Nothing
-compiles here; numba compiles a kernel on its first call.
+A kernel module (:mod:`.fifo`, :mod:`.driver`, :mod:`.btree`) is an ordinary module whose
+functions call free names: a family's ``lift, combine, identity, lower, inverse``
+(:mod:`.families`) and, in the FIFO driver, an algorithm's ``push, pop, query, query_last,
+rebuild`` (:mod:`.fifo`). Numba binds a function's global names at compile time, so
+:func:`specialize` rebuilds each compiled function of a module over a copy of the module's
+globals in which those names are bound (the same code object, new globals), and compiles the
+copies with the decorator options of the originals. Each copy has its own qualified name
+(``fifo_run.daba.select.<hash>``), so numba's on-disk cache keeps one entry per variant
+beside the module (or under ``NUMBA_CACHE_DIR``); the hash covers the kernel sources, because
+numba only watches the file a function is defined in and not the functions it calls.
+
+Nothing compiles here; numba compiles a variant on its first call, or loads it from its cache.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
-import sys
+import types
 from functools import cache
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 _HERE = Path(__file__).resolve().parent
-_MARK = "# --- template (below this line the module is copied into each specialization) ---"
+#: the modules whose code is compiled into the kernels (their hash is part of each variant)
+SOURCES = ("btree.py", "driver.py", "families.py", "fifo.py", "layout.py")
 
 
 @cache
-def _source_hash() -> str:
+def source_hash() -> str:
     h = hashlib.sha256()
-    for f in sorted(_HERE.glob("*.py")):
-        h.update(f.name.encode())
-        h.update(f.read_bytes())
-    return h.hexdigest()[:12]
+    for name in SOURCES:
+        h.update(name.encode())
+        h.update((_HERE / name).read_bytes())
+    return h.hexdigest()[:10]
+
+
+def cache_location() -> str:
+    """Where numba caches the kernels: ``NUMBA_CACHE_DIR``, else beside this package (numba
+    falls back to a per-user directory when that is not writable)."""
+    return os.environ.get("NUMBA_CACHE_DIR") or str(_HERE / "__pycache__")
+
+
+def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dict[str, Any]:
+    """Every compiled function defined in ``module``, rebuilt over the module's globals with
+    ``bindings`` bound; returns them by name (they see each other as globals)."""
+    from numba import njit
+
+    scope = dict(vars(module))
+    scope.update(bindings)
+    out: dict[str, Any] = {}
+    for name, obj in vars(module).items():
+        options = getattr(obj, "windowagg_options", None)
+        if options is None or obj.py_func.__module__ != module.__name__:
+            continue
+        fn = obj.py_func
+        copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__)
+        copy.__qualname__ = f"{fn.__qualname__}.{tag}.{source_hash()}"
+        copy.__module__ = fn.__module__
+        copy.__doc__ = fn.__doc__
+        out[name] = njit(**options)(copy)
+    scope.update(out)
+    return out
 
 
 @cache
-def cache_dir() -> Path:
-    root = os.environ.get("WINDOWAGG_CACHE_DIR") or Path.home() / ".cache" / "windowagg"
-    path = Path(root) / f"kernels-{_source_hash()}"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:  # a read-only home: a per-user temporary directory instead
-        import tempfile
+def family(name: str) -> dict[str, Any]:
+    """The functions of a family under the names the kernels call."""
+    from . import families
 
-        path = Path(tempfile.gettempdir()) / f"windowagg-{os.getuid()}" / path.name
-        path.mkdir(parents=True, exist_ok=True)
-    if str(path) not in sys.path:
-        sys.path.append(str(path))
-    return path
+    f = families.FAMILIES[name]
+    return {"lift": f.lift, "combine": f.combine, "identity": f.identity, "lower": f.lower,
+            "inverse": f.inverse}  # fmt: skip
 
 
-def _template(name: str) -> str:
-    text = (_HERE / f"{name}.py").read_text()
-    _head, sep, body = text.partition(_MARK)
-    if not sep:
-        raise RuntimeError(f"kernel template {name}.py lacks its template marker")
-    return body
+#: what an algorithm without its own primitive binds (never called for it)
+_FALLBACK = {"query_last": "recalc_query_last", "rebuild": "no_rebuild"}
 
 
 @cache
-def specialize(template: str, algorithm: str, family: str) -> ModuleType:
-    """The module of ``template`` (``driver``: FIFO, ``btree``: FiBA and the classic tree)
-    specialized for ``algorithm`` and ``family``."""
-    inverse = f"{family}_inverse" if family in ("sum", "add", "welford") else "no_inverse"
-    parts = [
-        f"# generated by windowagg.kernels.specialize: {template} x {algorithm} x {family}",
-        "import math",
-        "import numpy as np",
-        "from windowagg.kernels.jit import helper, inline, kernel",
-        "from windowagg.kernels.families import (",
-        *(f"    {family}_{f} as {f}," for f in ("lift", "combine", "identity", "lower")),
-        f"    {inverse} as inverse,",
-        ")",
-    ]
-    if template == "driver":
-        from . import fifo
+def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Any]:
+    """The FIFO algorithm's primitives over one family, under the names the driver calls."""
+    from . import fifo
 
-        parts.append(_template("fifo"))
-        for p in ("push", "pop", "query", "query_last", "rebuild"):
-            fallback = "no_rebuild" if p == "rebuild" else "recalc_query_last"  # never called
-            name = f"{algorithm}_{p}" if hasattr(fifo, f"{algorithm}_{p}") else fallback
-            parts.append(f"{p} = {name}")
-    parts.append(_template(template))
-    source = "\n".join(parts) + "\n"
-    modname = f"wa_{template}_{algorithm}_{family}"
-    path = cache_dir() / f"{modname}.py"
-    if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(source)
-        os.replace(tmp, path)  # atomic: concurrent processes see a whole file
-    return importlib.import_module(modname)
+    prims = rebuild(fifo, family_name, family(family_name))
+    return {
+        slot: prims.get(f"{algorithm}_{slot}") or prims[_FALLBACK[slot]]
+        for slot in ("push", "pop", "query", "query_last", "rebuild")
+    }
+
+
+@cache
+def driver(algorithm: str, family_name: str) -> types.SimpleNamespace:
+    """The FIFO driver (``fifo_run``, ``fifo_run_sizes``) for one algorithm and family."""
+    from . import driver as module
+
+    bindings = {**family(family_name), **fifo_primitives(algorithm, family_name)}
+    return types.SimpleNamespace(**rebuild(module, f"{algorithm}.{family_name}", bindings))
+
+
+@cache
+def btree(family_name: str) -> types.SimpleNamespace:
+    """The B-tree kernels (FiBA and the classic tree) for one family."""
+    from . import btree as module
+
+    return types.SimpleNamespace(**rebuild(module, family_name, family(family_name)))

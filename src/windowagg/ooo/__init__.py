@@ -6,10 +6,10 @@ augmented B-tree) or ``recalc`` (sorted baseline) by name.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from ..aggregations import resolve
+from ..algorithm import Algorithm, registry
 from .base import OooAggregator
 from .bclassic import ClassicBTree
 from .fiba import FiBA
@@ -26,13 +26,15 @@ __all__ = [
     "ooo",
 ]
 
-ALGORITHMS: dict[str, Callable[..., OooAggregator]] = {
-    "fiba": FiBA,
-    "bclassic": ClassicBTree,
-    "recalc": SortedRecalc,
-}
-
-_OPTIONS = {"fiba": {"min_arity"}, "bclassic": {"min_arity"}, "recalc": set()}
+#: algorithm name -> its record (windowagg.algorithm.Algorithm); calling one builds the reference
+ALGORITHMS: dict[str, Algorithm] = registry(
+    Algorithm("fiba", "ooo", FiBA, "FiBA paper §3-4; bulk paper §4", shares_windows=True,
+              options=frozenset({"min_arity"})),
+    Algorithm("bclassic", "ooo", ClassicBTree, "FiBA paper §3 (classic augmented B-tree)",
+              shares_windows=True, options=frozenset({"min_arity"})),
+    Algorithm("recalc", "ooo", SortedRecalc, "sorted baseline", shares_windows=True,
+              compiled=False),
+)  # fmt: skip
 BACKENDS = ("auto", "python", "compiled")
 
 
@@ -69,7 +71,7 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
     O(1).
     """
     try:
-        factory = ALGORITHMS[algorithm]
+        record = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
         valid = ", ".join(ALGORITHMS)
         raise ValueError(
@@ -77,15 +79,13 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
         ) from None
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; valid: {', '.join(BACKENDS)}")
-    unknown = set(options) - _OPTIONS[algorithm]
+    unknown = set(options) - record.options
     if unknown:
         raise TypeError(f"{algorithm} takes no option(s) {', '.join(sorted(unknown))}")
-    reference = factory(resolve(agg), **options)  # validates the options, whatever the backend
+    reference = record(resolve(agg), **options)  # validates the options, whatever the backend
     if backend == "python":
         return reference
-    from ..fifo.compiled import compiled_family
-
-    if algorithm == "recalc" or compiled_family(reference.agg) is None:
+    if not record.runs_compiled(reference.agg):
         if backend == "compiled":
             raise ValueError(
                 "backend='compiled' serves fiba and bclassic over the built-in numeric "
@@ -94,4 +94,6 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
         return reference
     from .compiled_tree import CompiledTree
 
-    return CompiledTree(algorithm, reference.agg, reference.min_arity)  # type: ignore[attr-defined]
+    return CompiledTree(  # type: ignore[attr-defined]
+        algorithm, reference.agg, reference.min_arity, fallback=backend == "auto"
+    )

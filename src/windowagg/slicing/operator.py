@@ -124,7 +124,7 @@ class WindowOperator:
         self.slices = sm if time_windows else None
         self._counting = any(w.measure == "count" for w in self.windows)
         if serves(self.agg, self.windows):  # the compiled fast path (see vector.py)
-            self._vector = VectorSlices(self.agg.name, list(self.windows), sm.slicer.grids)
+            self._vector = VectorSlices(self.agg, list(self.windows), sm.slicer.grids)
             self.slices = None
 
     # -- tuples ------------------------------------------------------------------------------

@@ -26,22 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from ..aggregations import facts
 from .manager import WindowResult
 from .windows import Sliding
 
-COLUMNS = {"sum": ("s",), "count": ("c",), "mean": ("s", "c"), "min": ("m",), "max": ("m",),
-           "sql_sum": ("s", "c")}  # fmt: skip
+#: the extremum partial columns and how they combine (the others add up)
+EXTREMA = {"min": np.fmin, "max": np.fmax}
 
 
 def serves(agg: Any, windows: list) -> bool:
-    """Whether this fast path serves an aggregation and a set of windows: the built-ins of
-    COLUMNS over tumbling and sliding time windows only."""
-    from ..aggregations import Aggregation
-
-    return (
-        isinstance(agg, Aggregation)
-        and agg.name in COLUMNS
-        and all(isinstance(w, Sliding) and w.measure == "time" for w in windows)
+    """Whether this fast path serves an aggregation and a set of windows: an aggregation with
+    partial columns (its record's ``partials``) over tumbling and sliding time windows only."""
+    return bool(facts(agg).partials) and all(
+        isinstance(w, Sliding) and w.measure == "time" for w in windows
     )
 
 
@@ -56,7 +53,7 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class VectorSlices:
     """Slice arrays and the vectorised slicer and window manager over them."""
 
-    def __init__(self, agg: str, windows: list[Sliding], grids: list[tuple[Any, Any]]) -> None:
+    def __init__(self, agg: Any, windows: list[Sliding], grids: list[tuple[Any, Any]]) -> None:
         self.agg = agg
         self.windows = windows
         self.z = np.array([w.size for w in windows])
@@ -66,7 +63,7 @@ class VectorSlices:
         self.whole = all(float(x).is_integer() for x in (*self.z, *self.sl))
         self.starts = np.empty(0, np.int64 if self.whole else float)
         self.n = np.empty(0, np.int64)
-        self.cols = {c: np.empty(0, np.int64 if c == "c" else float) for c in COLUMNS[agg]}
+        self.cols = {c: np.empty(0, np.int64 if c == "c" else float) for c in facts(agg).partials}
         self.longest = float(self.z.max())
         self.widest = float(self.gp.max())
 
@@ -103,15 +100,14 @@ class VectorSlices:
             part["s"] = np.add.reduceat(np.where(missing, 0.0, vs), idx)
         if "c" in self.cols:
             part["c"] = np.add.reduceat((~missing).astype(np.int64), idx)
-        if "m" in self.cols:
+        for c in self.cols.keys() & EXTREMA.keys():
             with np.errstate(invalid="ignore"):
-                ufunc = np.fmin if self.agg == "min" else np.fmax
-                part["m"] = ufunc.reduceat(vs, idx)
+                part[c] = EXTREMA[c].reduceat(vs, idx)
         self.merge(new_keys, counts, part)
 
     def merge(self, keys: np.ndarray, counts: np.ndarray, part: dict) -> None:
         """Combine per-slice partials (sorted unique slice keys, tuple counts, and the partial
-        columns of COLUMNS) into the slice arrays."""
+        columns of the aggregation's record) into the slice arrays."""
         if keys.dtype.kind == "f" and self.starts.dtype.kind != "f":
             self.starts = self.starts.astype(float)
         pos = np.searchsorted(self.starts, keys)
@@ -120,9 +116,8 @@ class VectorSlices:
         p = pos[old]
         self.n[p] += counts[old]
         for c, arr in self.cols.items():
-            if c == "m":
-                ufunc = np.fmin if self.agg == "min" else np.fmax
-                arr[p] = ufunc(arr[p], part[c][old])
+            if c in EXTREMA:
+                arr[p] = EXTREMA[c](arr[p], part[c][old])
             else:
                 arr[p] += part[c][old]
         fresh = ~old
@@ -191,9 +186,11 @@ class VectorSlices:
     def _values(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Window values as an array: NaN where the aggregation has no value (None)."""
         cols = self.cols
-        if self.agg in ("min", "max"):
-            m = cols["m"]
-            ufunc = np.fmin if self.agg == "min" else np.fmax
+        extremum = cols.keys() & EXTREMA.keys()
+        if extremum:  # min, max: a sparse table over the slices
+            (name,) = extremum
+            m = cols[name]
+            ufunc = EXTREMA[name]
             levels = [m]
             span = 1
             while 2 * span <= len(m):
@@ -206,16 +203,9 @@ class VectorSlices:
                 sel = j == q
                 table = levels[q]
                 out[sel] = ufunc(table[lo[sel]], table[hi[sel] - (1 << int(q))])
-            return out
+            return self.agg.lower_columns({name: out})
         prefix = {c: np.concatenate([[0], np.cumsum(a)]) for c, a in cols.items()}
-        if self.agg == "sum":
-            return prefix["s"][hi] - prefix["s"][lo]
-        c = prefix["c"][hi] - prefix["c"][lo]
-        if self.agg == "count":
-            return c
-        s = prefix["s"][hi] - prefix["s"][lo]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(c > 0, s if self.agg == "sql_sum" else s / np.maximum(c, 1), np.nan)
+        return self.agg.lower_columns({c: p[hi] - p[lo] for c, p in prefix.items()})
 
     def report_arrays(self, prev: Any, wm: Any, late: list) -> tuple:
         """(definition index, start, end, value, update) arrays of the windows to report, by

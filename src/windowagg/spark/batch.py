@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..aggregations import facts
 from ..slicing.slicer import StreamSlicer
-from ..slicing.vector import COLUMNS, VectorSlices
+from ..slicing.vector import VectorSlices
 from .plan import Plan
 
 T, V, S, K = "__wa_t", "__wa_v", "__wa_s", "__wa_k"  # internal column names
@@ -87,13 +88,14 @@ def _sliced(plan: Plan, grids: list, keys: list[str]):
     back as one Arrow table in the output's final types (many small batches, or a conversion
     step in Spark, each cost more than the work). Events without a time have no slice (null):
     they are dropped, as on the general path."""
-    cols = COLUMNS[plan.agg.name]
+    cols = facts(plan.agg).partials
     windows = list(plan.windows)
-    count = plan.agg.name == "count"
+    count = facts(plan.agg).result == "count"
     as_partial = {  # Spark's partial columns as VectorSlices.merge takes them
         "s": lambda x: np.nan_to_num(x.astype(float), nan=0.0),  # the sum of no values
         "c": lambda x: x.astype(np.int64),
-        "m": lambda x: x.astype(float),
+        "min": lambda x: x.astype(float),
+        "max": lambda x: x.astype(float),
     }
 
     def go(batches: Any) -> Any:
@@ -116,7 +118,7 @@ def _sliced(plan: Plan, grids: list, keys: list[str]):
         for g in range(len(offsets) - 1):
             idx = rows[offsets[g] : offsets[g + 1]]
             idx = idx[np.argsort(slices[idx], kind="stable")]
-            vs = VectorSlices(plan.agg.name, windows, grids)
+            vs = VectorSlices(plan.agg, windows, grids)
             tuples = np.zeros(len(idx), np.int64)  # tuple counts serve late updates: none here
             vs.merge(slices[idx], tuples, {c: part[c][idx] for c in cols})
             d, a, b, v, _u = vs.report_arrays(-math.inf, math.inf, [])
@@ -190,9 +192,9 @@ def _partials(df: Any, plan: Plan, grids: list) -> Any:
     from pyspark.sql import functions as F
 
     value = f"CAST({quoted(plan.value)} AS DOUBLE)"
-    fn = {"s": "sum", "c": "count", "m": plan.agg.name}  # "m" only for min and max
+    fn = {"s": "sum", "c": "count", "min": "min", "max": "max"}
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)).agg(
-        *[F.expr(f"{fn[c]}({value})").alias(c) for c in COLUMNS[plan.agg.name]]
+        *[F.expr(f"{fn[c]}({value})").alias(c) for c in facts(plan.agg).partials]
     )  # only the partials the aggregation needs
 
 

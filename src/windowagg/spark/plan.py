@@ -7,13 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..aggregations import Aggregation, resolve
+import numpy as np
+
+from ..aggregations import Aggregation, Facts, facts, resolve
 from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
 
-# aggregations whose results are one number (a Spark column of doubles, or longs for count)
-SCALAR = {"sum", "count", "mean", "stddev", "geomean", "min", "max", "argmin", "argmax",
-          "first", "last", "median", "quantile", "hll", "mincount", "maxcount"}  # fmt: skip
 MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as Spark stores them
 
 
@@ -22,9 +21,13 @@ class SqlSum(Aggregation):
     window is missing (windowagg's ``sum`` gives 0 there). Partial ``(sum, count)``."""
 
     name = "sql_sum"
+    facts = Facts(partials=("s", "c"))
     identity = (0.0, 0)
     commutative = True
     invertible = True
+
+    def lower_columns(self, cols):
+        return np.where(cols["c"] > 0, cols["s"], np.nan)
 
     def lift(self, x):
         return (0.0, 0) if x is None or x != x else (float(x), 1)
@@ -85,7 +88,7 @@ class Plan:
         # plain numbers stay doubles; timestamps are microseconds inside the Python functions
         stamp = LongType() if internal else TimestampType()
         bound = stamp if self.timestamp else DoubleType()
-        value = LongType() if self.agg.name == "count" else DoubleType()
+        value = LongType() if facts(self.agg).result == "count" else DoubleType()
         fields = [*self.key_fields, StructField("window", StringType()),
                   StructField("window_start", bound), StructField("window_end", bound),
                   StructField("value", value)]  # fmt: skip
@@ -119,9 +122,12 @@ def make_plan(df: Any, time: str, value: str, windows: Any, agg: Any, key: Any,
     a = resolve(agg)
     if getattr(a, "name", None) == "sum":
         a = SqlSum()  # Spark's semantics: null when every value is null
-    elif getattr(a, "name", None) not in SCALAR:
+    elif not facts(a).scalar:
+        from ..aggregations import AGGREGATIONS
+
+        scalar = sorted(n for n, f in AGGREGATIONS.items() if f.__dict__["facts"].scalar)
         raise ValueError(f"aggregation {getattr(a, 'name', a)!r} does not give one number per "
-                         f"window; in Spark use one of: {', '.join(sorted(SCALAR))}")  # fmt: skip
+                         f"window; in Spark use one of: {', '.join(scalar)}")  # fmt: skip
     if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
         raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
     lateness = allowed_lateness * MICROS if timestamp else allowed_lateness

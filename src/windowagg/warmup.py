@@ -1,4 +1,9 @@
-"""Compile every kernel once, so later processes load them from numba's on-disk cache."""
+"""Compile every kernel once, so later processes load them from numba's on-disk cache.
+
+Which kernels exist is read from the records: every (algorithm, family) pair where the FIFO
+algorithm's record serves an aggregation of that family, and one B-tree kernel per family
+(FiBA and the classic tree share it).
+"""
 
 from __future__ import annotations
 
@@ -8,42 +13,46 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from .families import ADD, INVERTIBLE, SELECT, SELECTIVE, SUMF, WELFORD, XCOUNT
+from .aggregations import AGGREGATIONS, facts
+from .fifo import ALGORITHMS
 
-FAMILIES = (SUMF, ADD, SELECT, XCOUNT, WELFORD)
-SHARING = ("recalc", "flatfat", "bint", "flatfit", "slickdeque")
+
+def _families() -> dict[str, object]:
+    """Each compiled family and one aggregation of it (its records say which)."""
+    out: dict[str, object] = {}
+    for factory in AGGREGATIONS.values():
+        agg = factory()
+        kernel = facts(agg).kernel
+        if kernel is not None:
+            out.setdefault(kernel.family, agg)
+    return out
 
 
 def jobs() -> list[tuple[str, str]]:
-    """Every (algorithm, family) pair that has a compiled kernel."""
-    from ..fifo import ALGORITHMS
-
-    out = [("fiba", fam) for fam in FAMILIES]  # the longest first: the workers end together
-    for alg in ALGORITHMS:
-        for fam in FAMILIES:
-            if alg == "soe" and fam not in INVERTIBLE:
-                continue
-            if alg == "slickdeque" and fam not in INVERTIBLE | SELECTIVE:
-                continue
-            out.append((alg, fam))
+    """Every (algorithm, family) pair that has a compiled kernel; ``btree`` for the B-tree."""
+    families = _families()
+    out = [("btree", fam) for fam in families]  # the longest first: the workers end together
+    for name, record in ALGORITHMS.items():
+        out.extend((name, fam) for fam, agg in families.items() if record.serves(agg))
     return out
 
 
 def compile_one(job: tuple[str, str]) -> tuple[str, str, float]:
     """Compile (or load) the kernels of one pair; return how long it took."""
-    from ..fifo.compiled import COUNT, FifoState
-    from ..ooo.compiled import BTreeState
+    from .compiled.btree_state import BTreeState
+    from .compiled.fifo_state import FifoState
+    from .kernels.layout import COUNT
 
     alg, fam = job
     start = time.perf_counter()
     x = np.arange(8, dtype=np.float64)
-    if alg == "fiba":  # FiBA and the classic tree share one kernel per family
+    if alg == "btree":
         BTreeState(fam).slide(0, x, x, x, np.array([3.0]), np.empty((8, 1)))
         return alg, fam, time.perf_counter() - start
     ranges = (2,) if alg == "slickdeque" else ()
     state = FifoState(alg, fam, 16, ranges)
     state.run(COUNT, values=x, args=x, size=3, out=np.empty((8, 1)))
-    if alg in SHARING:
+    if ALGORITHMS[alg].shares_windows:
         state.run(COUNT, values=x, args=x, sizes=np.array([2.0]), out=np.empty((8, 1)))
     return alg, fam, time.perf_counter() - start
 

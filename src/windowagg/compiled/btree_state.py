@@ -1,43 +1,30 @@
-"""Compiled storage for FiBA and the classic augmented B-tree: the node pool in numpy arrays,
-the work in :mod:`windowagg.kernels.btree` (numba, imported lazily). The object behind
-``ooo(..., backend="auto" | "compiled")`` is :class:`windowagg.ooo.compiled_tree.CompiledTree`."""
+"""The state arrays of a compiled B-tree (FiBA and the classic augmented B-tree): the node pool
+in numpy arrays, the work in :func:`windowagg.kernels.btree.btree_run` (numba, imported lazily).
+
+Used by :class:`windowagg.ooo.compiled_tree.CompiledTree` and :func:`windowagg.sliding_aggregate`.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-LEAF = 4
-
-
-_RUNNERS: dict = {}  # family -> the compiled driver, once loaded
-
-
-def _runner(family: str, args: tuple):
-    """Load (or compile, at LLVM level 1: see :func:`windowagg.kernels.jit.compile_at`) the
-    driver of ``family``."""
-    from ..kernels.jit import compile_at
-    from ..kernels.specialize import specialize
-
-    run = specialize("btree", "fiba", family).btree_run
-    compile_at(run, args, 1)
-    _RUNNERS[family] = run
-    return run
+from ..kernels.layout import CLASSIC, LEAF, LF, MU, NEXT, OP_ROUND, OP_SLIDE, RF, ROOT
 
 
 class BTreeState:
     """The arrays of one compiled B-tree aggregator (see :mod:`windowagg.kernels.btree`)."""
 
     def __init__(self, family: str, min_arity: int = 4, classic: bool = False, nodes: int = 64):
-        from ..kernels.families import FAMILIES, IDENTITIES
+        from ..kernels.families import FAMILIES
 
         self.family = family
-        self.width = FAMILIES[family][-1]
-        self.identity = np.array(IDENTITIES[family])
+        self.width = FAMILIES[family].width
+        self.identity = np.array(FAMILIES[family].empty)
         self.ma = 2 * min_arity
         self.meta = np.zeros(8, np.int64)
-        self.meta[4] = 1  # NEXT: node 0 is the root
-        self.meta[5] = min_arity
-        self.meta[6] = 1 if classic else 0
+        self.meta[NEXT] = 1  # node 0 is the root
+        self.meta[MU] = min_arity
+        self.meta[CLASSIC] = 1 if classic else 0
         self.tmp = np.repeat(self.identity[:, None], 8, axis=1)
         self.work = tuple(np.zeros(128, np.int64) for _ in range(3))  # boundary, ancestors, ...
         self._no_sizes = np.zeros(1)
@@ -82,7 +69,7 @@ class BTreeState:
 
     def bytes_per_entry(self, entries: int) -> float:
         """Memory of the nodes in use (not the pool's spare capacity) per window entry."""
-        used = int(self.meta[4])
+        used = int(self.meta[NEXT])
         arrays = (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free)
         per_node = sum(a.nbytes for a in arrays) / self.n
         return used * per_node / max(1, entries)
@@ -94,8 +81,9 @@ class BTreeState:
         if clock is None:
             clock = self._clock
             clock[0] = -np.inf
-        args = (*self.arrays, code, ops, a, b, c, sizes, out, 0, clock)
-        run = _RUNNERS.get(self.family) or _runner(self.family, args)
+        from ..kernels.specialize import btree
+
+        run = btree(self.family).btree_run
         start = 0
         while True:
             start = run(*self.arrays, code, ops, a, b, c, sizes, out, start, clock)
@@ -106,16 +94,16 @@ class BTreeState:
     def rounds(self, code: int, evict_to, times, values, out) -> None:
         """Rounds of insert, bulk evict (everything up to ``evict_to[r]``), query (the FiBA
         paper's experiments); ``out`` gets one answer per round."""
-        ops = np.full(len(times), 6, np.int8)
+        ops = np.full(len(times), OP_ROUND, np.int8)
         self.run(code, ops, times, values, evict_to, out.reshape(-1, 1))
 
     def slide(self, code: int, values, args, times, sizes, out) -> None:
         """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
-        self.run(code, np.full(len(times), 5, np.int8), times, values, args, out, sizes)
+        self.run(code, np.full(len(times), OP_SLIDE, np.int8), times, values, args, out, sizes)
 
     def size(self) -> int:
         """Entries in the tree (the kernel's ``_size``)."""
-        r, lf, rf = (int(v) for v in self.meta[:3])
-        if self.meta[6] == 1 or self.fl[r] & LEAF:
+        r, lf, rf = int(self.meta[ROOT]), int(self.meta[LF]), int(self.meta[RF])
+        if self.meta[CLASSIC] == 1 or self.fl[r] & LEAF:
             return int(self.k[r])
         return int(self.k[lf] + self.k[r] + self.k[rf])

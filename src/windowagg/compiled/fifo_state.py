@@ -1,0 +1,126 @@
+"""The state arrays of a compiled FIFO aggregator: allocation and growth in numpy, whole loops
+in :func:`windowagg.kernels.driver.fifo_run` (numba, imported lazily).
+
+Used by :class:`windowagg.fifo.compiled.CompiledFifo` and :func:`windowagg.sliding_aggregate`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.layout import REBUILD, TIME
+
+#: algorithms whose state is a ring of partials indexed by absolute stream position
+_RINGS = {
+    "recalc": ("buf",),
+    "soe": ("buf",),
+    "two_stacks": ("buf", "aux"),
+    "two_stacks_lite": ("buf",),
+    "daba": ("buf", "aux"),
+    "daba_lite": ("buf",),
+    "flatfit": ("buf", "iaux"),
+}
+
+
+def kernel_name(algorithm: str, family: str) -> str:
+    """The compiled variant: SlickDeque is Inv for invertible families, Non-Inv otherwise."""
+    from ..kernels.families import FAMILIES
+
+    if algorithm == "slickdeque":
+        return "slick_inv" if FAMILIES[family].invertible else "slick_noninv"
+    return algorithm
+
+
+def capacity_for(n: int) -> int:
+    return 1 << max(1, int(n) - 1).bit_length() if n > 1 else 2
+
+
+class FifoState:
+    """The arrays of one compiled FIFO aggregator."""
+
+    def __init__(self, algorithm: str, family: str, cap: int, ranges: tuple[int, ...] = ()):
+        from ..kernels.families import FAMILIES
+
+        self.name = kernel_name(algorithm, family)
+        self.family = family
+        self.width = FAMILIES[family].width
+        self.identity = np.array(FAMILIES[family].empty)
+        self.ranges = tuple(ranges)
+        self.ptr = np.zeros(8, np.int64)
+        self.tmp = self._filled(8)
+        self._allocate(cap)
+
+    def _filled(self, cols: int) -> np.ndarray:
+        return np.repeat(self.identity[:, None], cols, axis=1)
+
+    def _allocate(self, cap: int) -> None:
+        name, w = self.name, self.width
+        self.cap = cap
+        self.buf = np.zeros((w, cap)) if name not in ("flatfat", "bint") else np.zeros((w, 1))
+        self.aux = np.zeros((w, 1))
+        self.iaux = np.zeros((1, 1), np.int64)
+        if name in ("two_stacks", "daba"):
+            self.aux = np.zeros((w, cap))
+        elif name in ("flatfat", "bint"):
+            self.aux = self._filled(2 * cap)
+        elif name == "flatfit":
+            self.iaux = np.zeros((2, cap), np.int64)
+        elif name == "slick_noninv":
+            self.iaux = np.zeros((1, cap), np.int64)
+        elif name == "slick_inv":
+            self.aux = self._filled(len(self.ranges) + 1)
+            self.iaux = np.array([list(self.ranges) or [0]], np.int64)
+            self.ptr[2] = len(self.ranges)
+
+    def __len__(self) -> int:
+        return int(self.ptr[1] - self.ptr[0])
+
+    def ensure(self, n: int) -> None:
+        """Make room for a window of ``n`` elements, keeping the contents."""
+        if n <= self.cap:
+            return
+        old = {"buf": self.buf, "aux": self.aux, "iaux": self.iaux}
+        oldcap = self.cap
+        newcap = capacity_for(max(n, 2 * oldcap))
+        f, e = int(self.ptr[0]), int(self.ptr[1])
+        self._allocate(newcap)
+        if self.name == "slick_noninv":
+            lo, hi = int(self.ptr[2]), int(self.ptr[3])
+            idx = np.arange(lo, hi)
+            self.buf[:, idx & (newcap - 1)] = old["buf"][:, idx & (oldcap - 1)]
+            self.iaux[:, idx & (newcap - 1)] = old["iaux"][:, idx & (oldcap - 1)]
+        elif self.name == "slick_inv":
+            idx = np.arange(f, e)
+            self.buf[:, idx & (newcap - 1)] = old["buf"][:, idx & (oldcap - 1)]
+            self.aux, self.iaux = old["aux"], old["iaux"]
+        elif self.name in _RINGS:
+            idx = np.arange(f, e)
+            for attr in _RINGS[self.name]:
+                getattr(self, attr)[:, idx & (newcap - 1)] = old[attr][:, idx & (oldcap - 1)]
+        else:  # flatfat, bint: move the window's leaf partials, then rebuild the rest
+            idx = np.arange(f, e)
+            leaf_old = (oldcap if self.name == "flatfat" else 0) + (idx & (oldcap - 1))
+            leaf_new = (newcap if self.name == "flatfat" else 0) + (idx & (newcap - 1))
+            self.aux[:, leaf_new] = old["aux"][:, leaf_old]
+            self.run(REBUILD)
+
+    def run(self, mode: int, values=None, args=None, times=None, size=0, tsize=0.0, sizes=None,
+            out=None, code: int = 0) -> None:  # fmt: skip
+        """Call the compiled driver (see :mod:`windowagg.kernels.driver`); with ``sizes``, the
+        window-sharing variant."""
+        from ..kernels.specialize import driver
+
+        mod = driver(self.name, self.family)
+        empty = np.empty(0)
+        values = empty if values is None else values
+        args = empty if args is None else args
+        times = empty if times is None else times
+        tbuf = np.empty(self.cap if mode == TIME else 1)
+        out = np.empty((1, 1)) if out is None else out
+        state = (self.buf, self.aux, self.iaux, self.ptr, self.tmp, tbuf)
+        if sizes is None:
+            mod.fifo_run(code, *state, mode, values, args, times, int(size), float(tsize), out)
+        else:
+            k = len(sizes)
+            work = (np.empty(k, np.int64), np.empty(k))
+            mod.fifo_run_sizes(code, *state, mode, values, args, times, sizes, *work, out)
