@@ -251,3 +251,55 @@ def test_sliding_aggregate_out_of_order_runs_the_compiled_tree(monkeypatch) -> N
     out = windowagg.sliding_aggregate(v, size=[5, 9], algorithm="fiba")  # count windows
     np.testing.assert_allclose(out[:, 1], [v[max(0, i - 8) : i + 1].sum() for i in range(200)])
     assert len(calls) == 4
+
+
+# --- the window operator --------------------------------------------------------------------
+
+
+def _op(lateness=0):
+    op = windowagg.WindowOperator("sum", allowed_lateness=lateness)
+    op.add_window(windowagg.Tumbling(60))
+    op.add_window(windowagg.Session(30))
+    return op
+
+
+@pytest.mark.parametrize("tz", [None, dt.UTC, dt.timezone(dt.timedelta(hours=2))])
+def test_operator_takes_datetimes_as_seconds(tz) -> None:
+    t0 = dt.datetime(2030, 1, 1, 12, 0, 0, tzinfo=tz)
+    events = [(t0 + dt.timedelta(seconds=s), v) for s, v in ((5, 1), (70, 2), (65, 4), (20, 8))]
+    op, ref = _op(), _op()
+    for t, v in events:
+        op.process(t, v)
+        ref.process(t.timestamp() if tz else (t - dt.datetime(1970, 1, 1)).total_seconds(), v)
+    got, want = op.flush(), ref.flush()
+    assert [r.value for r in got] == [r.value for r in want]
+    start = got[0].start
+    assert isinstance(start, dt.datetime) and (start.tzinfo is None) == (tz is None)
+    minute = t0.replace(second=0)
+    assert (got[0].start, got[0].end) == (minute, minute + dt.timedelta(minutes=1))
+
+
+def test_operator_batches_of_datetime64_and_tz_aware_pandas() -> None:
+    pd = pytest.importorskip("pandas")
+    ts = np.array(["2030-01-01T00:00:05", "2030-01-01T00:01:10", "2030-01-01T00:00:50"],
+                  dtype="datetime64[ms]")  # fmt: skip
+    op = _op()
+    op.process_batch(ts, [1.0, 2.0, 4.0])
+    res = {(r.window, r.start): r.value for r in op.flush()}
+    assert res[(windowagg.Tumbling(60), dt.datetime(2030, 1, 1))] == 5.0
+    aware = pd.Series(pd.to_datetime(ts)).dt.tz_localize("UTC")
+    op = _op(lateness=dt.timedelta(seconds=30))
+    op.process_batch(aware, [1.0, 2.0, 4.0])
+    got = op.watermark(dt.datetime(2030, 1, 1, 0, 1, tzinfo=dt.UTC))
+    assert [(r.start.tzinfo, r.value) for r in got if r.window == windowagg.Tumbling(60)] == [
+        (dt.UTC, 5.0)
+    ]
+
+
+def test_operator_refuses_mixed_kinds_of_time() -> None:
+    op = _op()
+    op.process(dt.datetime(2030, 1, 1), 1)
+    with pytest.raises(TypeError, match="not of the stream's kind: its times are naive"):
+        op.process(5.0, 1)
+    with pytest.raises(TypeError, match="must be a number or a datetime, got 'x'"):
+        op.process("x", 1)

@@ -221,8 +221,8 @@ def _size(s: Any, timed: bool, datetimes: bool) -> float:
         raise ValueError(f"size {s!r} is a duration, but the times are plain numbers (or "
                          "absent): give a number")  # fmt: skip
     if isinstance(s, str):
-        from .specs import SpecError
-        from .specs import duration as parse
+        from .durations import SpecError
+        from .durations import duration as parse
 
         try:
             s = parse(s, 1e9)  # nanoseconds

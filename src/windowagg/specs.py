@@ -12,33 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .durations import SECONDS, SpecError, duration
 from .slicing import Session, Sliding, Tumbling, Window
 
-SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
-
-
-class SpecError(ValueError):
-    """A window spec that does not parse."""
-
-
-def duration(text: str, unit: float | None) -> float:
-    m = _DURATION.match(text.strip())
-    if not m:
-        raise SpecError(f"bad duration {text!r}: use a number with ms, s, m, h or d")
-    number, suffix = float(m.group(1)), m.group(2)
-    if suffix is None:
-        if unit is not None and unit != 1:
-            raise SpecError(f"duration {text!r} needs a unit (ms, s, m, h or d)")
-        value = number
-    else:
-        if unit is None:
-            raise SpecError(f"duration {text!r} has a unit, but the time column holds plain "
-                            "numbers: use a bare number")  # fmt: skip
-        value = number * SECONDS[suffix] * unit
-    if not value > 0:
-        raise SpecError(f"duration {text!r} must be positive")
-    return int(value) if float(value).is_integer() else value
+__all__ = ["SECONDS", "SpecError", "canonical", "duration", "parse", "windows_of"]
 
 
 def _count(text: str) -> int:

@@ -23,12 +23,10 @@ import numpy as np
 from ..aggregations import aggregation
 from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
-from ..fifo import serves
+from ..fifo import ALGORITHMS, serves
 from ..kernels.layout import COUNT, INSERT
-from .core import Row, measure
+from .core import Row, measure, measure_interleaved
 
-FIFO_BENCH = ("two_stacks_lite", "daba_lite", "two_stacks", "daba", "soe", "slickdeque",
-              "flatfit", "bint", "flatfat", "recalc")  # fmt: skip
 SEED = 20261121
 
 
@@ -125,7 +123,7 @@ def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
     rows: list[Row] = []
     for agg in ("sum", "max", "geomean"):
         for size in sizes:
-            for alg in FIFO_BENCH:
+            for alg in ALGORITHMS:  # every record (the order of windowagg.FIFO_ALGORITHMS)
                 if not serves(alg, agg) or (alg == "recalc" and size > 256):
                     continue  # recalc's O(size) queries make large windows pointless
                 n = m if alg not in ("recalc", "flatfat", "bint") else m // 8
@@ -306,6 +304,36 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
             rows.append(Row("ooo", case, "sum", "ooo distance d", max(d, 0.5), med, spread,
                             n + rounds, chk))  # fmt: skip
             report(f"  d={d:>8d} {case:18s} {(n + rounds) / med / 1e6:8.2f} M elem/s")
+    return rows + ooo_arrays(quick, report)
+
+
+def ooo_arrays(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    """``sliding_aggregate`` over out-of-order times (each time displaced by up to d, a window
+    of 1000 time units): the compiled FiBA against the Python reference's FiBA, the path
+    out-of-order input took before, side by side."""
+    import windowagg
+
+    from ..arrays import _ooo_python
+
+    n = 2**13 if quick else 2**16
+    rng = np.random.default_rng(SEED)
+    rows: list[Row] = []
+    for agg in ("sum", "max"):
+        for d in (16, 1024):
+            t = np.arange(n, dtype=float) + rng.integers(0, d, n)
+            v = stream(n)
+            a = windowagg.aggregation(agg)
+            runs = [lambda t=t, v=v, agg=agg: windowagg.sliding_aggregate(v, size=1000, times=t,
+                                                                          agg=agg),
+                    lambda t=t, v=v, a=a: _ooo_python("fiba", a, v, t, [1000.0])]  # fmt: skip
+            res = measure_interleaved(runs, 1 if quick else 3, warm=1)
+            for case, (med, spread, chk) in zip(("sliding_aggregate fiba", "python fiba"), res):
+                rows.append(Row("ooo", case, agg, "ooo distance d", d, med, spread, n, chk))
+            ratio = res[1][0] / res[0][0]
+            report(
+                f"  sliding_aggregate {agg} d={d}: compiled {n / res[0][0] / 1e6:.2f} M/s, "
+                f"reference {n / res[1][0] / 1e6:.3f} M/s ({ratio:.0f}x)"
+            )
     return rows
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.layout import CLASSIC, LEAF, LF, MU, NEXT, OP_ROUND, OP_SLIDE, RF, ROOT
+from ..kernels.layout import CLASSIC, LEAF, LF, MU, NEXT, OP_ROUND, RF, ROOT
 
 
 class BTreeState:
@@ -27,8 +27,6 @@ class BTreeState:
         self.meta[CLASSIC] = 1 if classic else 0
         self.tmp = np.repeat(self.identity[:, None], 8, axis=1)
         self.work = tuple(np.zeros(128, np.int64) for _ in range(3))  # boundary, ancestors, ...
-        self._no_sizes = np.zeros(1)
-        self._clock = np.zeros(1)
         self._allocate(nodes)
         self.fl[0] = LEAF
         self.p[0] = -1
@@ -74,22 +72,22 @@ class BTreeState:
         per_node = sum(a.nbytes for a in arrays) / self.n
         return used * per_node / max(1, entries)
 
-    def run(self, code: int, ops, a, b, c, out, sizes=None, clock=None) -> None:
-        """Run ``btree_run`` (see there for the operations) over the arrays, growing the pool
-        whenever the kernel stops for room; ``out`` has a row per operation."""
-        sizes = self._no_sizes if sizes is None else sizes
-        if clock is None:
-            clock = self._clock
-            clock[0] = -np.inf
-        from ..kernels.specialize import btree
-
-        run = btree(self.family).btree_run
+    def _until_done(self, call) -> None:
+        """Call a driver from element 0 on, growing the pool whenever it stops for room."""
         start = 0
         while True:
-            start = run(*self.arrays, code, ops, a, b, c, sizes, out, start, clock)
+            start = call(start)
             if start < 0:
                 return
             self.grow()
+
+    def run(self, code: int, ops, a, b, c, out) -> None:
+        """``btree_run`` (see there for the operations) over the arrays; ``out`` has a row per
+        operation."""
+        from ..kernels.specialize import btree
+
+        run = btree(self.family).btree_run
+        self._until_done(lambda start: run(*self.arrays, code, ops, a, b, c, out, start))
 
     def rounds(self, code: int, evict_to, times, values, out) -> None:
         """Rounds of insert, bulk evict (everything up to ``evict_to[r]``), query (the FiBA
@@ -98,8 +96,14 @@ class BTreeState:
         self.run(code, ops, times, values, evict_to, out.reshape(-1, 1))
 
     def slide(self, code: int, values, args, times, sizes, out) -> None:
-        """Time windows of ``sizes`` over (possibly out-of-order) ``times``."""
-        self.run(code, np.full(len(times), OP_SLIDE, np.int8), times, values, args, out, sizes)
+        """Time windows of ``sizes`` over (possibly out-of-order) ``times``: ``btree_slide``,
+        which compiles only what this needs."""
+        from ..kernels.specialize import btree
+
+        slide = btree(self.family).btree_slide
+        clock = np.array([-np.inf])
+        self._until_done(lambda start: slide(*self.arrays, code, times, values, args, sizes,
+                                             out, start, clock))  # fmt: skip
 
     def size(self) -> int:
         """Entries in the tree (the kernel's ``_size``)."""

@@ -76,11 +76,14 @@ def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> 
     agg : str or aggregation
         A built-in aggregation name or any object with ``identity/lift/combine/lower``.
     backend : {"auto", "python", "compiled"}
-        ``auto`` uses compiled storage for the built-in numeric aggregations (sum, count, mean,
-        stddev, geomean, min, max, argmin, argmax, mincount, maxcount, first, last) and the
-        Python reference otherwise; ``python`` forces the reference; ``compiled`` requires
-        compiled storage. Compiled objects add ``insert_many``/``evict_many``, which stay in
-        compiled code for a whole batch (single calls pay a few microseconds of dispatch).
+        ``auto`` uses compiled storage for the aggregations whose record names a kernel (sum,
+        count, mean, stddev, geomean, min, max, argmin, argmax, mincount, maxcount, first,
+        last) and the Python reference otherwise; a value the kernels cannot hold exactly (a
+        string for ``first``, a ``Decimal``, an int beyond 2^53) moves the window to the
+        reference, so ``auto`` answers what ``python`` answers. ``python`` forces the
+        reference; ``compiled`` requires compiled storage and raises ``ValueError`` for such a
+        value. Compiled objects add ``insert_many``/``evict_many``, which stay in compiled code
+        for a whole batch (single calls pay a few microseconds of dispatch).
     **options
         ``ranges=[r, ...]`` for slickdeque (the ``r`` of ``query(last=r)``), ``capacity`` for
         flatfat (initial leaves).

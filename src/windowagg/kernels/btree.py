@@ -38,7 +38,6 @@ from .layout import (
     OP_INSERT,
     OP_RANGE,
     OP_ROUND,
-    OP_SLIDE,
     RF,
     RIGHT,
     ROOT,
@@ -1001,63 +1000,96 @@ def _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t):
     return i
 
 
+@inline
+def _add(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg):
+    """insert(t, x): the in-order fast path, else the general insert."""
+    if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
+        _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, x, arg)
+
+
+@inline
+def _cut(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
+    """bulk_evict(t): the left finger's fast path, else the bulk paper's bulk evict."""
+    m = _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t)
+    if m < 0:
+        m = _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t)
+    return m
+
+
+@inline
+def _room(T, meta):
+    """Whether the node pool has room for one more operation (else the caller grows it)."""
+    return meta[FREE_TOP] > 0 or meta[NEXT] + 64 < T.shape[0]
+
+
 @kernel
-def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, ops, a, b, c,
-              sizes, out, start, clock):  # fmt: skip
-    """The one driver (one compiled entry point per family): operation ``ops[e]`` for each
-    element from ``start`` on, results in ``out[e]``:
-
-    * OP_INSERT insert(a, b) with argument c (argmin/argmax); OP_EVICT evict(a): 1 or 0;
-      OP_BULK_EVICT bulk_evict(a): how many; OP_RANGE query(a, b); OP_ALL (any other) query():
-      the lowered aggregate;
-    * OP_SLIDE a time window step (``sliding_aggregate``): insert(a, b) with argument c, advance
-      ``clock[0]`` (the largest time so far), evict what fell out of the largest of ``sizes``,
-      answer every size into ``out[e, :]`` (one size: query(); several: suffix queries);
-    * OP_ROUND a round of the FiBA paper's experiments: insert(a, b), bulk_evict(c), query().
-
-    Each primitive is called from one place (the fast paths are inlined). Stops early,
-    returning the next element, when the node pool may run short (the caller grows it and
-    calls again); returns -1 when done."""
-    N = T.shape[0]
+def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, times, values,
+                args, sizes, out, start, clock):  # fmt: skip
+    """Time windows of ``sizes`` over (possibly out-of-order) ``times`` (``sliding_aggregate``):
+    for each element from ``start`` on, insert it (with its arg), advance ``clock[0]`` (the
+    largest time so far), evict what fell out of the largest window, and answer every size
+    into ``out[e, :]`` (one size: the whole window; several: suffix queries). Only what this
+    needs is called, so that a first call compiles less than :func:`btree_run`. Returns the
+    next element when the node pool may run short, -1 when done."""
     now = clock[0]
     k = sizes.shape[0]
     largest = sizes[0]
     for j in range(k):
         largest = max(largest, sizes[j])
-    for e in range(start, ops.shape[0]):
-        if meta[FREE_TOP] == 0 and meta[NEXT] + 64 >= N:
+    for e in range(start, times.shape[0]):
+        if not _room(T, meta):
             clock[0] = now
             return e
-        op = ops[e]
-        t = a[e]
-        if op == OP_EVICT:
-            out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
-            continue
-        if op in (OP_INSERT, OP_SLIDE, OP_ROUND):
-            arg = t if op == OP_ROUND else c[e]
-            if not _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, b[e], arg):
-                _insert(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, b[e], arg)
-            if op == OP_INSERT:
-                continue
-            if t > now:
-                now = t
-        if op in (OP_BULK_EVICT, OP_SLIDE, OP_ROUND):
-            cut = t if op == OP_BULK_EVICT else (c[e] if op == OP_ROUND else now - largest)
-            m = _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, cut)
-            if m < 0:
-                m = _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, cut)
-            if op == OP_BULK_EVICT:
-                out[e, 0] = m
-                continue
-        many = op == OP_SLIDE and k > 1  # ops 3 to 6 answer queries, lowered in one place
-        for j in range(k if many else 1):
-            if op == OP_RANGE:
-                _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], ANSWER)
-            elif many:
+        t = times[e]
+        _add(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, values[e], args[e])
+        now = max(now, t)
+        _cut(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
+        for j in range(k):
+            if k > 1:
                 _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j],
                         np.int64(ANSWER))  # fmt: skip
             else:
                 _query_all(A, P, FL, meta, tmp, ANSWER)
             out[e, j] = lower(code, tmp, ANSWER)
     clock[0] = now
+    return -1
+
+
+@kernel
+def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, ops, a, b, c,
+              out, start):  # fmt: skip
+    """Operation ``ops[e]`` for each element from ``start`` on, results in ``out[e, 0]``:
+
+    * OP_INSERT insert(a, b) with argument c (argmin/argmax); OP_EVICT evict(a): 1 or 0;
+      OP_BULK_EVICT bulk_evict(a): how many; OP_RANGE query(a, b); OP_ALL (any other) query():
+      the lowered aggregate;
+    * OP_ROUND a round of the FiBA paper's experiments: insert(a, b), bulk_evict(c), query().
+
+    Each primitive is called from one place (the fast paths are inlined). Returns the next
+    element when the node pool may run short (the caller grows it and calls again), -1 when
+    done."""
+    for e in range(start, ops.shape[0]):
+        if not _room(T, meta):
+            return e
+        op = ops[e]
+        t = a[e]
+        if op == OP_EVICT:
+            out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
+            continue
+        if op in (OP_INSERT, OP_ROUND):
+            _add(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, b[e],
+                 t if op == OP_ROUND else c[e])  # fmt: skip
+            if op == OP_INSERT:
+                continue
+        if op in (OP_BULK_EVICT, OP_ROUND):
+            m = _cut(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr,
+                     t if op == OP_BULK_EVICT else c[e])  # fmt: skip
+            if op == OP_BULK_EVICT:
+                out[e, 0] = m
+                continue
+        if op == OP_RANGE:
+            _range(T, V, C, A, NE, P, FL, meta, tmp, t, b[e], ANSWER)
+        else:
+            _query_all(A, P, FL, meta, tmp, ANSWER)
+        out[e, 0] = lower(code, tmp, ANSWER)
     return -1

@@ -11,8 +11,7 @@ F, E = 0, 1
 ANSWER = 7
 
 # B-tree driver (btree.btree_run): one operation per element
-(OP_INSERT, OP_EVICT, OP_BULK_EVICT, OP_RANGE, OP_ALL, OP_SLIDE,
- OP_ROUND) = 0, 1, 2, 3, 4, 5, 6  # fmt: skip
+OP_INSERT, OP_EVICT, OP_BULK_EVICT, OP_RANGE, OP_ALL, OP_ROUND = 0, 1, 2, 3, 4, 6
 # B-tree meta slots: the root, the fingers, the free stack's top, the first never-used node,
 # MIN_ARITY, and 1 for the classic tree (every node holds its up-aggregate)
 ROOT, LF, RF, FREE_TOP, NEXT, MU, CLASSIC = 0, 1, 2, 3, 4, 5, 6

@@ -49,12 +49,14 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
         A built-in aggregation name or any object with ``identity/lift/combine/lower``.
     backend : {"auto", "python", "compiled"}
         ``auto`` uses compiled storage (:class:`CompiledTree`) for fiba and bclassic over the
-        built-in numeric aggregations (sum, count, mean, stddev, geomean, min, max, argmin,
-        argmax, mincount, maxcount, first, last) and the Python reference otherwise;
-        ``python`` forces the reference; ``compiled`` requires compiled storage. Compiled
-        storage holds times as float64 (numbers it holds exactly, and datetimes) and adds
-        ``insert_many``, ``evict_many`` and ``query_many``; the reference takes any totally
-        ordered times.
+        aggregations whose record names a kernel (sum, count, mean, stddev, geomean, min, max,
+        argmin, argmax, mincount, maxcount, first, last) and the Python reference otherwise;
+        a time or value compiled storage cannot hold exactly moves the window to the
+        reference, so ``auto`` answers what ``python`` answers. ``python`` forces the
+        reference; ``compiled`` requires compiled storage and raises for such a time or value.
+        Compiled storage holds times as float64 (numbers it holds exactly, and datetimes) and
+        adds ``insert_many``, ``evict_many`` and ``query_many``; the reference takes any
+        totally ordered times.
     **options
         ``min_arity`` (fiba, bclassic): any integer >= 2, default 4; MAX_ARITY = 2 MIN_ARITY.
 

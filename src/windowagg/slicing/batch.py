@@ -26,14 +26,14 @@ def to_floats(xs: Any) -> np.ndarray:
 
 
 def process_batch(op: Any, times: Any, values: Any) -> None:
-    t, v = _arrays(times, values)
+    t, v = _arrays(op.clock.encode_array(times), values)
     if not len(t):
         return
     if not op._seq:
         op._build()
     if op._vector is None or v.dtype.kind not in "iufb":
         for tt, x in zip(t.tolist(), v.tolist()):
-            op.process(tt, x)
+            op._process(tt, x)
         return
     op._drain()
     keep = t >= op.wm - op.allowed_lateness
@@ -51,7 +51,7 @@ def _arrays(times: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"times and values must be 1-d and of one length, got shapes "
                          f"{t.shape} and {v.shape}")  # fmt: skip
     if t.dtype.kind not in "iuf":
-        raise TypeError(f"times must be numbers, got dtype {t.dtype}")
+        raise TypeError(f"times must be numbers or datetimes, got dtype {t.dtype}")
     if t.dtype.kind == "f" and not np.isfinite(t).all():
         raise ValueError("times must be finite (no NaN or infinity)")
     return t, v

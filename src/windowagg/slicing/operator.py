@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..aggregations import resolve
+from .clock import Clock, seconds
 from .manager import WindowManager, WindowResult
 from .slices import SliceManager
 from .stores import STORES
@@ -51,9 +52,13 @@ class WindowOperator:
     ----------
     agg : str or aggregation
         A built-in name or any aggregation object (section 1 of api.md).
-    allowed_lateness : number, default 0
+    allowed_lateness : number or timedelta, default 0
         Tuples with ``t < watermark - allowed_lateness`` are dropped and counted in
         ``dropped``; later ones update windows already reported.
+
+    Event times and watermarks are numbers, or datetimes (``datetime``, ``numpy.datetime64``,
+    pandas timestamps, naive or timezone-aware; see :mod:`.clock`): then window sizes and
+    lateness are seconds and time windows report datetime bounds.
     store : {"eager", "lazy"}
         Where window results come from (see :mod:`windowagg.slicing.stores`).
 
@@ -65,6 +70,7 @@ class WindowOperator:
 
     def __init__(self, agg: Any, allowed_lateness: Any = 0, store: str = "eager") -> None:
         self.agg = resolve(agg)
+        allowed_lateness = seconds(allowed_lateness)
         if (
             isinstance(allowed_lateness, bool)
             or not isinstance(allowed_lateness, numbers.Real)
@@ -90,6 +96,7 @@ class WindowOperator:
         self._pending: tuple[list, list] = ([], [])  # tuples process() queued for it
         self._counting = False  # count windows: keep every tuple in self.tuples
         self.manager = WindowManager(self)
+        self.clock = Clock()  # numbers, or datetimes as seconds since the epoch
 
     # -- set-up ------------------------------------------------------------------------------
 
@@ -131,8 +138,10 @@ class WindowOperator:
 
     def process(self, t: Any, x: Any) -> None:
         """One tuple, in arrival order (may be out of order)."""
-        if isinstance(t, bool) or not isinstance(t, numbers.Real) or t != t:
-            raise TypeError(f"event time must be a number, got {t!r}")
+        self._process(self.clock.encode(t), x)
+
+    def _process(self, t: Any, x: Any) -> None:
+        """One tuple whose time the clock encoded."""
         if math.isinf(t):
             raise ValueError(f"event time must be finite, got {t!r}")
         if not self._seq:
@@ -181,8 +190,8 @@ class WindowOperator:
     def watermark(self, w: Any) -> list[WindowResult]:
         """Report every window that ends at or before ``w`` and was not reported, and an
         update for each reported window a late tuple changed since."""
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or w != w:
-            raise TypeError(f"watermark must be a number, got {w!r}")
+        if not (isinstance(w, float) and math.isinf(w)):  # +-inf: any stream's
+            w = self.clock.encode(w, "watermark")
         if not self._seq:
             if not self.windows:
                 raise ValueError("add a window first (add_window)")
@@ -200,6 +209,10 @@ class WindowOperator:
         self._late = []
         self._late_pos = None
         self._release()
+        if self.clock.kind in ("naive", "aware"):
+            dec = self.clock.decode
+            out = [r._replace(start=dec(r.start), end=dec(r.end)) if r.window.measure == "time"
+                   else r for r in out]  # fmt: skip
         return out
 
     def next_end(self) -> Any:
@@ -225,7 +238,7 @@ class WindowOperator:
                 ends.append(base + w.gap if base > first else first + w.gap)
             else:  # count and user windows: as soon as the watermark moves past the data
                 ends.append(math.nextafter(base, INF))
-        return min(ends)
+        return self.clock.decode(min(ends))
 
     def _report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
         """The Window Manager's reports, window definition by window definition."""

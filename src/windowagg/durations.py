@@ -1,0 +1,34 @@
+"""Durations as text (``250ms``, ``10s``, ``5m``, ``1h``, ``1d``, or a bare number in the time
+column's own unit): one vocabulary for window specs, frames and ``sliding_aggregate`` sizes.
+``unit`` is how many time units one second is (1e6 for microseconds, 1e9 for nanoseconds),
+or None for plain numbers (bare numbers only)."""
+
+from __future__ import annotations
+
+import re
+
+SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
+
+
+class SpecError(ValueError):
+    """A window spec that does not parse."""
+
+
+def duration(text: str, unit: float | None) -> float:
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise SpecError(f"bad duration {text!r}: use a number with ms, s, m, h or d")
+    number, suffix = float(m.group(1)), m.group(2)
+    if suffix is None:
+        if unit is not None and unit != 1:
+            raise SpecError(f"duration {text!r} needs a unit (ms, s, m, h or d)")
+        value = number
+    else:
+        if unit is None:
+            raise SpecError(f"duration {text!r} has a unit, but the time column holds plain "
+                            "numbers: use a bare number")  # fmt: skip
+        value = number * SECONDS[suffix] * unit
+    if not value > 0:
+        raise SpecError(f"duration {text!r} must be positive")
+    return int(value) if float(value).is_integer() else value
