@@ -36,6 +36,11 @@ CASES = {
         "window_aggregate(df, time='t', value='x', windows=['sliding:60/10'], agg='sum')"
         ".collect()"
     ),
+    "spark built-in window (baseline)": (
+        "from pyspark.sql import functions as F; "
+        "df.groupBy(F.window(F.col('t').cast('timestamp'), '60 seconds', '10 seconds'))"
+        ".agg(F.sum('x')).collect()"
+    ),
 }  # fmt: skip
 
 _CHILD = r"""

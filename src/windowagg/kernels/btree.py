@@ -72,47 +72,49 @@ def _fold_into(A, x, src, si, first):
 
 @helper
 def _repair(T, V, C, A, K, NE, P, FL, meta, x):
-    """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py). One fold
-    over the parts in order (parent part on the right spine, children and entries, parent part
-    on the left spine), so that ``combine`` is inlined once."""
+    """The node's aggregate and count for its kind (FiBA paper, Fig. 2; node.py): the parent
+    part on the right spine, the children and entries in order, the parent part on the left
+    spine. The first part is copied, the others combined into it."""
     MA = T.shape[1]
+    W = A.shape[0]
     kind = _kind(FL, P, meta, x)
-    leaf = FL[x] & LEAF
     n = NE[x]
     p = P[x]
-    parent_part = p >= 0 and P[p] >= 0 and (kind in (LEFTK, RIGHTK))
-    lo = 0 if (kind in (UP, RIGHTK)) else 1
-    hi = n + 1 if (kind in (UP, LEFTK)) else n
-    first = True
+    parent_part = p >= 0 and P[p] >= 0 and kind in (LEFTK, RIGHTK)
     cnt = n
-    # step s: 0 = right-spine parent part; 1 + 2i = child i; 2 + 2i = entry i; 2n + 3 = left
-    for step in range(2 * n + 4):
-        use = False
-        src = A
-        si = 0
-        counted = True  # a part from A: a child or the parent, whose count adds up
-        if step == 0:
-            use = kind == RIGHTK and parent_part
-            si = p
-        elif step == 2 * n + 3:
-            use = kind == LEFTK and parent_part
-            si = p
-        elif step % 2 == 1:
-            i = (step - 1) // 2
-            use = not leaf and lo <= i < hi
-            if use:
-                si = C[x, i]
-        else:
-            i = (step - 2) // 2
-            use = i < n
-            src = V
-            si = x * MA + i
-            counted = False
-        if use:
-            _fold_into(A, x, src, si, first)
-            first = False
-            if counted:
-                cnt += K[si]
+    first = True
+    if kind == RIGHTK and parent_part:
+        for f in range(W):
+            A[f, x] = A[f, p]
+        cnt += K[p]
+        first = False
+    if FL[x] & LEAF:
+        if n > 0:
+            base = x * MA
+            if first:
+                for f in range(W):
+                    A[f, x] = V[f, base]
+                first = False
+            else:
+                combine(A, x, A, x, V, base)
+            for k in range(1, n):
+                combine(A, x, A, x, V, base + k)
+    else:
+        lo = 0 if kind in (UP, RIGHTK) else 1
+        hi = n + 1 if kind in (UP, LEFTK) else n
+        for i in range(n + 1):
+            if lo <= i < hi:
+                c = C[x, i]
+                _fold_into(A, x, A, c, first)
+                first = False
+                cnt += K[c]
+            if i < n:
+                _fold_into(A, x, V, x * MA + i, first)
+                first = False
+    if kind == LEFTK and parent_part:
+        _fold_into(A, x, A, p, first)
+        first = False
+        cnt += K[p]
     if first:
         identity(A, x)
     K[x] = cnt
@@ -188,14 +190,17 @@ def _search(T, C, NE, P, FL, meta, t):
     return _descend(T, C, NE, FL, top, t)
 
 
+_repair_inline = inline(_repair.py_func)  # in the loops of _repair_aggs, run on every insert
+
+
 @helper
 def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
     """FiBA paper Fig. 7, lines 23-39: up-aggregates to the first spine node or the root, then
     down the spines that changed (the classic tree: everything up to the root)."""
-    _repair(T, V, C, A, K, NE, P, FL, meta, top)
+    _repair_inline(T, V, C, A, K, NE, P, FL, meta, top)
     while P[top] >= 0 and _kind(FL, P, meta, top) == UP:
         top = P[top]
-        _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(top))
+        _repair_inline(T, V, C, A, K, NE, P, FL, meta, top)
     if meta[CLASSIC] == 1:
         return
     is_root = P[top] < 0
@@ -203,12 +208,12 @@ def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
         x = top
         while not (FL[x] & LEAF):
             x = C[x, 0]
-            _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
+            _repair_inline(T, V, C, A, K, NE, P, FL, meta, x)
     if (FL[top] & RIGHT) or (is_root and hitright):
         x = top
         while not (FL[x] & LEAF):
             x = C[x, NE[x]]
-            _repair(T, V, C, A, K, NE, P, FL, meta, np.int64(x))
+            _repair_inline(T, V, C, A, K, NE, P, FL, meta, x)
 
 
 @helper
@@ -858,6 +863,11 @@ def _repair_leaf(V, A, K, NE, P, meta, x, right):
     K[x] = cnt
 
 
+#: the leaf helpers again, inlined where the in-order fast paths call them on every element
+_repair_leaf_inline = inline(_repair_leaf.py_func)
+_shift_left_inline = inline(_shift_left.py_func)
+
+
 @inline
 def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
     """An insert after every entry (the in-order case, FiBA paper Section 3.2: O(1)) into the
@@ -872,7 +882,7 @@ def _append_fast(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg):
         T[rf, n] = t
         lift(code, V, rf * MA + n, x, arg)
         NE[rf] = n + 1
-        _repair_leaf(V, A, K, NE, P, meta, np.int64(rf), np.bool_(True))
+        _repair_leaf_inline(V, A, K, NE, P, meta, rf, True)
         return True
     return _split_right(T, V, C, A, K, NE, P, FL, FREE, meta, code, t, x, arg)
 
@@ -937,8 +947,8 @@ def _evict_fast(T, V, C, A, K, NE, P, FL, FREE, meta, t):
     while i < n and T[lf, i] <= t:
         i += 1
     if n - i + 1 >= mu:
-        _shift_left(T, V, C, NE, FL, np.int64(lf), np.int64(i))
-        _repair_leaf(V, A, K, NE, P, meta, np.int64(lf), np.bool_(False))
+        _shift_left_inline(T, V, C, NE, FL, lf, i)
+        _repair_leaf_inline(V, A, K, NE, P, meta, lf, False)
         return i
     return _evict_short(T, V, C, A, K, NE, P, FL, FREE, meta, lf, i, t)
 
