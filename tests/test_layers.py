@@ -12,11 +12,11 @@ ROOT = Path(windowagg.__file__).parent
 
 #: top-level module or package -> its layer (a module may import its own layer and lower)
 LAYERS = {
-    "errors": 0, "durations": 0, "aggregations": 0,
+    "errors": 0, "durations": 0, "frames": 0, "aggregations": 0,
     "kernels": 1, "algorithm": 1,
     "compiled": 2,
     "fifo": 3, "ooo": 3,
-    "arrays": 4, "slicing": 4,
+    "arrays": 4, "engine": 4, "slicing": 4,
     "specs": 5,
     "spark": 6, "pipeline": 6, "warmup": 6,
     "bench": 7, "demo": 7, "cli": 8, "__init__": 9,
