@@ -50,13 +50,6 @@ def kernel_of(agg: Any) -> Kernel | None:
     return facts(agg).kernel
 
 
-def family(agg: Any) -> Any:
-    """The compiled family record of ``agg`` (:class:`windowagg.kernels.families.Family`)."""
-    from ..kernels.families import FAMILIES
-
-    return FAMILIES[facts(agg).kernel.family]
-
-
 def _holdable(x: Any) -> bool:
     if isinstance(x, float | np.floating):
         return True
