@@ -28,6 +28,7 @@ from .compiled.fifo_state import FifoState, capacity_for
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .kernels.layout import COUNT, TIME
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
+from .slicing.clock import naive_utc
 
 __all__ = ["sliding_aggregate"]
 
@@ -170,10 +171,9 @@ def _values(xs: Any) -> np.ndarray:
 
 def _times(times: Any, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
     """Times as float64 (datetimes: nanoseconds since the earliest, which is returned too)."""
-    if getattr(getattr(times, "dtype", None), "tz", None) is not None:  # tz-aware pandas
-        import pandas as pd
-
-        times = pd.DatetimeIndex(times).tz_convert("UTC").tz_localize(None).to_numpy()
+    utc = naive_utc(times)  # tz-aware pandas
+    if utc is not None:
+        times = utc
     arr = np.asarray(times)
     if arr.ndim != 1 or len(arr) != n:
         raise ValueError(f"times must have one element per value: {arr.shape} vs ({n},)")

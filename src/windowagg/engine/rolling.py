@@ -28,7 +28,7 @@ __all__ = ["rolling"]
 ALGORITHM = "two_stacks_lite"
 
 
-def _bounds(frame: Frame) -> tuple[bool, float, float, bool, bool]:
+def _offsets(frame: Frame) -> tuple[bool, float, float, bool, bool]:
     ranged = frame.kind == "range"
     lo = 0.0 if frame.start is None else float(frame.start)
     hi = 0.0 if frame.end is None else float(frame.end)
@@ -66,7 +66,7 @@ def rolling(values: np.ndarray, times: np.ndarray, seg: np.ndarray, frame: Frame
         return _reference(values, args, times, seg, frame, agg)
     family, code = kernel_of(agg)
     agg.check_values(values)
-    ranged, lo, hi, lo_unb, hi_unb = _bounds(frame)
+    ranged, lo, hi, lo_unb, hi_unb = _offsets(frame)
     state = FifoState(ALGORITHM, family, capacity_for(1024))
     out = np.empty((len(values), 1))
     pos = np.zeros(4, np.int64)

@@ -52,12 +52,10 @@ class Clock:
 
     def encode_array(self, times: Any) -> np.ndarray:
         """Many event times as numbers."""
-        if getattr(getattr(times, "dtype", None), "tz", None) is not None:  # tz-aware pandas
-            import pandas as pd
-
-            idx = pd.DatetimeIndex(times).tz_convert("UTC").tz_localize(None)
+        utc = naive_utc(times)
+        if utc is not None:
             self._fix("aware", times)
-            return _seconds(idx.to_numpy())
+            return _seconds(utc)
         t = np.asarray(times)
         if t.dtype.kind == "M":
             if np.isnat(t).any():
@@ -76,6 +74,15 @@ class Clock:
             return x
         us = round(x * 1e6)
         return (_EPOCH if self.kind == "naive" else _EPOCH_UTC) + dt.timedelta(microseconds=us)
+
+
+def naive_utc(times: Any) -> np.ndarray | None:
+    """Timezone-aware pandas times as naive UTC datetime64[ns]; None for anything else."""
+    if getattr(getattr(times, "dtype", None), "tz", None) is None:
+        return None
+    import pandas as pd
+
+    return pd.DatetimeIndex(times).tz_convert("UTC").tz_localize(None).to_numpy()
 
 
 def _seconds(t: np.ndarray) -> np.ndarray:

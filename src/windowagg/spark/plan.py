@@ -125,7 +125,7 @@ def make_plan(df: Any, time: str, value: str, windows: Any, agg: Any, key: Any,
     elif not facts(a).scalar:
         from ..aggregations import AGGREGATIONS
 
-        scalar = sorted(n for n, f in AGGREGATIONS.items() if f.__dict__["facts"].scalar)
+        scalar = sorted(n for n, make in AGGREGATIONS.items() if facts(make()).scalar)
         raise ValueError(f"aggregation {getattr(a, 'name', a)!r} does not give one number per "
                          f"window; in Spark use one of: {', '.join(scalar)}")  # fmt: skip
     if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
