@@ -13,7 +13,7 @@ import pytest
 import windowagg
 from tests.aggs import Concat
 from tests.oracles import direct
-from windowagg.engine.rolling import rolling
+from windowagg.engine.rolling import Frames, bounds, rolling
 from windowagg.frames import FrameError, frame
 
 FRAMES = ["range:5", "range:-3,+2", "range:unbounded,0", "range:0,unbounded", "range:+2,+5",
@@ -69,7 +69,7 @@ def test_rolling_equals_the_brute_force(spec, name) -> None:
     v, t, seg = table(zlib.crc32(f"{spec} {name}".encode()) % 1000)
     f = frame(spec)
     agg = windowagg.aggregation(name)
-    got = rolling(v, t, seg, f, agg)
+    got = rolling(v, Frames(t, seg, f), agg, t)
     want = brute(v, t, seg, f, agg)
     bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same(g, w)]
     assert not bad, (bad[:5], [got[i] for i in bad[:5]], [want[i] for i in bad[:5]])
@@ -79,7 +79,7 @@ def test_rolling_equals_the_brute_force(spec, name) -> None:
 def test_a_non_commutative_aggregation_in_row_order(spec) -> None:
     v, t, seg = table(7, n=120)
     f = frame(spec)
-    got = rolling(v, t, seg, f, Concat())
+    got = rolling(v, Frames(t, seg, f), Concat(), t)
     want = brute(v, t, seg, f, Concat())
     assert list(got) == want
 
@@ -89,9 +89,9 @@ def test_frames_longer_than_the_first_state_grow_it() -> None:
     t = np.arange(n, dtype=float)
     v = np.ones(n)
     seg = np.array([0, n], np.int64)
-    got = rolling(v, t, seg, frame("rows:3000"), "sum")
+    got = rolling(v, Frames(t, seg, frame("rows:3000")), "sum")
     assert got[-1] == 3000 and got[10] == 11
-    got = rolling(v, t, seg, frame("range:unbounded,unbounded"), "count")
+    got = rolling(v, Frames(t, seg, frame("range:unbounded,unbounded")), "count")
     assert (got == n).all()
 
 
@@ -104,7 +104,7 @@ def test_the_compiled_kernel_ran(monkeypatch) -> None:
 
     monkeypatch.setattr(module, "_reference", refuse)
     v, t, seg = table(3)
-    assert np.isfinite(rolling(v, t, seg, frame("range:5"), "max")).any()
+    assert np.isfinite(rolling(v, Frames(t, seg, frame("range:5")), "max")).any()
 
 
 @pytest.mark.parametrize(
@@ -140,3 +140,26 @@ def test_frame_vocabulary(text, kind, start, end) -> None:
 def test_bad_frames(text, message) -> None:
     with pytest.raises(FrameError, match=message):
         frame(text)
+
+
+@pytest.mark.parametrize("spec", [f for f in FRAMES if f.startswith("range")])
+def test_the_sweep_finds_the_same_frames_as_the_bounds_kernel_and_a_binary_search(spec) -> None:
+    """The fused sweep (first aggregation over a frame) and the separate bounds kernel agree
+    with a binary search per key; a second aggregation reads the bounds the first found."""
+    v, t, seg = table(11, n=400)
+    t[seg[1] : seg[1] + 3] = -np.inf  # null times of one key: sorted first, peers of each other
+    f = frame(spec)
+    swept = Frames(t, seg, f)
+    first = rolling(v, swept, "sum")
+    lo, hi = bounds(t, seg, f)
+    want_lo, want_hi = np.empty_like(lo), np.empty_like(hi)
+    for k in range(len(seg) - 1):
+        s, e = seg[k], seg[k + 1]
+        tk = t[s:e]
+        want_lo[s:e] = s if f.start is None else s + np.searchsorted(tk, tk + f.start, "left")
+        want_hi[s:e] = e if f.end is None else s + np.searchsorted(tk, tk + f.end, "right")
+    want_hi = np.maximum(want_lo, want_hi)
+    assert np.array_equal(swept.lo, want_lo) and np.array_equal(swept.hi, want_hi)
+    assert np.array_equal(lo, want_lo) and np.array_equal(hi, want_hi)
+    again = rolling(v, swept, "sum")  # given bounds
+    assert np.array_equal(first, again, equal_nan=True)

@@ -125,29 +125,13 @@ class FifoState:
             work = (np.empty(k, np.int64), np.empty(k))
             mod.fifo_run_sizes(code, *state, mode, values, args, times, sizes, *work, out)
 
-    def frames(self, code: int, values, args, times, seg, ranged: bool, lo: float, hi: float,
-               lo_unb: bool, hi_unb: bool, pos, out) -> None:  # fmt: skip
-        """Per-row frames over key segments (:func:`windowagg.kernels.driver.fifo_frames`);
-        ``pos`` says where to start and where the call stopped."""
+    def frames(self, code: int, values, args, times, seg, lo_off, hi_off, lo_unb, hi_unb,
+               given, lo_row, hi_row, pos, out) -> None:  # fmt: skip
+        """Per-row frames (:func:`windowagg.kernels.driver.fifo_frames`); ``pos`` says where
+        to start and where the call stopped."""
         from ..kernels.specialize import driver
 
-        driver(self.name, self.family).fifo_frames(
-            code,
-            self.buf,
-            self.aux,
-            self.iaux,
-            self.ptr,
-            self.tmp,
-            self.cap,
-            values,
-            args,
-            times,
-            seg,
-            ranged,
-            lo,
-            hi,
-            lo_unb,
-            hi_unb,
-            pos,
-            out,
-        )
+        mod = driver(self.name, self.family)
+        state = (self.buf, self.aux, self.iaux, self.ptr, self.tmp)
+        mod.fifo_frames(code, *state, self.cap, values, args, times, seg, lo_off, hi_off,
+                        lo_unb, hi_unb, given, lo_row, hi_row, pos, out)  # fmt: skip

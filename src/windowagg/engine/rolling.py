@@ -1,14 +1,17 @@
 """Per-row frames over key segments (SQL window frames; :mod:`windowagg.frames`), in O(1)
 per row whatever the frame.
 
-Rows sorted by key, then time (then order) form one segment per key. Within a segment both
-ends of a row's frame only move forward, so the frame is a FIFO window (DABA paper, Section
-2.1): each row enters and leaves it once. The compiled path runs a FIFO algorithm's kernel
-over all segments in one call (:func:`windowagg.kernels.driver.fifo_frames`); aggregations
-without a kernel run the same two pointers over the Python reference.
+Rows sorted by key, then time (then order) form one segment per key. Every row's frame is
+first found as a range of rows ``[lo, hi)`` (:func:`bounds`: two pointers per key for range
+frames, arithmetic for rows frames), once per frame whatever the number of aggregations over
+it. Within a segment both bounds only move forward, so the frame is a FIFO window (DABA paper,
+Section 2.1): each row enters and leaves it once. The compiled path runs a FIFO algorithm's
+kernel over all rows in one call (:func:`windowagg.kernels.driver.fifo_frames`); aggregations
+without a kernel run the same sweep over the Python reference.
 
-Complexity: O(n) combines for n rows with Two-Stacks Lite (amortized) or DABA Lite (worst
-case), whatever the frame's length; memory O(longest frame).
+Complexity: O(n) combines for n rows with Two-Stacks Lite (amortized; DABA paper, Section
+3.1, the Lite variant of Section 4), whatever the frame's length; memory O(longest frame).
+Nothing subtracts on eviction, so float sums do not drift.
 """
 
 from __future__ import annotations
@@ -22,20 +25,61 @@ from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
 
-__all__ = ["rolling"]
+__all__ = ["bounds", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
 
 
-def _offsets(frame: Frame) -> tuple[bool, float, float, bool, bool]:
-    ranged = frame.kind == "range"
-    lo = 0.0 if frame.start is None else float(frame.start)
-    hi = 0.0 if frame.end is None else float(frame.end)
-    return ranged, lo, hi, frame.start is None, frame.end is None
+class Frames:
+    """One frame over the rows of a sorted table: every row's frame as rows ``[lo, hi)``,
+    found once, by the first aggregation over it (:func:`rolling`) or :meth:`bounds`, and
+    shared by the others.
+
+    ``times``: float64, ascending within each key (-inf for a null time, sorted first);
+    ``seg``: the rows of key k are ``seg[k]`` to ``seg[k + 1] - 1``."""
+
+    def __init__(self, times: np.ndarray, seg: np.ndarray, frame: Frame):
+        self.times = np.ascontiguousarray(times, float)
+        self.seg = np.asarray(seg, np.int64)
+        self.frame = frame
+        self.lo: np.ndarray | None = None
+        self.hi: np.ndarray | None = None
+        if frame.kind == "rows":
+            sizes = np.diff(self.seg)
+            first, end = np.repeat(self.seg[:-1], sizes), np.repeat(self.seg[1:], sizes)
+            i = np.arange(len(self.times), dtype=np.int64)
+            lo = first if frame.start is None else np.clip(i + int(frame.start), first, end)
+            hi = end if frame.end is None else np.clip(i + int(frame.end) + 1, first, end)
+            self.lo, self.hi = lo, np.maximum(lo, hi)
+
+    @property
+    def found(self) -> bool:
+        return self.lo is not None
+
+    def offsets(self) -> tuple[float, float, bool, bool]:
+        f = self.frame
+        lo_unb, hi_unb = f.start is None, f.end is None
+        return (0.0 if lo_unb else float(f.start), 0.0 if hi_unb else float(f.end),
+                lo_unb, hi_unb)  # fmt: skip
+
+    def bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
+        if not self.found:
+            from ..kernels.frames import range_bounds
+
+            n = len(self.times)
+            self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
+            range_bounds(self.times, self.seg, *self.offsets(), self.lo, self.hi)
+        return self.lo, self.hi
 
 
-def rolling(values: np.ndarray, times: np.ndarray, seg: np.ndarray, frame: Frame, agg: Any,
+def bounds(times: np.ndarray, seg: np.ndarray, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's frame as rows ``[lo, hi)`` of the sorted table (see :class:`Frames`)."""
+    return Frames(times, seg, frame).bounds()
+
+
+def rolling(values: np.ndarray, frames: Frames, agg: Any,
             args: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """The aggregate of every row's frame.
 
@@ -43,16 +87,12 @@ def rolling(values: np.ndarray, times: np.ndarray, seg: np.ndarray, frame: Frame
     ----------
     values : float64 array
         One value per row, rows sorted by key, then time; NaN is a missing value.
-    times : float64 array
-        The rows' times (sorted within each key); used by range frames.
-    seg : int64 array
-        Key segments: the rows of key k are ``seg[k]`` to ``seg[k + 1] - 1``.
-    frame : Frame
-        The frame (:func:`windowagg.frames.frame`).
+    frames : Frames
+        The frame over the same rows; its bounds are found here if not yet.
     agg : aggregation
         Compiled when it has a kernel, else the Python reference.
     args : float64 array, optional
-        The args of argmin/argmax (default: the times).
+        The args of argmin/argmax.
 
     Returns
     -------
@@ -61,66 +101,52 @@ def rolling(values: np.ndarray, times: np.ndarray, seg: np.ndarray, frame: Frame
         the lowered results for aggregations that do not lower to one number.
     """
     agg = resolve(agg)
-    args = times if args is None else args
+    args = values if args is None else args
     if kernel_of(agg) is None:
-        return _reference(values, args, times, seg, frame, agg)
+        return _reference(values, args, *frames.bounds(), agg)
     family, code = kernel_of(agg)
     agg.check_values(values)
-    ranged, lo, hi, lo_unb, hi_unb = _offsets(frame)
+    values = np.ascontiguousarray(values, float)
+    args = np.ascontiguousarray(args, float)
+    n = len(values)
+    given = frames.found
+    if given:
+        lo, hi, seg = frames.lo, frames.hi, np.array([0, n], np.int64)
+    else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
+        lo, hi, seg = np.empty(n, np.int64), np.empty(n, np.int64), frames.seg
     state = FifoState(ALGORITHM, family, capacity_for(1024))
-    out = np.empty((len(values), 1))
+    out = np.empty((n, 1))
     pos = np.zeros(4, np.int64)
     while True:
-        state.frames(code, values, args, times, seg, ranged, lo, hi, lo_unb, hi_unb, pos, out)
+        state.frames(code, values, args, frames.times, seg, *frames.offsets(), given, lo, hi,
+                     pos, out)  # fmt: skip
         if pos[0] >= len(seg) - 1:
-            return out[:, 0]
+            break
         state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
+    if not given:
+        frames.lo, frames.hi = lo, hi
+    return out[:, 0]
 
 
-def bounds(times: np.ndarray, seg: np.ndarray, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's frame as rows ``[lo, hi)`` of the sorted table (binary search per key)."""
-    n = len(times)
-    lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
-    for k in range(len(seg) - 1):
-        s, e = int(seg[k]), int(seg[k + 1])
-        i = np.arange(s, e)
-        t = times[s:e]
-        if frame.start is None:
-            lo[s:e] = s
-        elif frame.kind == "range":
-            lo[s:e] = s + np.searchsorted(t, t + frame.start, "left")
-        else:
-            lo[s:e] = np.clip(i + int(frame.start), s, e)
-        if frame.end is None:
-            hi[s:e] = e
-        elif frame.kind == "range":
-            hi[s:e] = s + np.searchsorted(t, t + frame.end, "right")
-        else:
-            hi[s:e] = np.clip(i + int(frame.end) + 1, s, e)
-    return lo, np.maximum(lo, hi)
-
-
-def _reference(values, args, times, seg, frame, agg) -> np.ndarray:
-    """The Python reference over the same frames: a FIFO window per key, the frame's rows
-    entering at its end and leaving at its start (aggregations without a kernel)."""
+def _reference(values, args, los, his, agg) -> np.ndarray:
+    """The Python reference over the same frames: one FIFO window, the frame's rows entering
+    at its end and leaving at its start (aggregations without a kernel)."""
     from ..fifo import fifo
 
     pairs = facts(agg).pairs
     scalar = facts(agg).scalar
     out = np.empty(len(values), float if scalar else object)
-    los, his = bounds(times, seg, frame)
-    for k in range(len(seg) - 1):
-        w = fifo(ALGORITHM, agg, backend="python")
-        lo = hi = int(seg[k])
-        for i in range(int(seg[k]), int(seg[k + 1])):
-            while lo < hi and lo < los[i]:
-                w.evict()
-                lo += 1
-            if lo == hi:  # empty: rows before the frame never enter it
-                lo = hi = max(lo, int(los[i]))
-            while hi < his[i]:
-                w.insert((args[hi], values[hi]) if pairs else values[hi])
-                hi += 1
-            r = w.query()
-            out[i] = (np.nan if r is None else r) if scalar else r
+    w = fifo(ALGORITHM, agg, backend="python")
+    lo = hi = 0
+    for i in range(len(values)):
+        while lo < hi and lo < los[i]:
+            w.evict()
+            lo += 1
+        if lo < los[i]:  # rows before the frame never enter it
+            lo = hi = int(los[i])
+        while hi < his[i]:
+            w.insert((args[hi], values[hi]) if pairs else values[hi])
+            hi += 1
+        r = w.query()
+        out[i] = (np.nan if r is None else r) if scalar else r
     return out

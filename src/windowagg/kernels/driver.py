@@ -96,15 +96,19 @@ def fifo_run_sizes(
 
 
 @kernel
-def fifo_frames(code, buf, aux, iaux, ptr, tmp, cap, values, args, times, seg, ranged, lo_off,
-                hi_off, lo_unb, hi_unb, pos, out):  # fmt: skip
+def fifo_frames(code, buf, aux, iaux, ptr, tmp, cap, values, args, times, seg, lo_off, hi_off,
+                lo_unb, hi_unb, given, lo_row, hi_row, pos, out):  # fmt: skip
     """Per-row frames over key segments: rows sorted by key, then time; rows ``seg[k]`` to
-    ``seg[k + 1] - 1`` are key k's. Row i's frame is the rows j of its key with
-    ``times[i] + lo_off <= times[j] <= times[i] + hi_off`` (``ranged``) or
-    ``i + lo_off <= j <= i + hi_off`` (rows), unbounded on a side where ``lo_unb`` / ``hi_unb``.
-    Both ends of the frame only move forward, so the frame is a FIFO window: each row is
-    pushed and popped once, O(1) per row with the worst-case O(1) algorithms. ``out[i, 0]``
-    gets row i's answer.
+    ``seg[k + 1] - 1`` are key k's. Row i's frame is rows ``lo_row[i]`` to ``hi_row[i] - 1``:
+    read from those arrays when ``given`` (rows frames, or a range frame found before), else
+    found here and written to them: the rows j of the key with
+    ``times[i] + lo_off <= times[j] <= times[i] + hi_off`` (a side flagged unbounded reaches
+    the key's first or last row; a time of -inf, a null time sorted first, is a peer of the
+    other -inf and in no finite row's frame).
+
+    Both bounds only move forward, so the frame is a FIFO window: each row is pushed and
+    popped once, O(1) per row with the worst-case O(1) algorithms, whatever the frame's
+    length; finding the start and popping are one loop. ``out[i, 0]`` gets row i's answer.
 
     ``pos`` (int64: key, row, lo, hi) says where to start and, on return, where the call
     stopped: at the end (key = number of keys), or when the frame would not fit the state's
@@ -117,35 +121,49 @@ def fifo_frames(code, buf, aux, iaux, ptr, tmp, cap, values, args, times, seg, r
         if i <= s:  # a key's first row: the window is empty (emptied after the last key)
             i, lo, hi = s, s, s
         while i < e:
-            if lo_unb:  # the frame's first row
-                want_lo = s
-            elif ranged:
+            if given:
+                want_lo = lo_row[i]
+                want_hi = hi_row[i]
+            else:
+                t = times[i]
+                if hi_unb:
+                    want_hi = e
+                else:
+                    want_hi = hi
+                    while want_hi < e and times[want_hi] <= t + hi_off:
+                        want_hi += 1
                 want_lo = lo
-                while want_lo < e and times[want_lo] < times[i] + lo_off:
-                    want_lo += 1
-            else:
-                want_lo = max(s, i + int(lo_off))
-            if hi_unb:  # one past the frame's last row
-                want_hi = e
-            elif ranged:
-                want_hi = max(hi, want_lo)
-                while want_hi < e and times[want_hi] <= times[i] + hi_off:
-                    want_hi += 1
-            else:
-                want_hi = min(e, i + int(hi_off) + 1)
-            want_hi = max(want_hi, want_lo)
-            if want_hi - max(lo, want_lo) > cap - 1:
+                if lo_unb:
+                    want_lo = s
+                elif want_lo < e and times[want_lo] < t + lo_off:
+                    want_lo = e  # moves: found below, popping as it goes
+            need = want_hi - max(lo, want_lo) if given else max(want_hi, hi) - lo
+            if need > cap - 1:
                 pos[0], pos[1], pos[2], pos[3] = k, i, lo, hi
                 return
-            while lo < hi and lo < want_lo:
-                pop(buf, aux, iaux, ptr, tmp)
-                lo += 1
-            if lo < want_lo:  # rows before the frame that never entered it
-                lo = want_lo
-                hi = want_lo
+            if given:
+                while lo < hi and lo < want_lo:
+                    pop(buf, aux, iaux, ptr, tmp)
+                    lo += 1
+                if lo < want_lo:  # rows before the frame that never entered it
+                    lo = want_lo
+                    hi = want_lo
+            elif want_lo > lo:  # one loop finds the frame's start and pops the rows before it
+                thr = t + lo_off
+                while lo < e and times[lo] < thr:
+                    if lo < hi:
+                        pop(buf, aux, iaux, ptr, tmp)
+                    lo += 1
+                if hi < lo:
+                    hi = lo
+            if want_hi < lo:
+                want_hi = lo
             while hi < want_hi:
                 push(code, buf, aux, iaux, ptr, tmp, values[hi], args[hi])
                 hi += 1
+            if not given:
+                lo_row[i] = lo
+                hi_row[i] = hi
             query(buf, aux, iaux, ptr, tmp, tmp, ANSWER)
             out[i, 0] = lower(code, tmp, ANSWER)
             i += 1
