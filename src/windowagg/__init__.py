@@ -1,7 +1,8 @@
 """windowagg: sliding-window aggregation over data streams.
 
 In-order aggregators (``fifo``), out-of-order aggregators (``ooo``, ``TimeWindow``), and
-built-in and user-defined aggregations (``aggregation``).
+built-in and user-defined aggregations (``aggregation``); per-row window functions on local
+tables (``rolling_aggregate``).
 """
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
@@ -22,6 +23,7 @@ from .slicing import (
     WindowOperator,
     WindowResult,
 )
+from .tables import rolling_aggregate
 
 __all__ = [
     "AGGREGATIONS",
@@ -43,6 +45,7 @@ __all__ = [
     "aggregation",
     "fifo",
     "ooo",
+    "rolling_aggregate",
     "sliding_aggregate",
 ]
 

@@ -1,0 +1,184 @@
+"""What ``rolling_aggregate`` needs to know before it touches data, on every table it runs on
+(pandas, Arrow, Spark's Arrow batches): the key, time and order columns, every entry's
+aggregation, column, frame and result type. Every user error is raised here, before any work.
+
+Aggregations Spark also has (``sum``, ``count``, ``mean``/``avg``, ``min``, ``max``,
+``stddev``, ``first``, ``last``) follow SQL's rules, as Spark evaluates them: nulls are
+skipped (a frame without a non-null value gives null; ``count`` gives 0), NaN is a value (a sum
+or mean over it is NaN, it is the largest double for ``max`` and ``min``), ``first`` and
+``last`` take the frame's first and last row, null or not, and results have Spark's types.
+Every other aggregation, the user's own included, sees the frame's non-null values (and, as
+everywhere in windowagg, skips NaN).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..aggregations import AGGREGATIONS, facts, resolve
+from ..frames import Frame, FrameError, frame
+
+__all__ = ["Entry", "RollingPlan", "plan_rolling"]
+
+MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as Spark stores them
+
+#: the aggregations with SQL semantics, by the name of the built-in class they resolve to
+SQL = ("sum", "count", "mean", "min", "max", "stddev", "first", "last")
+#: SQL's names for windowagg's
+ALIASES = {"avg": "mean", "stddev_samp": "stddev", "std": "stddev"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One output column: ``agg`` (resolved) over ``column`` in ``frame``; ``sql`` names the
+    SQL rule it follows (one of :data:`SQL`), or is None for the library's own."""
+
+    name: str
+    agg: Any
+    sql: str | None
+    column: str | None
+    frame: Frame
+    type: Any  # the result's pyarrow type
+
+
+@dataclass(frozen=True)
+class RollingPlan:
+    keys: tuple[str, ...]
+    time: str
+    order_by: tuple[str, ...]
+    timestamp: bool  # times are timestamps (microseconds inside), else plain numbers
+    entries: tuple[Entry, ...]
+
+    @property
+    def frames(self) -> list[Frame]:
+        """The distinct frames, each found once however many entries share it."""
+        return list(dict.fromkeys(e.frame for e in self.entries))
+
+    @property
+    def looks_forward(self) -> bool:
+        return any(e.frame.looks_forward for e in self.entries)
+
+
+def _sql_name(agg: Any) -> str | None:
+    """The SQL rule of a built-in (not of a user's subclass: facts() reads the class's own)."""
+    name = getattr(agg, "name", None)
+    return name if name in SQL and type(agg) is AGGREGATIONS[name] else None
+
+
+def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
+    """The pyarrow type of an entry's result: Spark's for the SQL aggregations (count long,
+    sum of integers long, of ``decimal(p, s)`` ``decimal(min(38, p + 10), s)``, avg of a
+    decimal ``decimal(min(38, p + 4), s + 4)``, min/max/first/last the input's type); for the
+    others, the type the aggregation declares (``result_type``, a pyarrow type), else by what
+    it gives (a count long, an arg the time column's type, a list of doubles, m4 a struct of
+    doubles), else double."""
+    import pyarrow as pa
+
+    if entry_sql == "count":
+        return pa.int64()
+    if entry_sql in ("min", "max", "first", "last"):
+        return value
+    if entry_sql == "sum":
+        if pa.types.is_integer(value):
+            return pa.int64()
+        if pa.types.is_decimal(value):
+            return pa.decimal128(min(38, value.precision + 10), value.scale)
+        return pa.float64()
+    if entry_sql == "mean" and pa.types.is_decimal(value):
+        return pa.decimal128(min(38, value.precision + 4), min(38, value.scale + 4))
+    if entry_sql is not None:
+        return pa.float64()
+    declared = getattr(agg, "result_type", None)
+    if declared is not None:
+        if not isinstance(declared, pa.DataType):
+            raise TypeError(f"aggregation {agg!r}: result_type must be a pyarrow DataType, got "
+                            f"{declared!r}")  # fmt: skip
+        return declared
+    kind = facts(agg).result
+    if kind == "count":
+        return pa.int64()
+    if kind == "arg":
+        return time
+    if kind == "list":
+        return pa.list_(pa.float64())
+    if kind == "struct":
+        return pa.struct([(f, pa.float64()) for f in ("min", "max", "first", "last")])
+    if kind == "filter":
+        raise ValueError(f"aggregation {agg.name!r} gives a filter object, which has no "
+                         "column type; use it through sliding_aggregate or the window "
+                         "operator")  # fmt: skip
+    return pa.float64()
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{what} must be a column name or a list of them, got {value!r}")
+    return names
+
+
+def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:
+    """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries."""
+    import pyarrow as pa
+
+    fields = {f.name: f.type for f in schema}
+    keys, order = _names(key, "key"), _names(order_by, "order_by")
+    if not isinstance(time, str):
+        raise TypeError(f"time must be a column name, got {time!r}")
+    roles = [(time, "time"), *((k, "key") for k in keys), *((o, "order_by") for o in order)]
+    for name, role in roles:
+        if name not in fields:
+            raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
+    ttype = fields[time]
+    if pa.types.is_timestamp(ttype) or pa.types.is_date(ttype):
+        timestamp = True
+    elif pa.types.is_integer(ttype) or pa.types.is_floating(ttype) or pa.types.is_decimal(ttype):
+        timestamp = False
+    else:
+        raise TypeError(f"time column {time!r} must be a timestamp, a date or a number to order "
+                        f"rows and measure range frames, got {ttype}")  # fmt: skip
+    if not isinstance(aggs, dict) or not aggs:
+        raise TypeError("aggs must be a non-empty dict: output name -> (aggregation, column, "
+                        "frame), like {'sum_1h': ('sum', 'amount', 'range:1h')}")  # fmt: skip
+    taken = set(fields)
+    entries = []
+    for name, spec in aggs.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"output names are non-empty strings, got {name!r}")
+        if name in taken:
+            raise ValueError(f"output column {name!r} already exists")
+        taken.add(name)
+        if not isinstance(spec, tuple | list) or len(spec) != 3:
+            raise TypeError(f"aggs[{name!r}] must be (aggregation, column, frame), got {spec!r}")
+        agg, column, text = spec
+        if isinstance(agg, str):
+            agg = ALIASES.get(agg.strip().lower(), agg.strip().lower())
+        agg = resolve(agg)
+        sql = _sql_name(agg)
+        if column in (None, "*"):
+            if sql != "count":
+                raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
+            column = None
+        elif column not in fields:
+            raise ValueError(f"aggs[{name!r}]: no column {column!r} (columns: "
+                             f"{', '.join(fields)})")  # fmt: skip
+        vtype = pa.int64() if column is None else fields[column]
+        numeric = (pa.types.is_integer(vtype) or pa.types.is_floating(vtype)
+                   or pa.types.is_decimal(vtype) or pa.types.is_boolean(vtype))  # fmt: skip
+        orderable = numeric or pa.types.is_temporal(vtype) or pa.types.is_string(vtype) or \
+            pa.types.is_large_string(vtype)  # fmt: skip
+        if sql in ("min", "max") and not orderable:
+            raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {column!r} is "
+                            f"{vtype}")  # fmt: skip
+        if sql not in ("count", "first", "last", "min", "max") and not numeric:
+            raise TypeError(f"aggs[{name!r}]: {getattr(agg, 'name', agg)!r} needs a numeric "
+                            f"column, {column!r} is {vtype}")  # fmt: skip
+        try:
+            fr = frame(text, MICROS if timestamp else None)
+        except FrameError as e:
+            raise FrameError(f"aggs[{name!r}]: {e}") from None
+        entries.append(Entry(name, agg, sql, column, fr, result_type(sql, agg, vtype, ttype)))
+    return RollingPlan(keys, time, order, timestamp, tuple(entries))

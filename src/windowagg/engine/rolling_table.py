@@ -1,0 +1,406 @@
+"""Rolling frames over an Arrow table (one engine for pandas, Arrow and Spark's workers): every
+entry of a :class:`~windowagg.engine.rolling_plan.RollingPlan` over a table sorted by key, time
+and order, and the same over a stream of sorted batches with each key's recent rows carried
+from one batch to the next (:class:`RollingStream`).
+
+Each frame's bounds are found once (:class:`~windowagg.engine.rolling.Frames`). What the SQL
+rules need besides the aggregation itself comes from prefix counts over those bounds: the
+non-null values in a frame (``count``; null results), the NaNs in it (a NaN sum, mean or
+stddev; NaN the largest for ``max``/``min``). Integer and decimal sums are exact prefix-sum
+differences (integers wrap as Java's longs do); float sums, means and stddevs, and every other
+aggregation run the FIFO sweep; ``min``/``max`` select the row (argmin/argmax over the row
+numbers), so the result is the input value itself, in its type; ``first``/``last`` take the
+frame's first and last row.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from .rolling import Frames, rolling
+from .rolling_plan import Entry, RollingPlan
+
+__all__ = ["RollingStream", "compute", "segments", "sort_order", "times_of"]
+
+EXACT = 2**53  # integers a double holds exactly
+
+
+def sort_order(plan: RollingPlan, table: Any) -> np.ndarray:
+    """Row order by key, time, then ``order_by``, nulls first (Spark's ascending order)."""
+    import pyarrow.compute as pc
+
+    cols = [*plan.keys, plan.time, *plan.order_by]
+    if not table.num_rows:
+        return np.empty(0, np.int64)
+    sub = table.select(cols).rename_columns([f"c{i}" for i in range(len(cols))])
+    keys = [(f"c{i}", "ascending", "at_start") for i in range(len(cols))]
+    return pc.sort_indices(sub, sort_keys=keys).to_numpy()
+
+
+def segments(plan: RollingPlan, table: Any) -> np.ndarray:
+    """The key segments of a sorted table: key k's rows are ``seg[k]`` to ``seg[k + 1] - 1``
+    (null keys are one key, as in Spark's ``partitionBy``)."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    change = np.zeros(max(n - 1, 0), bool)
+    for k in plan.keys:
+        col = table.column(k)
+        a, b = col.slice(0, n - 1), col.slice(1)
+        same = pc.fill_null(pc.equal(a, b), False)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        change |= ~pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+    return (
+        np.flatnonzero(np.r_[True, change, True]).astype(np.int64) if n else np.zeros(1, np.int64)
+    )
+
+
+def times_of(plan: RollingPlan, table: Any) -> np.ndarray:
+    """The time column as float64 (microseconds since the epoch for timestamps and dates);
+    null times are -inf (sorted first: peers of each other, in no other row's range frame),
+    NaN times +inf (sorted last, as Spark orders NaN)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(plan.time)
+    if pa.types.is_date(col.type):
+        col = pc.cast(col, pa.timestamp("us"))
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(pc.cast(col, pa.timestamp("us", col.type.tz)), pa.int64())
+    t = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False).astype(float, copy=True)
+    t[np.isnan(t)] = np.inf
+    if col.null_count:
+        t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
+    return t
+
+
+class _Column:
+    """One input column, read once for every entry over it."""
+
+    def __init__(self, array: Any):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.array = array
+        self.type = array.type
+        n = len(array)
+        self.valid = ~pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count \
+            else np.ones(n, bool)  # fmt: skip
+        self.numeric = pa.types.is_integer(self.type) or pa.types.is_floating(self.type) or \
+            pa.types.is_boolean(self.type)  # fmt: skip
+        self._cache: dict[str, Any] = {}
+
+    def floats(self) -> np.ndarray:
+        """The values as float64; nulls are NaN."""
+        if "f" not in self._cache:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            a = self.array
+            if pa.types.is_boolean(a.type):
+                a = pc.cast(a, pa.int8())
+            if pa.types.is_temporal(a.type):
+                a = pc.cast(a, pa.int64()) if not pa.types.is_date(a.type) else pc.cast(
+                    pc.cast(a, pa.int32()), pa.int64())  # fmt: skip
+            f = pc.cast(a, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            self._cache["f"] = np.ascontiguousarray(f, float)
+        return self._cache["f"]
+
+    def prefix(self, what: str) -> np.ndarray:
+        """Prefix counts: ``valid`` (non-null) or ``nan`` rows."""
+        if what not in self._cache:
+            mask = self.valid if what == "valid" else self.valid & np.isnan(self.floats())
+            self._cache[what] = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+        return self._cache[what]
+
+    def ints(self) -> tuple[np.ndarray | None, int]:
+        """Integers (nulls 0) as int64, or a decimal's unscaled values, with the scale; None
+        when a decimal's unscaled value does not fit 64 bits."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        a = self.array
+        if pa.types.is_decimal(a.type):
+            a = pc.fill_null(a, Decimal(0))
+            words = np.frombuffer(a.buffers()[1], np.int64)[2 * a.offset : 2 * (a.offset + len(a))]
+            low, high = words[0::2], words[1::2]
+            if not np.array_equal(high, low >> 63):
+                return None, a.type.scale
+            return low.copy(), a.type.scale
+        if pa.types.is_boolean(a.type):
+            a = pc.cast(a, pa.int8())
+        return pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64), 0
+
+    def decimal_ints(self) -> tuple[np.ndarray, int]:
+        """A decimal's unscaled values as Python ints (object array), nulls 0."""
+        scale = self.type.scale
+        values = self.array.to_pylist()
+        return np.array([0 if v is None else int(v.scaleb(scale)) for v in values], object), scale
+
+
+def _between(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return prefix[hi] - prefix[lo]
+
+
+def _counted(col: _Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The frame's bounds and its count of non-null values (after a sweep, which finds range
+    bounds on the way, so that they are not looked for twice)."""
+    lo, hi = fr.bounds()
+    return lo, hi, _between(col.prefix("valid"), lo, hi)
+
+
+def _with_nulls(values: Any, null: np.ndarray, type_: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values, type=type_, mask=null if null.any() else None)
+
+
+def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
+    """Unscaled integers (int64, or Python ints) as a decimal128 array."""
+    import pyarrow as pa
+
+    if unscaled.dtype != object:
+        words = np.empty(2 * len(unscaled), np.int64)
+        words[0::2], words[1::2] = unscaled, unscaled >> 63
+        validity = pa.array(~null).buffers()[1] if null.any() else None
+        return pa.Array.from_buffers(type_, len(unscaled), [validity, pa.py_buffer(words)])
+    s = type_.scale
+    return pa.array([None if z else Decimal(int(u)).scaleb(-s) for u, z in zip(unscaled, null)],
+                    type=type_)  # fmt: skip
+
+
+def _sum(col: _Column, fr: Frames, entry: Entry) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_decimal(col.type) or not pa.types.is_floating(col.type):
+        lo, hi, count = _counted(col, fr)
+        null = count == 0
+        ints, scale = col.ints()
+        if ints is not None and pa.types.is_decimal(col.type) and \
+                np.abs(ints).max(initial=0) * len(ints) >= 2**63:  # fmt: skip
+            ints = None  # prefix sums could overflow 64 bits: Python ints
+        if ints is None:
+            ints, scale = col.decimal_ints()
+        cs = np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)]
+        total = _between(cs, lo, hi)
+        if entry.sql == "sum":
+            if pa.types.is_decimal(col.type):
+                return _decimal(total, null, entry.type)
+            return _with_nulls(total, null, entry.type)
+        # mean of integers or decimals, from the exact sum
+        if pa.types.is_decimal(col.type):
+            return _decimal(_mean_half_up(total, count, entry.type.scale - scale), null,
+                            entry.type)  # fmt: skip
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return _with_nulls(total / np.maximum(count, 1), null, entry.type)
+    out = rolling(col.floats(), fr, entry.sql)
+    lo, hi, count = _counted(col, fr)
+    out[_between(col.prefix("nan"), lo, hi) > 0] = np.nan
+    return _with_nulls(out, count == 0, entry.type)
+
+
+def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarray:
+    """``total / count`` with ``extra`` more decimal digits, rounded half up (Spark's
+    ``avg`` of a decimal), exactly: Python ints."""
+    out = np.empty(len(total), object)
+    scale = 10**extra
+    for i, (s, c) in enumerate(zip(total.tolist(), count.tolist())):
+        if c == 0:
+            out[i] = 0
+            continue
+        q, r = divmod(abs(s) * scale, c)
+        q += 2 * r >= c
+        out[i] = q if s >= 0 else -q
+    return out
+
+
+def _select(col: _Column, fr: Frames, entry: Entry) -> Any:
+    """min/max: the selected row, so the result is the input value in its own type."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    floats = pa.types.is_floating(col.type)
+    if col.numeric or pa.types.is_temporal(col.type):
+        keys = col.floats()
+        if not floats and np.abs(np.nan_to_num(keys)).max(initial=0) >= EXACT:
+            keys = None
+    else:
+        keys = None
+    if keys is None:  # decimals, strings, integers beyond 2^53: their dense rank orders them
+        rank = pc.rank(col.array, sort_keys="ascending", null_placement="at_end",
+                       tiebreaker="dense").to_numpy().astype(float)  # fmt: skip
+        keys = np.where(col.valid, rank, np.nan)
+    rows = np.arange(len(keys), dtype=float)
+    pick = rolling(keys, fr, "argmax" if entry.sql == "max" else "argmin", rows)
+    lo, hi, count = _counted(col, fr)
+    null = np.isnan(pick)
+    out = pc.take(col.array, pa.array(np.where(null, 0, pick).astype(np.int64), mask=null))
+    if floats:  # NaN is the largest double: a frame holding one has max NaN; min NaN if only NaN
+        nan = _between(col.prefix("nan"), lo, hi)
+        patch = nan > 0 if entry.sql == "max" else (nan > 0) & (nan == count)
+        if patch.any():
+            v = out.to_numpy(zero_copy_only=False).astype(float)
+            v[patch] = np.nan
+            out = _with_nulls(v, count == 0, entry.type)
+    return out
+
+
+def _stddev(col: _Column, fr: Frames, entry: Entry) -> Any:
+    out = rolling(col.floats(), fr, "stddev")
+    lo, hi, count = _counted(col, fr)
+    out[_between(col.prefix("nan"), lo, hi) > 0] = np.nan
+    return _with_nulls(out, count < 2, entry.type)  # Spark: null for fewer than two values
+
+
+def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
+    """Any other aggregation, the user's own included: over the non-null values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..aggregations import facts
+
+    f = facts(entry.agg)
+    rows = np.arange(len(col.valid), dtype=float)
+    out = rolling(col.floats(), fr, entry.agg, rows if f.pairs else None)
+    if f.result == "arg":  # the row of the arg: the time column's value there
+        null = np.isnan(out.astype(float))
+        return pc.take(times_col, pa.array(np.where(null, 0, out).astype(np.int64), mask=null))
+    if out.dtype != object:
+        null = np.isnan(out)
+        if pa.types.is_integer(entry.type):
+            return _with_nulls(np.where(null, 0, out).astype(np.int64), null, entry.type)
+        return _with_nulls(out, null, entry.type)
+    values = [v._asdict() if hasattr(v, "_asdict") else v for v in out]
+    return pa.array(values, type=entry.type)
+
+
+def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
+            seg: np.ndarray | None = None) -> list[Any]:  # fmt: skip
+    """Every entry's column over ``table`` (a ``pyarrow.Table`` sorted by :func:`sort_order`),
+    in the plan's order."""
+    import pyarrow as pa
+
+    times = times_of(plan, table) if times is None else times
+    seg = segments(plan, table) if seg is None else seg
+    frames = {f: Frames(times, seg, f) for f in plan.frames}
+    columns: dict[str, _Column] = {}
+    out = []
+    for e in plan.entries:
+        fr = frames[e.frame]
+        if e.column is None:  # count(*): the frame's rows
+            lo, hi = fr.bounds()
+            out.append(pa.array(hi - lo, pa.int64()))
+            continue
+        if e.column not in columns:
+            columns[e.column] = _Column(table.column(e.column).combine_chunks())
+        out.append(_entry(columns[e.column], fr, table.column(plan.time), e))
+    return out
+
+
+def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if e.sql in ("first", "last"):
+        lo, hi = fr.bounds()
+        empty = hi == lo
+        idx = np.where(empty, 0, lo if e.sql == "first" else hi - 1)
+        return pc.take(col.array, pa.array(idx, mask=empty if empty.any() else None))
+    if e.sql is None:
+        return _library(col, fr, times_col, e)
+    if e.sql == "count":
+        return pa.array(_counted(col, fr)[2], pa.int64())
+    if e.sql in ("sum", "mean"):
+        return _sum(col, fr, e)
+    if e.sql in ("min", "max"):
+        return _select(col, fr, e)
+    return _stddev(col, fr, e)
+
+
+class RollingStream:
+    """Rolling frames over a stream of batches sorted by key, time and order (a partition of a
+    Spark DataFrame): a row is answered once every row its frames can hold has arrived, and
+    only the rows later frames can still reach are kept. Memory per key is bounded by the
+    frames (an unbounded start keeps the key's rows), not by the key's row count."""
+
+    def __init__(self, plan: RollingPlan, columns: list[str], min_rows: int = 65536):
+        self.plan = plan
+        self.columns = columns  # the input columns that go out again
+        self.min_rows = min_rows
+        self.pending: list[Any] = []  # batches not yet processed
+        self.pending_rows = 0
+        self.carry: Any = None  # rows kept from the last round; the first `done` are answered
+        self.done = 0
+
+    def feed(self, batch: Any) -> list[Any]:
+        """Take one batch; return the record batches of the rows answered so far."""
+        if batch.num_rows:
+            self.pending.append(batch)
+            self.pending_rows += batch.num_rows
+        held = 0 if self.carry is None else self.carry.num_rows
+        if self.pending_rows < max(self.min_rows, 2 * held):
+            return []
+        return self._round(final=False)
+
+    def finish(self) -> list[Any]:
+        return self._round(final=True)
+
+    def _round(self, final: bool) -> list[Any]:
+        import pyarrow as pa
+
+        parts = ([] if self.carry is None else [self.carry]) + \
+            [pa.Table.from_batches([b]) for b in self.pending]  # fmt: skip
+        self.pending, self.pending_rows = [], 0
+        if not parts:
+            return []
+        table = pa.concat_tables(parts).combine_chunks()
+        n = table.num_rows
+        if n == 0:
+            return []
+        times = times_of(self.plan, table)
+        seg = segments(self.plan, table)
+        cut = n if final else self._answerable(times, seg)
+        results = compute(self.plan, table, times, seg) if cut > self.done else None
+        out = []
+        if results is not None:
+            rows = table.select(self.columns)
+            names = [*self.columns, *(e.name for e in self.plan.entries)]
+            new = pa.Table.from_arrays([*rows.columns, *results], names=names)
+            out = new.slice(self.done, cut - self.done).to_batches()
+        keep = n if final else self._keep_from(times, seg, cut)
+        self.carry = table.slice(keep) if keep < n else None
+        self.done = cut - keep if keep < n else 0
+        return out
+
+    def _answerable(self, times: np.ndarray, seg: np.ndarray) -> int:
+        """The rows whose frames are complete: all of them but those of the last key whose
+        frames may reach rows still to come."""
+        s, n = int(seg[-2]), int(seg[-1])
+        cut = n
+        for f in self.plan.frames:
+            if f.end is None:
+                cut = min(cut, s)
+            elif f.kind == "rows":
+                cut = min(cut, max(s, n - int(f.end)))  # row i needs row i + end
+            else:  # later rows have times >= the last one: t + end must lie before it
+                last = times[n - 1]
+                cut = min(cut, s + int(np.searchsorted(times[s:n] + f.end, last, "left")))
+        return max(cut, self.done)
+
+    def _keep_from(self, times: np.ndarray, seg: np.ndarray, cut: int) -> int:
+        """The first row a row not yet answered (or still to come) may hold in its frame."""
+        s, n = int(seg[-2]), int(seg[-1])
+        first = min(cut, n)  # the first row not answered, or (n) the next to come
+        keep = first
+        for f in self.plan.frames:
+            if f.start is None:
+                keep = min(keep, s)
+            elif f.kind == "rows":
+                keep = min(keep, max(s, first + int(f.start)))
+            else:
+                t = times[first] if first < n else times[n - 1]
+                keep = min(keep, s + int(np.searchsorted(times[s:n], t + f.start, "left")))
+        return max(min(keep, cut), s)

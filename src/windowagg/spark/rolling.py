@@ -1,0 +1,87 @@
+"""``rolling_aggregate`` on Spark: per-row window functions computed by the local engine
+(:mod:`windowagg.engine.rolling_table`) inside each Python worker.
+
+The rows are hash-partitioned by key (one partition per core) and sorted within each partition
+by key, time and order (``sortWithinPartitions``: what Spark's own window operator does before
+it evaluates frames), then streamed through ``mapInArrow``: Arrow batches in and out, each
+key's recent rows carried from one batch to the next (:class:`RollingStream`), so a worker
+holds the frames of one key at a time, not the key's rows, and a skewed key is not loaded
+whole. Spark's built-in evaluation recomputes a bounded frame for every row
+(``SlidingWindowFunctionFrame``: O(rows x rows per frame)); here each row enters and leaves a
+FIFO window once, whatever the frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.rolling_plan import RollingPlan, plan_rolling
+
+
+def arrow_schema(df: Any) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    tz = df.sparkSession.conf.get("spark.sql.session.timeZone")
+    return to_arrow_schema(df.schema, timezone=tz)
+
+
+def output_schema(df: Any, plan: RollingPlan) -> Any:
+    """The input's schema plus one field per entry, in Spark's types: the input column's own
+    type where the result is one of its values (min, max, first, last), the time column's for
+    an arg (argmin, argmax)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    from ..aggregations import facts
+
+    fields = list(df.schema.fields)
+    types = {f.name: f.dataType for f in fields}
+    for e in plan.entries:
+        if e.sql in ("min", "max", "first", "last"):
+            t = types[e.column]
+        elif e.sql is None and facts(e.agg).result == "arg" and \
+                getattr(e.agg, "result_type", None) is None:  # fmt: skip
+            t = types[plan.time]
+        else:
+            t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
+        fields.append(StructField(e.name, t, True))
+    return StructType(fields)
+
+
+def _partitions(df: Any) -> int:
+    try:
+        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
+    except Exception:  # a session without a SparkContext (Spark Connect)
+        return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+
+
+def _worker(plan: RollingPlan, columns: list[str]):
+    def go(batches: Any) -> Any:
+        from ..engine.rolling_table import RollingStream
+
+        stream = RollingStream(plan, columns)
+        for batch in batches:
+            yield from stream.feed(batch)
+        yield from stream.finish()
+
+    return go
+
+
+def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> Any:
+    from pyspark.sql import functions as F
+
+    plan = plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
+    if df.isStreaming:
+        ahead = [e.name for e in plan.entries if e.frame.looks_forward]
+        if ahead:
+            raise ValueError(f"aggs {ahead}: a frame that looks forward cannot be answered on a "
+                             "stream (rows would wait for rows that have not arrived); use "
+                             "frames ending at 0 or before, like range:1h or rows:100")  # fmt: skip
+        raise NotImplementedError("rolling_aggregate on a streaming DataFrame is not supported "
+                                  "yet; run it on a batch DataFrame")  # fmt: skip
+    schema = output_schema(df, plan)
+    cols = [F.col("`" + c.replace("`", "``") + "`") for c in [*plan.keys, time, *plan.order_by]]
+    keyed = [F.col("`" + k.replace("`", "``") + "`") for k in plan.keys]
+    spread = df.repartition(_partitions(df), *keyed) if keyed else df.repartition(1)
+    ordered = spread.sortWithinPartitions(*[c.asc_nulls_first() for c in cols])
+    return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
