@@ -72,7 +72,8 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     decimal ``decimal(min(38, p + 4), s + 4)``, min/max/first/last the input's type); for the
     others, the type the aggregation declares (``result_type``, a pyarrow type), else by what
     it gives (a count long, an arg the time column's type, a list of doubles, m4 a struct of
-    doubles), else double."""
+    doubles); a user's aggregation without ``result_type`` gets the type of its result for
+    the single value 1.0 (double if that fails)."""
     import pyarrow as pa
 
     if entry_sql == "count":
@@ -96,6 +97,11 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
                             f"{declared!r}")  # fmt: skip
         return declared
     kind = facts(agg).result
+    if kind == "value":  # a user's aggregation that declares no type: its result for one value
+        try:
+            return pa.array([agg.lower(agg.lift(1.0))]).type
+        except Exception:
+            return pa.float64()
     if kind == "count":
         return pa.int64()
     if kind == "arg":

@@ -230,8 +230,9 @@ def _select(col: _Column, fr: Frames, entry: Entry) -> Any:
     else:
         keys = None
     if keys is None:  # decimals, strings, integers beyond 2^53: their dense rank orders them
-        rank = pc.rank(col.array, sort_keys="ascending", null_placement="at_end",
-                       tiebreaker="dense").to_numpy().astype(float)  # fmt: skip
+        rank = (
+            pc.rank(col.array, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(float)
+        )
         keys = np.where(col.valid, rank, np.nan)
     rows = np.arange(len(keys), dtype=float)
     pick = rolling(keys, fr, "argmax" if entry.sql == "max" else "argmin", rows)
