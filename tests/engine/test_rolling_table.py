@@ -45,7 +45,7 @@ def random_rows(seed: int, n: int = 160) -> list[dict]:
             "id": i,
             "x": v,
             "i": None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
-            "d": None if rng.random() < 0.1 else Decimal(int(rng.integers(-(10**6), 10**6))) / 100,
+            "d": None if rng.random() < 0.1 else Decimal(int(rng.integers(-(10**6), 10**6))).scaleb(-2),
         })  # fmt: skip
     return rows
 
