@@ -31,6 +31,10 @@ FRAMES = ["range:6", "range:-4,+3", "range:unbounded,0", "range:0,unbounded", "r
           "range:unbounded,unbounded"]  # fmt: skip
 
 
+def cents(rng) -> Decimal:
+    return Decimal(int(rng.integers(-(10**6), 10**6))).scaleb(-2)
+
+
 def random_rows(seed: int, n: int = 160) -> list[dict]:
     rng = np.random.default_rng(seed)
     rows = []
@@ -45,7 +49,7 @@ def random_rows(seed: int, n: int = 160) -> list[dict]:
             "id": i,
             "x": v,
             "i": None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
-            "d": None if rng.random() < 0.1 else Decimal(int(rng.integers(-(10**6), 10**6))).scaleb(-2),
+            "d": None if rng.random() < 0.1 else cents(rng),
         })  # fmt: skip
     return rows
 
