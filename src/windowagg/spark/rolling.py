@@ -44,7 +44,7 @@ def output_schema(df: Any, plan: RollingPlan) -> Any:
             t = types[plan.time]
         else:
             t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
-        fields.append(StructField(e.name, t, True))
+        fields.append(StructField(e.name, t, e.sql != "count"))  # a count is never null
     return StructType(fields)
 
 

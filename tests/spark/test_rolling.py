@@ -1,0 +1,182 @@
+"""windowagg.spark.rolling_aggregate against Spark's own window functions (values and types):
+random data with several keys and a null key, equal times, null and NaN values, null times,
+numeric and timestamp times; range and rows frames with preceding, following and unbounded
+bounds; every aggregation Spark also has over doubles, longs, decimals, timestamps and strings.
+The library's other aggregations against the local engine (their oracle is in
+tests/engine), and bad input refused before any Spark job."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyspark")
+
+import windowagg  # noqa: E402
+from tests.aggs import Concat  # noqa: E402
+from windowagg.frames import frame  # noqa: E402
+from windowagg.spark import rolling_aggregate  # noqa: E402
+
+SQL = {"sum": "sum", "count": "count", "mean": "avg", "min": "min", "max": "max",
+       "stddev": "stddev", "first": "first", "last": "last"}  # fmt: skip
+RANGE = ["range:6", "range:-4,+3", "range:unbounded,0", "range:+2,+5", "range:0,unbounded",
+         "range:unbounded,unbounded"]  # fmt: skip
+ROWS = ["rows:4", "rows:-2,+2", "rows:unbounded,0", "rows:-1,unbounded", "rows:+1,+3"]
+
+
+def table(spark, seed: int, n: int = 400, timestamps: bool = False):
+    from pyspark.sql import functions as F
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        r = rng.random()
+        x = None if r < 0.1 else math.nan if r < 0.15 else round(float(rng.normal()), 2)
+        rows.append((
+            None if rng.random() < 0.05 else int(rng.integers(0, 4)),
+            None if rng.random() < 0.04 else int(rng.integers(0, 60)),
+            i, x,
+            None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
+            None if rng.random() < 0.1 else Decimal(int(rng.integers(-10**6, 10**6))).scaleb(-2),
+            None if rng.random() < 0.1 else str(rng.choice(["ant", "bee", "cat", "dog"])),
+        ))  # fmt: skip
+    df = spark.createDataFrame(rows, "k long, t long, id long, x double, i long, "
+                                     "d decimal(10,2), s string")  # fmt: skip
+    if timestamps:  # seconds since 2026 as a timestamp
+        df = df.withColumn("t", F.timestamp_seconds(F.col("t") + F.lit(1_767_225_600)))
+    return df
+
+
+def window(spec: str, timestamps: bool):
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    f = frame(seconds(spec), 1e6) if timestamps else frame(spec)
+    lo = Window.unboundedPreceding if f.start is None else int(f.start)
+    hi = Window.unboundedFollowing if f.end is None else int(f.end)
+    w = Window.partitionBy("k")
+    if f.kind == "rows":
+        return w.orderBy("t", "id").rowsBetween(lo, hi)
+    return w.orderBy(F.unix_micros("t") if timestamps else F.col("t")).rangeBetween(lo, hi)
+
+
+def seconds(spec: str) -> str:
+    """A range frame over plain numbers, as a frame over timestamps (numbers are seconds)."""
+    kind, _, body = spec.partition(":")
+    if kind == "rows":
+        return spec
+    parts = [p if p in ("unbounded", "0") else p + "s" for p in body.split(",")]
+    return kind + ":" + ",".join(parts)
+
+
+def compare(spark, df, entries: dict, timestamps: bool) -> None:
+    """entries: name -> (agg, column, frame); one rolling_aggregate against one select."""
+    from pyspark.sql import functions as F
+
+    ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs={
+        n: (a, c, seconds(f) if timestamps else f) for n, (a, c, f) in entries.items()})  # fmt: skip
+    theirs = df.select("*", *[getattr(F, SQL[a])(c).over(window(f, timestamps)).alias(n)
+                              for n, (a, c, f) in entries.items()])  # fmt: skip
+    assert ours.schema == theirs.schema  # Spark's types, field for field
+    got = {r["id"]: r for r in ours.collect()}
+    want = {r["id"]: r for r in theirs.collect()}
+    assert got.keys() == want.keys()
+    for i, w in want.items():
+        for n in entries:
+            a, b = got[i][n], w[n]
+            if isinstance(b, float) and isinstance(a, float):
+                ok = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9,
+                                                                       abs_tol=1e-9)  # fmt: skip
+            else:
+                ok = a == b
+            assert ok, (n, entries[n], i, a, b)
+
+
+@pytest.mark.parametrize("timestamps", [False, True], ids=["numbers", "timestamps"])
+def test_range_frames_equal_sparks_window_functions(spark, timestamps) -> None:
+    df = table(spark, 1 + timestamps, timestamps=timestamps)
+    entries = {}
+    for j, f in enumerate(RANGE):
+        for a in ("sum", "count", "mean", "min", "max", "stddev"):
+            entries[f"{a}_x_{j}"] = (a, "x", f)
+        entries[f"sum_i_{j}"] = ("sum", "i", f)
+        entries[f"mean_d_{j}"] = ("mean", "d", f)
+        entries[f"max_s_{j}"] = ("max", "s", f)
+        entries[f"min_d_{j}"] = ("min", "d", f)
+    compare(spark, df, entries, timestamps)
+
+
+def test_rows_frames_equal_sparks_window_functions(spark) -> None:
+    df = table(spark, 3)
+    entries = {}
+    for j, f in enumerate(ROWS):
+        for a in SQL:
+            entries[f"{a}_x_{j}"] = (a, "x", f)
+        entries[f"sum_d_{j}"] = ("sum", "d", f)
+        entries[f"first_s_{j}"] = ("first", "s", f)
+        entries[f"last_t_{j}"] = ("last", "t", f)
+        entries[f"mean_i_{j}"] = ("mean", "i", f)
+    compare(spark, df, entries, False)
+
+
+def test_no_key_and_many_batches(spark) -> None:
+    """Without a key every row is one partition, as in Spark; a partition of many Arrow
+    batches carries each key's rows across them."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rng = np.random.default_rng(4)
+    n = 150_000
+    pdf_t = np.sort(rng.integers(0, 50_000, n))
+    df = spark.createDataFrame([(int(t), i, float(v)) for i, (t, v) in
+                                enumerate(zip(pdf_t, rng.normal(size=n).round(3)))],
+                               "t long, id long, v double")  # fmt: skip
+    ours = rolling_aggregate(df, time="t", order_by="id", aggs={
+        "s": ("sum", "v", "range:-30,+5"), "m": ("max", "v", "rows:-50,+10")})  # fmt: skip
+    w = Window.orderBy("t")
+    theirs = df.select("id", F.sum("v").over(w.rangeBetween(-30, 5)).alias("s"),
+                       F.max("v").over(Window.orderBy("t", "id").rowsBetween(-50, 10)).alias("m"))  # fmt: skip
+    got = ours.select("id", "s", "m").toPandas().sort_values("id").to_numpy()
+    want = theirs.toPandas().sort_values("id").to_numpy()
+    assert np.allclose(got, want, rtol=1e-9, atol=1e-9)
+
+
+def test_library_and_user_aggregations_equal_the_local_engine(spark) -> None:
+    df = table(spark, 5).where("x is null or not isnan(x)")
+    aggs = {"med": ("median", "x", "range:-4,+3"), "mc": ("maxcount", "i", "rows:5"),
+            "am": ("argmax", "x", "range:6"), "cat": (Concat(), "i", "rows:-2,0"),
+            "q": (windowagg.aggregation("quantile", q=0.9), "x", "range:unbounded,0")}  # fmt: skip
+    ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs=aggs)
+    local = windowagg.rolling_aggregate(df.toPandas(), time="t", key="k", order_by="id",
+                                        aggs=aggs)  # fmt: skip
+    got = ours.toPandas().sort_values("id").reset_index(drop=True)
+    want = local.sort_values("id").reset_index(drop=True)
+    assert [f.dataType.simpleString() for f in ours.schema.fields[-5:]] == \
+        ["double", "bigint", "bigint", "string", "double"]  # fmt: skip
+    for n in aggs:
+        a, b = got[n].to_numpy(), want[n].to_numpy()
+        assert all(
+            (x == y) or (x != x and y != y) or (x is None and y != y) for x, y in zip(a, b)
+        ), n
+
+
+def test_bad_input_fails_before_any_job(spark) -> None:
+    df = table(spark, 6, n=10)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup()
+    for aggs, error in [({"out": ("sum", "nope", "rows:3")}, ValueError),
+                        ({"out": ("nope", "x", "rows:3")}, ValueError),
+                        ({"out": ("sum", "x", "range:1h")}, ValueError),
+                        ({"out": ("sum", "s", "rows:3")}, TypeError)]:  # fmt: skip
+        with pytest.raises(error):
+            rolling_aggregate(df, time="t", key="k", aggs=aggs)
+    assert spark.sparkContext.statusTracker().getJobIdsForGroup() == jobs
+
+
+def test_a_frame_that_looks_forward_on_a_stream_is_an_error(spark, tmp_path) -> None:
+    (tmp_path / "in").mkdir()
+    stream = spark.readStream.schema("k long, t timestamp, x double").parquet(str(tmp_path / "in"))
+    with pytest.raises(ValueError, match="looks forward"):
+        rolling_aggregate(stream, time="t", key="k", aggs={"s": ("sum", "x", "range:-1h,+5m")})
