@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-import windowagg  # noqa: E402
-from tests.aggs import Concat  # noqa: E402
-from windowagg.frames import frame  # noqa: E402
-from windowagg.spark import rolling_aggregate  # noqa: E402
+import windowagg
+from tests.aggs import Concat
+from windowagg.frames import frame
+from windowagg.spark import rolling_aggregate
 
 SQL = {"sum": "sum", "count": "count", "mean": "avg", "min": "min", "max": "max",
        "stddev": "stddev", "first": "first", "last": "last"}  # fmt: skip
@@ -76,8 +76,8 @@ def compare(spark, df, entries: dict, timestamps: bool) -> None:
     """entries: name -> (agg, column, frame); one rolling_aggregate against one select."""
     from pyspark.sql import functions as F
 
-    ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs={
-        n: (a, c, seconds(f) if timestamps else f) for n, (a, c, f) in entries.items()})  # fmt: skip
+    aggs = {n: (a, c, seconds(f) if timestamps else f) for n, (a, c, f) in entries.items()}
+    ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs=aggs)
     theirs = df.select("*", *[getattr(F, SQL[a])(c).over(window(f, timestamps)).alias(n)
                               for n, (a, c, f) in entries.items()])  # fmt: skip
     assert ours.schema == theirs.schema  # Spark's types, field for field
@@ -136,9 +136,9 @@ def test_no_key_and_many_batches(spark) -> None:
                                "t long, id long, v double")  # fmt: skip
     ours = rolling_aggregate(df, time="t", order_by="id", aggs={
         "s": ("sum", "v", "range:-30,+5"), "m": ("max", "v", "rows:-50,+10")})  # fmt: skip
-    w = Window.orderBy("t")
-    theirs = df.select("id", F.sum("v").over(w.rangeBetween(-30, 5)).alias("s"),
-                       F.max("v").over(Window.orderBy("t", "id").rowsBetween(-50, 10)).alias("m"))  # fmt: skip
+    by_time, by_row = Window.orderBy("t"), Window.orderBy("t", "id")
+    theirs = df.select("id", F.sum("v").over(by_time.rangeBetween(-30, 5)).alias("s"),
+                       F.max("v").over(by_row.rowsBetween(-50, 10)).alias("m"))  # fmt: skip
     got = ours.select("id", "s", "m").toPandas().sort_values("id").to_numpy()
     want = theirs.toPandas().sort_values("id").to_numpy()
     assert np.allclose(got, want, rtol=1e-9, atol=1e-9)
