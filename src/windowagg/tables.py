@@ -65,14 +65,16 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     """
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
-    order = sort_order(plan, arrow)
-    sorted_table = arrow.take(order)
-    columns = compute(plan, sorted_table.combine_chunks())
-    back = np.empty_like(order)
-    back[order] = np.arange(len(order))
     import pyarrow as pa
 
-    new = [c.take(pa.array(back)) for c in columns]
+    order = sort_order(plan, arrow)
+    columns = compute(plan, (arrow if order is None else arrow.take(order)).combine_chunks())
+    if order is None:
+        new = columns
+    else:  # back to the input's order
+        back = np.empty_like(order)
+        back[order] = np.arange(len(order))
+        new = [c.take(pa.array(back)) for c in columns]
     names = [e.name for e in plan.entries]
     if kind == "arrow":
         return pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])

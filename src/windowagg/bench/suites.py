@@ -430,3 +430,12 @@ def _coldstart(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["coldstart"] = _coldstart
+
+
+def _rolling(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .rolling import rolling_suite
+
+    return rolling_suite(quick, report)
+
+
+SUITES["rolling"] = _rolling

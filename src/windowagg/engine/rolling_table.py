@@ -28,13 +28,40 @@ __all__ = ["RollingStream", "compute", "segments", "sort_order", "times_of"]
 EXACT = 2**53  # integers a double holds exactly
 
 
-def sort_order(plan: RollingPlan, table: Any) -> np.ndarray:
-    """Row order by key, time, then ``order_by``, nulls first (Spark's ascending order)."""
+def _sorted(columns: list[Any]) -> bool:
+    """Whether rows are already in order (numbers and times without nulls: a linear check; a
+    sort of sorted rows costs as much as the aggregation)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(columns[0])
+    tied = np.ones(max(n - 1, 0), bool)
+    for col in columns:
+        if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+                                  or pa.types.is_temporal(col.type)):  # fmt: skip
+            return False
+        if pa.types.is_temporal(col.type):
+            col = pc.cast(col, pa.int64()) if not pa.types.is_date(col.type) else col
+        x = col.to_numpy(zero_copy_only=False)
+        if np.issubdtype(x.dtype, np.floating) and np.isnan(x).any():
+            return False
+        a, b = x[:-1], x[1:]
+        if (tied & (a > b)).any():
+            return False
+        tied &= a == b
+    return True
+
+
+def sort_order(plan: RollingPlan, table: Any) -> np.ndarray | None:
+    """Row order by key, time, then ``order_by``, nulls first (Spark's ascending order); None
+    when the rows are in that order already."""
     import pyarrow.compute as pc
 
     cols = [*plan.keys, plan.time, *plan.order_by]
     if not table.num_rows:
-        return np.empty(0, np.int64)
+        return None
+    if _sorted([table.column(c).combine_chunks() for c in cols]):
+        return None
     sub = table.select(cols).rename_columns([f"c{i}" for i in range(len(cols))])
     keys = [(f"c{i}", "ascending", "at_start") for i in range(len(cols))]
     return pc.sort_indices(sub, sort_keys=keys).to_numpy()
@@ -109,12 +136,30 @@ class _Column:
             self._cache["f"] = np.ascontiguousarray(f, float)
         return self._cache["f"]
 
-    def prefix(self, what: str) -> np.ndarray:
-        """Prefix counts: ``valid`` (non-null) or ``nan`` rows."""
+    def _prefix(self, what: str) -> np.ndarray | None:
+        """Prefix counts of the ``valid`` (non-null) or ``nan`` rows; None if there are none
+        to count (no nulls; no NaN)."""
         if what not in self._cache:
-            mask = self.valid if what == "valid" else self.valid & np.isnan(self.floats())
-            self._cache[what] = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+            if what == "valid":
+                mask = self.valid if self.array.null_count else None
+            else:
+                import pyarrow as pa
+
+                f = pa.types.is_floating(self.type)
+                mask = self.valid & np.isnan(self.floats()) if f else None
+                mask = mask if mask is not None and mask.any() else None
+            self._cache[what] = None if mask is None else np.r_[0, np.cumsum(mask, dtype=np.int64)]
         return self._cache[what]
+
+    def count(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The non-null values in every frame."""
+        p = self._prefix("valid")
+        return hi - lo if p is None else p[hi] - p[lo]
+
+    def nans(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+        """The NaNs in every frame; None if the column has none."""
+        p = self._prefix("nan")
+        return None if p is None else p[hi] - p[lo]
 
     def ints(self) -> tuple[np.ndarray | None, int]:
         """Integers (nulls 0) as int64, or a decimal's unscaled values, with the scale; None
@@ -141,15 +186,11 @@ class _Column:
         return np.array([0 if v is None else int(v.scaleb(scale)) for v in values], object), scale
 
 
-def _between(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    return prefix[hi] - prefix[lo]
-
-
 def _counted(col: _Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The frame's bounds and its count of non-null values (after a sweep, which finds range
     bounds on the way, so that they are not looked for twice)."""
     lo, hi = fr.bounds()
-    return lo, hi, _between(col.prefix("valid"), lo, hi)
+    return lo, hi, col.count(lo, hi)
 
 
 def _with_nulls(values: Any, null: np.ndarray, type_: Any) -> Any:
@@ -185,7 +226,7 @@ def _sum(col: _Column, fr: Frames, entry: Entry) -> Any:
         if ints is None:
             ints, scale = col.decimal_ints()
         cs = np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)]
-        total = _between(cs, lo, hi)
+        total = cs[hi] - cs[lo]
         if entry.sql == "sum":
             if pa.types.is_decimal(col.type):
                 return _decimal(total, null, entry.type)
@@ -198,7 +239,9 @@ def _sum(col: _Column, fr: Frames, entry: Entry) -> Any:
             return _with_nulls(total / np.maximum(count, 1), null, entry.type)
     out = rolling(col.floats(), fr, entry.sql)
     lo, hi, count = _counted(col, fr)
-    out[_between(col.prefix("nan"), lo, hi) > 0] = np.nan
+    nan = col.nans(lo, hi)
+    if nan is not None:
+        out[nan > 0] = np.nan
     return _with_nulls(out, count == 0, entry.type)
 
 
@@ -240,9 +283,10 @@ def _select(col: _Column, fr: Frames, entry: Entry) -> Any:
     null = np.isnan(pick)
     out = pc.take(col.array, pa.array(np.where(null, 0, pick).astype(np.int64), mask=null))
     if floats:  # NaN is the largest double: a frame holding one has max NaN; min NaN if only NaN
-        nan = _between(col.prefix("nan"), lo, hi)
-        patch = nan > 0 if entry.sql == "max" else (nan > 0) & (nan == count)
-        if patch.any():
+        nan = col.nans(lo, hi)
+        patch = None if nan is None else nan > 0 if entry.sql == "max" else \
+            (nan > 0) & (nan == count)  # fmt: skip
+        if patch is not None and patch.any():
             v = out.to_numpy(zero_copy_only=False).astype(float)
             v[patch] = np.nan
             out = _with_nulls(v, count == 0, entry.type)
@@ -252,7 +296,9 @@ def _select(col: _Column, fr: Frames, entry: Entry) -> Any:
 def _stddev(col: _Column, fr: Frames, entry: Entry) -> Any:
     out = rolling(col.floats(), fr, "stddev")
     lo, hi, count = _counted(col, fr)
-    out[_between(col.prefix("nan"), lo, hi) > 0] = np.nan
+    nan = col.nans(lo, hi)
+    if nan is not None:
+        out[nan > 0] = np.nan
     return _with_nulls(out, count < 2, entry.type)  # Spark: null for fewer than two values
 
 
