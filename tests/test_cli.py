@@ -18,6 +18,9 @@ def test_demo_runs_the_spark_pipeline_and_agrees_with_spark(capsys, tmp_path) ->
     out = capsys.readouterr().out
     assert "3,000 taxi trips" in out
     assert out.count("Spark's own function agrees: yes") == 3
+    assert "per-trip rolling features" in out
+    assert "Spark's window functions (rangeBetween, rowsBetween) agree: yes" in out
+    assert any((tmp_path / "per-trip").glob("*.parquet"))
     assert (tmp_path / "results").is_dir() and any((tmp_path / "results").glob("*.parquet"))
     assert (tmp_path / "zone5.png").stat().st_size > 10_000
     assert not list(tmp_path.glob(".*tmp*"))  # no temporary directory left behind

@@ -32,13 +32,14 @@ def _run(args: argparse.Namespace) -> int:
     from .pipeline import RunArgs, UserError, run
 
     ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
-                 args.agg, args.output, args.format, args.time_unit, args.master)  # fmt: skip
+                 args.agg, args.output, args.format, args.time_unit, args.master,
+                 tuple(args.rolling or ()), tuple(args.order_by or ()))  # fmt: skip
     try:
         summary = run(ra)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{summary['rows']:,} window rows written to {args.output} "
+    print(f"{summary['rows']:,} {summary['kind']} written to {args.output} "
           f"in {summary['seconds']:.1f} s")  # fmt: skip
     return 0
 
@@ -82,12 +83,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the Spark pipeline on a file or directory")
     run.add_argument("input", help="CSV (with a header), JSON lines or Parquet: file or directory")
     run.add_argument("--time", required=True, help="event-time column")
-    run.add_argument("--value", required=True, help="column to aggregate")
+    run.add_argument("--value", help="column to aggregate (with --window)")
     run.add_argument("--key", action="append", help="grouping column (repeat for several)")
     run.add_argument("--window", action="append", metavar="SPEC",
                      help="tumbling:SIZE, sliding:SIZE/SLIDE, session:GAP, count-tumbling:N, "
                           "count-sliding:N/S (repeat for several)")  # fmt: skip
-    run.add_argument("--agg", required=True, help="aggregation (sum, count, mean, max, ...)")
+    run.add_argument("--agg", help="aggregation (sum, count, mean, max, ...) (with --window)")
+    run.add_argument("--rolling", action="append", metavar="NAME=AGG:COLUMN:FRAME",
+                     help="a per-row column instead of windows, e.g. sum_1h=sum:amount:range:1h "
+                          "or n=count:*:rows:100 (repeat for several)")  # fmt: skip
+    run.add_argument("--order-by", action="append", metavar="COLUMN",
+                     help="orders rows with equal times (rows frames; repeat)")  # fmt: skip
     run.add_argument("--output", required=True, help="output directory (must not exist)")
     run.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     run.add_argument("--time-unit", choices=["s", "ms", "us", "none"], default="ms",

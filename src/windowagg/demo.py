@@ -112,6 +112,9 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
         log(f"  {spec:<15} {ours.count():>7,} windows; Spark's own function agrees: "
             f"{'yes' if bad == 0 else f'NO ({bad} differ)'}")  # fmt: skip
 
+    features, ok = _rolling(df, log)
+    agree.append(ok)
+
     busiest = (revenue.where(F.col("window") == "sliding:1h/15m")
                .orderBy(F.col("value").desc()).first())  # fmt: skip
     log(f"  busiest hour: zone {busiest['zone']}, {busiest['window_start']:%a %H:%M}-"
@@ -131,13 +134,61 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
 
         shutil.rmtree(results)
     write_atomically(revenue, results, "parquet")
+    per_trip = out / "per-trip"
+    if per_trip.exists():
+        import shutil
+
+        shutil.rmtree(per_trip)
+    write_atomically(features, per_trip, "parquet")
     chart = out / "zone5.png"
     first_day = F.col("window_start") < F.lit(EPOCH + 2 * 86400).cast("timestamp")
     _chart(revenue.where((F.col("zone") == 5) & first_day).toPandas(), chart)
-    log(f"wrote {results} (Parquet) and {chart}")
+    log(f"wrote {results} and {per_trip} (Parquet), and {chart}")
     revenue.unpersist()
+    features.unpersist()
     df.unpersist()
-    return {"rows": rows, "agree": all(agree), "results": str(results), "chart": str(chart)}
+    return {"rows": rows, "agree": all(agree), "results": str(results), "chart": str(chart),
+            "per_trip": str(per_trip)}  # fmt: skip
+
+
+#: per-trip features: the zone's fares in the last hour, its trips in the 15 minutes either
+#: side, the largest of its last 100 fares
+ROLLING = {"fares_1h": ("sum", "fare", "range:1h"), "trips_15m": ("count", "*", "range:-15m,+15m"),
+           "max_fare_100": ("max", "fare", "rows:100")}  # fmt: skip
+
+
+def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
+    """Per-trip rolling features, checked against Spark's own window functions."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from .spark import rolling_aggregate
+
+    start = time.perf_counter()
+    ours = rolling_aggregate(df, time="pickup", key="zone", aggs=ROLLING, order_by="minutes")
+    ours = ours.cache()
+    n = ours.count()
+    log(f"windowagg: {len(ROLLING)} per-trip rolling features ({', '.join(ROLLING)}) for "
+        f"{n:,} trips in {time.perf_counter() - start:.1f} s")  # fmt: skip
+    by_time = Window.partitionBy("zone").orderBy(F.unix_micros("pickup"))
+    hour, quarter = 3_600_000_000, 900_000_000
+    ref = df.select("*",
+        F.sum("fare").over(by_time.rangeBetween(-hour, 0)).alias("fares_1h"),
+        F.count("*").over(by_time.rangeBetween(-quarter, quarter)).alias("trips_15m"),
+        F.max("fare").over(Window.partitionBy("zone").orderBy("pickup", "minutes")
+                           .rowsBetween(-99, 0)).alias("max_fare_100"))  # fmt: skip
+    keys = ["zone", "pickup", "minutes", "fare"]
+    joined = ours.alias("a").join(ref.alias("b"), keys, "full_outer")
+    bad = joined.where(F.col("a.fares_1h").isNull() | F.col("b.fares_1h").isNull()
+                       | (F.abs(F.col("a.fares_1h") - F.col("b.fares_1h")) > 1e-6)
+                       | (F.col("a.trips_15m") != F.col("b.trips_15m"))
+                       | (F.col("a.max_fare_100") != F.col("b.max_fare_100"))).count()  # fmt: skip
+    log(f"  Spark's window functions (rangeBetween, rowsBetween) agree: "
+        f"{'yes' if bad == 0 else f'NO ({bad} differ)'}")  # fmt: skip
+    top = ours.orderBy(F.col("trips_15m").desc(), "pickup").first()
+    log(f"  busiest moment: zone {top['zone']}, {top['trips_15m']} trips within 15 minutes of "
+        f"{top['pickup']:%a %H:%M}")  # fmt: skip
+    return ours, bad == 0
 
 
 def _chart(pdf: Any, path: Any) -> None:

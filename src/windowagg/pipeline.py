@@ -1,9 +1,11 @@
 """``windowagg run``: the Spark pipeline on the user's files (api.md section 7).
 
 Reads CSV (with a header), JSON lines or Parquet (a file or a directory of them), checks every
-argument before any work, runs ``windowagg.spark.window_aggregate`` in Spark local mode (or on
-``--master``), and writes Parquet or CSV into a temporary directory beside the output, renamed
-into place only when complete: a failed run leaves nothing at the output path.
+argument before any work, runs ``windowagg.spark.window_aggregate`` (``--window``) or
+``windowagg.spark.rolling_aggregate`` (``--rolling NAME=AGG:COLUMN:FRAME``: every input row
+with the new columns) in Spark local mode (or on ``--master``), and writes Parquet or CSV into
+a temporary directory beside the output, renamed into place only when complete: a failed run
+leaves nothing at the output path.
 """
 
 from __future__ import annotations
@@ -32,11 +34,28 @@ class RunArgs:
     value: str
     key: list[str]
     windows: list[str]
-    agg: str
+    agg: str | None
     output: str
     format: str = "parquet"
     time_unit: str = "ms"
     master: str = "local[2]"
+    rolling: tuple[str, ...] = ()
+    order_by: tuple[str, ...] = ()
+
+
+def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, str, str]]:
+    """``NAME=AGG:COLUMN:FRAME`` (the frame has its own colon: ``range:1h``) as ``aggs``."""
+    aggs: dict[str, tuple[str, str, str]] = {}
+    for spec in specs:
+        name, eq, rest = spec.partition("=")
+        parts = rest.split(":", 2)
+        if not eq or not name.strip() or len(parts) != 3 or not all(p.strip() for p in parts):
+            raise UserError(f"--rolling {spec!r}: use NAME=AGG:COLUMN:FRAME, like "
+                            "sum_1h=sum:amount:range:1h or n=count:*:rows:100")  # fmt: skip
+        if name.strip() in aggs:
+            raise UserError(f"--rolling: the name {name.strip()!r} is given twice")
+        aggs[name.strip()] = (parts[0].strip(), parts[1].strip(), parts[2].strip())
+    return aggs
 
 
 def input_format(path: Path) -> str:
@@ -68,12 +87,30 @@ def check(args: RunArgs) -> tuple[Path, str]:
         raise UserError(f"output {args.output} exists and is not an empty directory")
     if args.time_unit not in (*UNITS, "none"):
         raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")
+    if args.rolling:
+        if args.windows or args.value or args.agg:
+            raise UserError("--rolling adds columns to every row; --window, --value and --agg "
+                            "compute windows: give one or the other")  # fmt: skip
+        from .frames import FrameError, frame
+
+        for name, (agg, _column, text) in rolling_entries(args.rolling).items():
+            try:
+                aggregation({"avg": "mean", "stddev_samp": "stddev"}.get(agg, agg))
+                frame(text, 1_000_000)
+            except FrameError as e:
+                if "holds plain numbers" not in str(e):
+                    raise UserError(f"--rolling {name}: {e}") from None
+            except (ValueError, TypeError) as e:
+                raise UserError(f"--rolling {name}: {e}") from None
+        return src, fmt
+    if not args.value or not args.agg:
+        raise UserError("give --value and --agg with --window (or --rolling)")
     try:
         aggregation(args.agg)
     except (ValueError, TypeError) as e:
         raise UserError(str(e)) from None
     if not args.windows:
-        raise UserError("give at least one --window")
+        raise UserError("give at least one --window (or --rolling)")
     for spec in args.windows:
         try:  # the unit matters only for numbers without one; checked again once it is known
             parse(spec, 1_000_000)
@@ -99,13 +136,16 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     from pyspark.sql.types import NumericType, StringType, TimestampNTZType, TimestampType
 
     fields = {f.name: f.dataType for f in df.schema.fields}
-    for name, role in [(args.time, "--time"), (args.value, "--value"),
-                       *((k, "--key") for k in args.key)]:  # fmt: skip
+    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
+             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
+    if not args.rolling:
+        named.append((args.value, "--value"))
+    for name, role in named:
         if name not in fields:
             raise UserError(f"{role}: no column {name!r} in the input (columns: "
                             f"{', '.join(fields)})")  # fmt: skip
     ttype = fields[args.time]
-    if not isinstance(fields[args.value], NumericType):
+    if not args.rolling and not isinstance(fields[args.value], NumericType):
         raise UserError(f"--value: column {args.value!r} is "
                         f"{fields[args.value].simpleString()}, not numeric")  # fmt: skip
     col = F.col(args.time)
@@ -154,7 +194,7 @@ def run(args: RunArgs, log: Any = None) -> dict:
     if args.format not in ("parquet", "csv"):
         raise UserError(f"--format must be parquet or csv, got {args.format!r}")
     start = time.perf_counter()
-    from .spark import SparkUnavailable, spark_session, window_aggregate
+    from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
     try:
         spark = spark_session(args.master)
@@ -170,16 +210,24 @@ def run(args: RunArgs, log: Any = None) -> dict:
     from .specs import SpecError
 
     try:
-        result = window_aggregate(df, time=args.time, value=args.value, windows=args.windows,
-                                  agg=args.agg, key=args.key or None)  # fmt: skip
+        if args.rolling:
+            result = rolling_aggregate(df, time=args.time, key=args.key or None,
+                                       aggs=rolling_entries(args.rolling),
+                                       order_by=list(args.order_by) or None)  # fmt: skip
+        else:
+            result = window_aggregate(df, time=args.time, value=args.value, windows=args.windows,
+                                      agg=args.agg, key=args.key or None)  # fmt: skip
     except (SpecError, ValueError, TypeError) as e:
         raise UserError(str(e)) from None
     result = result.cache()
-    log("computing windows (Spark local mode)" if args.master.startswith("local")
-        else f"computing windows on {args.master}")  # fmt: skip
+    what = "rolling frames" if args.rolling else "windows"
+    log(f"computing {what} (Spark local mode)" if args.master.startswith("local")
+        else f"computing {what} on {args.master}")  # fmt: skip
     rows = result.count()
-    log(f"writing {rows:,} window rows to {args.output} ({args.format})")
+    log(f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
+        f"({args.format})")  # fmt: skip
     write_atomically(result, Path(args.output), args.format)
-    summary = {"rows": rows, "seconds": time.perf_counter() - start}
+    summary = {"rows": rows, "seconds": time.perf_counter() - start,
+               "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
     result.unpersist()
     return summary

@@ -85,3 +85,42 @@ def test_errors(case, message, trips, tmp_path, capsys):
     if case != "exists":
         assert not out.exists()
     assert not list(tmp_path.glob(".out.tmp*"))
+
+
+def test_rolling_writes_every_row_with_the_new_columns(trips, tmp_path, spark, capsys):
+    """--rolling NAME=AGG:COLUMN:FRAME, repeatable; checked against Spark's window functions."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    csv, _ = trips
+    out = tmp_path / "out"
+    code = run(csv, "--time", "ts", "--key", "zone", "--rolling", "s10=sum:fare:range:10s",
+               "--rolling", "n=count:*:rows:3", "--rolling", "m=max:fare:range:-6s,+6s",
+               "--output", out)  # fmt: skip
+    assert code == 0
+    assert "30 rows written" in capsys.readouterr().out
+    got = spark.read.parquet(str(out))
+    assert got.columns == ["ts", "zone", "fare", "s10", "n", "m"]
+    w = Window.partitionBy("zone").orderBy(F.unix_micros("ts"))
+    want = spark.read.option("header", True).option("inferSchema", True).csv(str(csv)).select(
+        "*", F.sum("fare").over(w.rangeBetween(-10_000_000, 0)).alias("s10"),
+        F.count("*").over(Window.partitionBy("zone").orderBy("ts").rowsBetween(-2, 0)).alias("n"),
+        F.max("fare").over(w.rangeBetween(-6_000_000, 6_000_000)).alias("m"))  # fmt: skip
+    assert sorted(got.collect()) == sorted(want.collect())
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--rolling", "s=sum:fare"], "NAME=AGG:COLUMN:FRAME"),
+    (["--rolling", "s=summ:fare:range:10s"], "unknown aggregation"),
+    (["--rolling", "s=sum:fare:window:10s"], "range or rows"),
+    (["--rolling", "s=sum:nope:range:10s"], "no column 'nope'"),
+    (["--rolling", "s=sum:fare:rows:3", "--rolling", "s=max:fare:rows:3"], "given twice"),
+    (["--rolling", "s=sum:fare:rows:3", "--window", "tumbling:10s"], "one or the other"),
+    (["--window", "tumbling:10s"], "give --value and --agg"),
+])  # fmt: skip
+def test_rolling_errors(argv, message, trips, tmp_path, capsys):
+    csv, _ = trips
+    out = tmp_path / "out"
+    assert run(csv, "--time", "ts", *argv, "--output", out) == 1
+    assert message in capsys.readouterr().err
+    assert not out.exists()

@@ -1,7 +1,6 @@
 """Rolling frames over an Arrow table (one engine for pandas, Arrow and Spark's workers): every
 entry of a :class:`~windowagg.engine.rolling_plan.RollingPlan` over a table sorted by key, time
-and order, and the same over a stream of sorted batches with each key's recent rows carried
-from one batch to the next (:class:`RollingStream`).
+and order (:mod:`.rolling_stream` runs it over a stream of batches).
 
 Each frame's bounds are found once (:class:`~windowagg.engine.rolling.Frames`). What the SQL
 rules need besides the aggregation itself comes from prefix counts over those bounds: the
@@ -23,7 +22,7 @@ import numpy as np
 from .rolling import Frames, rolling
 from .rolling_plan import Entry, RollingPlan
 
-__all__ = ["RollingStream", "compute", "segments", "sort_order", "times_of"]
+__all__ = ["compute", "segments", "sort_order", "times_of"]
 
 EXACT = 2**53  # integers a double holds exactly
 
@@ -325,14 +324,17 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
 
 
 def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
-            seg: np.ndarray | None = None) -> list[Any]:  # fmt: skip
+            seg: np.ndarray | None = None, frames: dict | None = None) -> list[Any]:  # fmt: skip
     """Every entry's column over ``table`` (a ``pyarrow.Table`` sorted by :func:`sort_order`),
-    in the plan's order."""
+    in the plan's order. ``frames`` (optional, filled here): each frame's
+    :class:`~windowagg.engine.rolling.Frames`, for a caller that needs the bounds too."""
     import pyarrow as pa
 
     times = times_of(plan, table) if times is None else times
     seg = segments(plan, table) if seg is None else seg
-    frames = {f: Frames(times, seg, f) for f in plan.frames}
+    frames = {} if frames is None else frames
+    for f in plan.frames:
+        frames[f] = Frames(times, seg, f)
     columns: dict[str, _Column] = {}
     out = []
     for e in plan.entries:
@@ -365,89 +367,3 @@ def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry) -> Any:
     if e.sql in ("min", "max"):
         return _select(col, fr, e)
     return _stddev(col, fr, e)
-
-
-class RollingStream:
-    """Rolling frames over a stream of batches sorted by key, time and order (a partition of a
-    Spark DataFrame): a row is answered once every row its frames can hold has arrived, and
-    only the rows later frames can still reach are kept. Memory per key is bounded by the
-    frames (an unbounded start keeps the key's rows), not by the key's row count."""
-
-    def __init__(self, plan: RollingPlan, columns: list[str], min_rows: int = 65536):
-        self.plan = plan
-        self.columns = columns  # the input columns that go out again
-        self.min_rows = min_rows
-        self.pending: list[Any] = []  # batches not yet processed
-        self.pending_rows = 0
-        self.carry: Any = None  # rows kept from the last round; the first `done` are answered
-        self.done = 0
-
-    def feed(self, batch: Any) -> list[Any]:
-        """Take one batch; return the record batches of the rows answered so far."""
-        if batch.num_rows:
-            self.pending.append(batch)
-            self.pending_rows += batch.num_rows
-        held = 0 if self.carry is None else self.carry.num_rows
-        if self.pending_rows < max(self.min_rows, 2 * held):
-            return []
-        return self._round(final=False)
-
-    def finish(self) -> list[Any]:
-        return self._round(final=True)
-
-    def _round(self, final: bool) -> list[Any]:
-        import pyarrow as pa
-
-        parts = ([] if self.carry is None else [self.carry]) + \
-            [pa.Table.from_batches([b]) for b in self.pending]  # fmt: skip
-        self.pending, self.pending_rows = [], 0
-        if not parts:
-            return []
-        table = pa.concat_tables(parts).combine_chunks()
-        n = table.num_rows
-        if n == 0:
-            return []
-        times = times_of(self.plan, table)
-        seg = segments(self.plan, table)
-        cut = n if final else self._answerable(times, seg)
-        results = compute(self.plan, table, times, seg) if cut > self.done else None
-        out = []
-        if results is not None:
-            rows = table.select(self.columns)
-            names = [*self.columns, *(e.name for e in self.plan.entries)]
-            new = pa.Table.from_arrays([*rows.columns, *results], names=names)
-            out = new.slice(self.done, cut - self.done).to_batches()
-        keep = n if final else self._keep_from(times, seg, cut)
-        self.carry = table.slice(keep) if keep < n else None
-        self.done = cut - keep if keep < n else 0
-        return out
-
-    def _answerable(self, times: np.ndarray, seg: np.ndarray) -> int:
-        """The rows whose frames are complete: all of them but those of the last key whose
-        frames may reach rows still to come."""
-        s, n = int(seg[-2]), int(seg[-1])
-        cut = n
-        for f in self.plan.frames:
-            if f.end is None:
-                cut = min(cut, s)
-            elif f.kind == "rows":
-                cut = min(cut, max(s, n - int(f.end)))  # row i needs row i + end
-            else:  # later rows have times >= the last one: t + end must lie before it
-                last = times[n - 1]
-                cut = min(cut, s + int(np.searchsorted(times[s:n] + f.end, last, "left")))
-        return max(cut, self.done)
-
-    def _keep_from(self, times: np.ndarray, seg: np.ndarray, cut: int) -> int:
-        """The first row a row not yet answered (or still to come) may hold in its frame."""
-        s, n = int(seg[-2]), int(seg[-1])
-        first = min(cut, n)  # the first row not answered, or (n) the next to come
-        keep = first
-        for f in self.plan.frames:
-            if f.start is None:
-                keep = min(keep, s)
-            elif f.kind == "rows":
-                keep = min(keep, max(s, first + int(f.start)))
-            else:
-                t = times[first] if first < n else times[n - 1]
-                keep = min(keep, s + int(np.searchsorted(times[s:n], t + f.start, "left")))
-        return max(min(keep, cut), s)

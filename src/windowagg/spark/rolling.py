@@ -2,11 +2,12 @@
 (:mod:`windowagg.engine.rolling_table`) inside each Python worker.
 
 The rows are hash-partitioned by key (one partition per core) and sorted within each partition
-by key, time and order (``sortWithinPartitions``: what Spark's own window operator does before
-it evaluates frames), then streamed through ``mapInArrow``: Arrow batches in and out, each
-key's recent rows carried from one batch to the next (:class:`RollingStream`), so a worker
-holds the frames of one key at a time, not the key's rows, and a skewed key is not loaded
-whole. Spark's built-in evaluation recomputes a bounded frame for every row
+by time and order only (``sortWithinPartitions``; Spark's own window operator sorts by key,
+then time, a comparison sort that costs several times the radix sort of one timestamp column),
+then streamed through ``mapInArrow``: Arrow batches in and out, every key's recent rows carried
+from one round to the next (:class:`~windowagg.engine.rolling_stream.RollingStream`), so a
+worker holds the frames of its keys, not their rows, and a skewed key is not loaded whole.
+Spark's built-in evaluation recomputes a bounded frame for every row
 (``SlidingWindowFunctionFrame``: O(rows x rows per frame)); here each row enters and leaves a
 FIFO window once, whatever the frame.
 """
@@ -57,7 +58,7 @@ def _partitions(df: Any) -> int:
 
 def _worker(plan: RollingPlan, columns: list[str]):
     def go(batches: Any) -> Any:
-        from ..engine.rolling_table import RollingStream
+        from ..engine.rolling_stream import RollingStream
 
         stream = RollingStream(plan, columns)
         for batch in batches:
@@ -80,8 +81,13 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
         raise NotImplementedError("rolling_aggregate on a streaming DataFrame is not supported "
                                   "yet; run it on a batch DataFrame")  # fmt: skip
     schema = output_schema(df, plan)
-    cols = [F.col("`" + c.replace("`", "``") + "`") for c in [*plan.keys, time, *plan.order_by]]
-    keyed = [F.col("`" + k.replace("`", "``") + "`") for k in plan.keys]
+
+    def col(name: str) -> Any:
+        return F.col("`" + name.replace("`", "``") + "`")
+
+    keyed = [col(k) for k in plan.keys]
     spread = df.repartition(_partitions(df), *keyed) if keyed else df.repartition(1)
-    ordered = spread.sortWithinPartitions(*[c.asc_nulls_first() for c in cols])
+    # by time (then order) only, keys interleaved: a radix sort on one timestamp column
+    ordered = spread.sortWithinPartitions(*[col(c).asc_nulls_first()
+                                            for c in [time, *plan.order_by]])  # fmt: skip
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
