@@ -85,7 +85,8 @@ class RollingStream:
             return []
         frontier = np.inf if final or new is None else times_of(self.plan, new)[-1]
         codes = _key_codes(self.plan, table)
-        order = np.argsort(codes, kind="stable")
+        small = np.uint16 if codes.max(initial=0) < 2**16 else np.int64  # a radix sort
+        order = np.argsort(codes.astype(small), kind="stable")
         table = table.take(order)
         codes = codes[order]
         n = table.num_rows
@@ -106,7 +107,7 @@ class RollingStream:
             names = [*self.columns, *(e.name for e in self.plan.entries)]
             cols = [table.column(c).take(idx) for c in self.columns]
             cols += [r.take(idx) for r in results]
-            out = pa.Table.from_arrays(cols, names=names).to_batches()
+            out = pa.Table.from_arrays(cols, names=names).to_batches(max_chunksize=16384)
         if final:
             self.carry = None
             return out
