@@ -13,7 +13,7 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev,bench]'
 	@touch $(STAMP)
 
 install: java $(STAMP)

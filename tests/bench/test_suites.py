@@ -53,3 +53,24 @@ def test_measure_interleaved_alternates_the_runs() -> None:
     assert calls == ["a", "b"] * 4  # the warm-up, then three turns
     assert [s[2] for s in stats] == [checksum([1.0]), checksum([2.0])]
     assert all(s[0] > 0 and s[1] >= 0 for s in stats)
+
+
+def test_rolling_suite_sides_agree() -> None:
+    """windowagg bench rolling: every side of a case (windowagg, Spark's default and segment
+    tree; pandas and Polars) folds the same answers into the same checksum."""
+    pytest.importorskip("pyspark")
+    from windowagg.bench.rolling import local_cases, spark_cases
+
+    lines: list[str] = []
+    rows = spark_cases(True, lines.append)
+    groups: dict[tuple, list] = defaultdict(list)
+    for side, part in (("local", local_cases(True, lines.append)), ("spark", rows)):
+        for r in part:
+            if r.param != "peak MiB":
+                groups[(side, r.agg, r.param)].append(r)
+    assert len(groups) == 3 * 2 + 4 * 2 + 1  # local, Spark frames, six entries
+    for same_work in groups.values():
+        assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
+        assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
+    peaks = [r for r in rows if r.param == "peak MiB"]
+    assert len(peaks) == 3 and all(r.x > 0 for r in peaks)  # the workers were sampled

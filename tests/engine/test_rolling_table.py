@@ -256,3 +256,18 @@ def test_bad_input_is_one_clear_error(kw, error, message) -> None:
         windowagg.rolling_aggregate(table, **kw)
     with pytest.raises(TypeError, match="pandas DataFrame, a pyarrow Table"):
         windowagg.rolling_aggregate([1, 2], time="t", aggs={"s": ("sum", "x", "rows:3")})
+
+
+def test_sql_aggregations_run_compiled(monkeypatch) -> None:
+    """Not only equal numbers: sum, mean, min, max and stddev over doubles take the kernels,
+    never the Python reference."""
+    from windowagg.engine import rolling as module
+
+    def refuse(*a, **k):
+        raise AssertionError("the reference ran")
+
+    monkeypatch.setattr(module, "_reference", refuse)
+    rows = random_rows(9)
+    aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev")}
+    out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
+    assert all(out.column(a).null_count < len(rows) for a in aggs)
