@@ -271,3 +271,26 @@ def test_sql_aggregations_run_compiled(monkeypatch) -> None:
     aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev")}
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
     assert all(out.column(a).null_count < len(rows) for a in aggs)
+
+
+def test_frames_ending_together_share_one_deque(monkeypatch) -> None:
+    """min/max over frames that end together (the last 3, 10 and all time units; the last 2,
+    5 and all rows) run one shared deque per column and aggregation, and equal the
+    definition; a frame ending elsewhere gets its own."""
+    import windowagg.kernels.select_frames as kernel
+
+    calls = []
+    real = kernel.select_frames
+
+    def counted(keys, lo, *rest):
+        calls.append(lo.shape[0])
+        return real(keys, lo, *rest)
+
+    monkeypatch.setattr(kernel, "select_frames", counted)
+    rows = random_rows(21, 200)
+    frames_ = ["range:3", "range:10", "range:unbounded,0", "rows:2", "rows:5",
+               "rows:unbounded,0", "range:-2,+4"]  # fmt: skip
+    aggs = {f"{a}{j}": (a, c, f) for j, f in enumerate(frames_) for a in ("max", "min")
+            for c in ("x",)}  # fmt: skip
+    check(rows, arrow(rows), aggs)
+    assert sorted(calls) == [1, 1, 3, 3, 3, 3]  # per aggregation: 3 range, 3 rows, 1 alone

@@ -178,6 +178,21 @@ class _Column:
             a = pc.cast(a, pa.int8())
         return pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64), 0
 
+    def prefix_sums(self) -> tuple[np.ndarray, int]:
+        """Exact prefix sums of integers or a decimal's unscaled values (int64, or Python ints
+        where 64 bits could overflow), with the scale: one per column, for every frame."""
+        if "sums" not in self._cache:
+            import pyarrow as pa
+
+            ints, scale = self.ints()
+            if ints is not None and pa.types.is_decimal(self.type) and \
+                    np.abs(ints).max(initial=0) * len(ints) >= 2**63:  # fmt: skip
+                ints = None
+            if ints is None:
+                ints, scale = self.decimal_ints()
+            self._cache["sums"] = (np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)], scale)
+        return self._cache["sums"]
+
     def decimal_ints(self) -> tuple[np.ndarray, int]:
         """A decimal's unscaled values as Python ints (object array), nulls 0."""
         scale = self.type.scale
@@ -218,13 +233,7 @@ def _sum(col: _Column, fr: Frames, entry: Entry) -> Any:
     if pa.types.is_decimal(col.type) or not pa.types.is_floating(col.type):
         lo, hi, count = _counted(col, fr)
         null = count == 0
-        ints, scale = col.ints()
-        if ints is not None and pa.types.is_decimal(col.type) and \
-                np.abs(ints).max(initial=0) * len(ints) >= 2**63:  # fmt: skip
-            ints = None  # prefix sums could overflow 64 bits: Python ints
-        if ints is None:
-            ints, scale = col.decimal_ints()
-        cs = np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)]
+        cs, scale = col.prefix_sums()
         total = cs[hi] - cs[lo]
         if entry.sql == "sum":
             if pa.types.is_decimal(col.type):
@@ -259,30 +268,54 @@ def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarra
     return out
 
 
-def _select(col: _Column, fr: Frames, entry: Entry) -> Any:
-    """min/max: the selected row, so the result is the input value in its own type."""
+def _select_keys(col: _Column) -> np.ndarray:
+    """What min/max compare: the values as doubles where that is exact, else (decimals,
+    strings, integers beyond 2^53) their dense rank; NaN where the value is null."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    floats = pa.types.is_floating(col.type)
-    if col.numeric or pa.types.is_temporal(col.type):
-        keys = col.floats()
-        if not floats and np.abs(np.nan_to_num(keys)).max(initial=0) >= EXACT:
-            keys = None
-    else:
+    if "keys" not in col._cache:
         keys = None
-    if keys is None:  # decimals, strings, integers beyond 2^53: their dense rank orders them
-        rank = (
-            pc.rank(col.array, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(float)
-        )
-        keys = np.where(col.valid, rank, np.nan)
-    rows = np.arange(len(keys), dtype=float)
-    pick = rolling(keys, fr, "argmax" if entry.sql == "max" else "argmin", rows)
+        if col.numeric or pa.types.is_temporal(col.type):
+            keys = col.floats()
+            exact = pa.types.is_floating(col.type) or \
+                np.abs(np.nan_to_num(keys)).max(initial=0) < EXACT  # fmt: skip
+            keys = keys if exact else None
+        if keys is None:
+            rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense")
+            keys = np.where(col.valid, rank.to_numpy().astype(float), np.nan)
+        col._cache["keys"] = keys
+    return col._cache["keys"]
+
+
+def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray]:
+    """For frames that end together, every row's selected row (the largest value for max,
+    the smallest for min; -1 if the frame has no value): one shared deque for all of them
+    (:func:`windowagg.kernels.select_frames.select_frames`)."""
+    from ..kernels.select_frames import select_frames
+
+    keys = _select_keys(col)
+    keys = np.ascontiguousarray(keys if sql == "max" else -keys)
+    n, k = len(keys), len(frames)
+    lo = np.empty((k, n), np.int64)
+    for j, fr in enumerate(frames):
+        lo[j] = fr.bounds()[0]
+    out = np.empty((k, n), np.int64)
+    select_frames(keys, lo, frames[0].bounds()[1], np.empty(n, np.int64), np.empty(k, np.int64),
+                  out)  # fmt: skip
+    return list(out)
+
+
+def _select(col: _Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
+    """min/max from the selected rows: the input value itself, in its own type."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     lo, hi, count = _counted(col, fr)
-    null = np.isnan(pick)
-    out = pc.take(col.array, pa.array(np.where(null, 0, pick).astype(np.int64), mask=null))
-    if floats:  # NaN is the largest double: a frame holding one has max NaN; min NaN if only NaN
-        nan = col.nans(lo, hi)
+    null = pick < 0
+    out = pc.take(col.array, pa.array(np.where(null, 0, pick), mask=null if null.any() else None))
+    if pa.types.is_floating(col.type):  # NaN is the largest double: max NaN if the frame holds
+        nan = col.nans(lo, hi)  # one, min NaN if it holds nothing else
         patch = None if nan is None else nan > 0 if entry.sql == "max" else \
             (nan > 0) & (nan == count)  # fmt: skip
         if patch is not None and patch.any():
@@ -336,6 +369,7 @@ def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
     for f in plan.frames:
         frames[f] = Frames(times, seg, f)
     columns: dict[str, _Column] = {}
+    picks: dict[tuple, np.ndarray] = {}  # (column, min or max, frame) -> selected rows
     out = []
     for e in plan.entries:
         fr = frames[e.frame]
@@ -345,7 +379,21 @@ def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
             continue
         if e.column not in columns:
             columns[e.column] = _Column(table.column(e.column).combine_chunks())
-        out.append(_entry(columns[e.column], fr, table.column(plan.time), e))
+        col = columns[e.column]
+        if e.sql in ("min", "max"):
+            if (e.column, e.sql, e.frame) not in picks:  # every frame ending with this one
+                group = [
+                    x.frame
+                    for x in plan.entries
+                    if (x.column, x.sql) == (e.column, e.sql)
+                    and (x.frame.kind, x.frame.end) == (e.frame.kind, e.frame.end)
+                ]
+                group = list(dict.fromkeys(group))  # fmt: skip
+                rows = select_rows(col, e.sql, [frames[f] for f in group])
+                picks.update({(e.column, e.sql, f): r for f, r in zip(group, rows)})
+            out.append(_select(col, fr, e, picks[(e.column, e.sql, e.frame)]))
+            continue
+        out.append(_entry(col, fr, table.column(plan.time), e))
     return out
 
 
@@ -364,6 +412,4 @@ def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry) -> Any:
         return pa.array(_counted(col, fr)[2], pa.int64())
     if e.sql in ("sum", "mean"):
         return _sum(col, fr, e)
-    if e.sql in ("min", "max"):
-        return _select(col, fr, e)
     return _stddev(col, fr, e)
