@@ -49,9 +49,10 @@ def test_measure_interleaved_alternates_the_runs() -> None:
 
         return go
 
-    stats = measure_interleaved([run("a", 1.0), run("b", 2.0)], reps=3, warm=1)
-    assert calls == ["a", "b"] * 4  # the warm-up, then three turns
-    assert [s[2] for s in stats] == [checksum([1.0]), checksum([2.0])]
+    stats = measure_interleaved([run("a", 1.0), run("b", 2.0), run("c", 3.0)], reps=3, warm=1)
+    # the warm-up, then three turns, each starting one run later
+    assert calls == list("abcabcbcacab")
+    assert [s[2] for s in stats] == [checksum([1.0]), checksum([2.0]), checksum([3.0])]
     assert all(s[0] > 0 and s[1] >= 0 for s in stats)
 
 

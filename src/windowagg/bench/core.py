@@ -47,15 +47,18 @@ def measure_interleaved(runs: list[Callable[[], Any]], reps: int,
                         warm: int = 1) -> list[tuple[float, float, float]]:  # fmt: skip
     """``measure`` for several runs side by side: each repetition times every run once, in
     turn, so that a machine whose speed drifts during the benchmark slows them alike and
-    their ratio stays meaningful."""
+    their ratio stays meaningful; the order rotates from one repetition to the next, so that
+    no run always follows the same one (a Spark query that follows a heavy one can pay for
+    the garbage that one left)."""
     results: list[Any] = [None] * len(runs)
     for _ in range(warm):
         results = [run() for run in runs]
     times: list[list[float]] = [[] for _ in runs]
-    for _ in range(reps):
-        for i, run in enumerate(runs):
+    for rep in range(reps):
+        for j in range(len(runs)):
+            i = (j + rep) % len(runs)
             start = time.perf_counter()
-            results[i] = run()
+            results[i] = runs[i]()
             times[i].append(time.perf_counter() - start)
     out = []
     for ts, result in zip(times, results):
