@@ -8,7 +8,8 @@ otherwise run, side by side in one session on the same data.
   in its default evaluation and with its segment tree
   (``spark.sql.window.segmentTree.enabled``, set for that query only); then six entries (sum
   and max over the three range frames) in one call against the six built-in expressions in one
-  ``select``.
+  ``select``; and sum over ``range:600s`` at 10M rows over 10,000 s (the same rows per
+  frame) against the segment tree, where the work dominates Spark's fixed costs.
 * Skew: half of all rows in one key; the peak resident memory of Spark's Python workers during
   ``rolling_aggregate``, against the uniform keys and against ``applyInPandas`` (a key's rows
   in one pandas frame).
@@ -187,7 +188,25 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=0)
     rows += _rows(report, "6 entries", 6, n, cases, stats, "six")
     df.unpersist()
+    if not quick:
+        rows += _scale_case(spark, 10 * n, 10 * span, reps, report)
     rows += skew_cases(spark, n if quick else 5 * n, report)
+    return rows
+
+
+def _scale_case(spark, n: int, span: float, reps: int, report) -> list[Row]:
+    """Ten times the rows over ten times the span (the same 6,000 rows per frame), where the
+    work dominates Spark's fixed costs: sum over range:600s against the segment tree (the
+    default evaluation would take minutes per run)."""
+    df = _spark_data(spark, n, 100, span)
+    df.count()
+    e = {"o": ("sum", "range:600s")}
+    report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
+    cases = [("windowagg rolling_aggregate", _ours(df, e)),
+             ("Spark segment tree", _builtin(df, e, True))]  # fmt: skip
+    stats = measure_interleaved([r for _, r in cases], reps, warm=1)
+    rows = _rows(report, "range:600s", 6000, n, cases, stats, "sum")
+    df.unpersist()
     return rows
 
 
