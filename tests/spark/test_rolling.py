@@ -95,31 +95,28 @@ def compare(spark, df, entries: dict, timestamps: bool) -> None:
             assert ok, (n, entries[n], i, a, b)
 
 
+def entries(frames: list[str], x_aggs, others: list[tuple[str, str]]) -> dict:
+    """name -> (aggregation, column, frame): ``x_aggs`` over x and ``others`` (aggregation,
+    column) over every frame."""
+    out = {}
+    for j, f in enumerate(frames):
+        out |= {f"{a}_x_{j}": (a, "x", f) for a in x_aggs}
+        out |= {f"{a}_{c}_{j}": (a, c, f) for a, c in others}
+    return out
+
+
 @pytest.mark.parametrize("timestamps", [False, True], ids=["numbers", "timestamps"])
 def test_range_frames_equal_sparks_window_functions(spark, timestamps) -> None:
     df = table(spark, 1 + timestamps, timestamps=timestamps)
-    entries = {}
-    for j, f in enumerate(RANGE):
-        for a in ("sum", "count", "mean", "min", "max", "stddev"):
-            entries[f"{a}_x_{j}"] = (a, "x", f)
-        entries[f"sum_i_{j}"] = ("sum", "i", f)
-        entries[f"mean_d_{j}"] = ("mean", "d", f)
-        entries[f"max_s_{j}"] = ("max", "s", f)
-        entries[f"min_d_{j}"] = ("min", "d", f)
-    compare(spark, df, entries, timestamps)
+    x_aggs = ("sum", "count", "mean", "min", "max", "stddev")
+    others = [("sum", "i"), ("mean", "d"), ("max", "s"), ("min", "d")]
+    compare(spark, df, entries(RANGE, x_aggs, others), timestamps)
 
 
 def test_rows_frames_equal_sparks_window_functions(spark) -> None:
     df = table(spark, 3)
-    entries = {}
-    for j, f in enumerate(ROWS):
-        for a in SQL:
-            entries[f"{a}_x_{j}"] = (a, "x", f)
-        entries[f"sum_d_{j}"] = ("sum", "d", f)
-        entries[f"first_s_{j}"] = ("first", "s", f)
-        entries[f"last_t_{j}"] = ("last", "t", f)
-        entries[f"mean_i_{j}"] = ("mean", "i", f)
-    compare(spark, df, entries, False)
+    others = [("sum", "d"), ("first", "s"), ("last", "t"), ("mean", "i")]
+    compare(spark, df, entries(ROWS, SQL, others), False)
 
 
 def test_no_key_and_many_batches(spark) -> None:
