@@ -179,3 +179,24 @@ def test_a_frame_that_looks_forward_on_a_stream_is_an_error(spark, tmp_path) -> 
         rolling_aggregate(stream, time="t", key="k", aggs={"s": ("sum", "x", "range:-1h,+5m")})
     with pytest.raises(NotImplementedError, match="batch DataFrame"):  # backward: not yet
         rolling_aggregate(stream, time="t", key="k", aggs={"s": ("sum", "x", "range:1h")})
+
+
+def test_struct_and_list_results_keep_their_types(spark) -> None:
+    """m4 gives a struct, collect an array, hll a double, argmin the time column's type; on
+    Spark as on a local table."""
+    import pyarrow as pa
+
+    rows = [(1, 1.0), (2, None), (3, 3.0), (4, -2.0), (6, 5.0)]
+    df = spark.createDataFrame(rows, "t long, x double")
+    aggs = {"m": ("m4", "x", "rows:3"), "c": ("collect", "x", "rows:2"),
+            "h": ("hll", "x", "range:unbounded,0"), "am": ("argmin", "x", "range:2")}  # fmt: skip
+    ours = rolling_aggregate(df, time="t", aggs=aggs)
+    assert [f.dataType.simpleString() for f in ours.schema.fields[2:]] == [
+        "struct<min:double,max:double,first:double,last:double>", "array<double>", "double",
+        "bigint"]  # fmt: skip
+    table = pa.table({"t": [r[0] for r in rows], "x": [r[1] for r in rows]})
+    local = windowagg.rolling_aggregate(table, time="t", aggs=aggs)
+    got = sorted((r.asDict(recursive=True) for r in ours.collect()), key=lambda r: r["t"])
+    assert got == local.to_pylist()
+    assert got[3]["m"] == {"min": -2.0, "max": 3.0, "first": 3.0, "last": -2.0}
+    assert got[4]["c"] == [-2.0, 5.0] and got[4]["am"] == 4
