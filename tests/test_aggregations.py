@@ -237,8 +237,8 @@ def test_geomean_needs_positive_values(x) -> None:
 
 
 def test_unknown_name_and_bad_params() -> None:
-    with pytest.raises(ValueError, match="unknown aggregation 'avg'; valid names: argmax"):
-        windowagg.aggregation("avg")
+    with pytest.raises(ValueError, match="unknown aggregation 'average'; valid names: argmax"):
+        windowagg.aggregation("average")
     with pytest.raises(ValueError, match="bad parameters for aggregation 'sum'"):
         windowagg.aggregation("sum", q=3)
 
@@ -268,3 +268,38 @@ def test_user_defined_aggregation_works_everywhere() -> None:
             w.insert(x)
         w.evict()
         assert w.query() == 105
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "params"),
+    [
+        ("quantile(q=0.95)", "quantile", {"q": 0.95}),
+        (" Quantile( q = 0.25 ) ", "quantile", {"q": 0.25}),
+        ("AVG", "mean", {}),
+        ("stddev_samp", "stddev", {}),
+        ("approx_count_distinct", "hll", {}),
+        ("Max", "max", {}),
+    ],
+)
+def test_names_with_parameters_and_sparks_aliases(text, name, params) -> None:
+    from windowagg.aggregations import resolve
+
+    agg = resolve(text)
+    assert agg == windowagg.aggregation(name, **params)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("quantile(0.95)", "by name"),
+        ("quantile(q=", "name(param=value"),
+        ("quantile(q=x)", "literal values"),
+        ("quantile(z=1)", "bad parameters"),
+        ("quantil(q=0.5)", "unknown aggregation"),
+    ],
+)
+def test_bad_aggregation_texts(text, message) -> None:
+    from windowagg.aggregations import resolve
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        resolve(text)

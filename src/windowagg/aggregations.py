@@ -810,11 +810,19 @@ AGGREGATIONS: dict[str, Callable[..., Aggregation]] = {
 }
 
 
+#: Spark SQL's names for the built-ins (names are also taken in any case)
+ALIASES = {"avg": "mean", "stddev_samp": "stddev", "std": "stddev",
+           "approx_count_distinct": "hll"}  # fmt: skip
+
+
 def aggregation(name: str, **params: Any) -> Aggregation:
-    """Return the built-in aggregation called ``name``, built with ``params``.
+    """Return the built-in aggregation called ``name`` (or one of Spark's names for it, in any
+    case: ``avg``, ``stddev_samp``, ``approx_count_distinct``), built with ``params``.
 
     Raises ``ValueError`` for an unknown name (listing the valid ones) or bad parameters.
     """
+    if isinstance(name, str):
+        name = ALIASES.get(name.strip().lower(), name.strip().lower())
     try:
         factory = AGGREGATIONS[name]
     except (KeyError, TypeError):
@@ -826,10 +834,33 @@ def aggregation(name: str, **params: Any) -> Aggregation:
         raise ValueError(f"bad parameters for aggregation {name!r}: {e}") from None
 
 
+def parse(text: str) -> Aggregation:
+    """A built-in from its text: a name, or a name with parameters by keyword,
+    ``"quantile(q=0.95)"`` (values are Python literals)."""
+    import ast
+
+    name, paren, rest = text.partition("(")
+    if not paren:
+        return aggregation(name)
+    if not rest.rstrip().endswith(")"):
+        raise ValueError(f"bad aggregation {text!r}: use name(param=value, ...)")
+    try:
+        call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
+        params = {k.arg: ast.literal_eval(k.value) for k in call.keywords}  # type: ignore[attr-defined]
+    except (SyntaxError, ValueError):
+        raise ValueError(f"bad aggregation {text!r}: use name(param=value, ...) with "
+                         "literal values") from None  # fmt: skip
+    if call.args or None in params:  # type: ignore[attr-defined]
+        raise ValueError(f"bad aggregation {text!r}: give parameters by name, like "
+                         "quantile(q=0.95)")  # fmt: skip
+    return aggregation(name, **params)
+
+
 def resolve(agg: Any) -> Any:
-    """Turn a name into a built-in aggregation; check that any other object is one."""
+    """Turn a name (:func:`parse`) into a built-in aggregation; check that any other object
+    is one."""
     if isinstance(agg, str):
-        return aggregation(agg)
+        return parse(agg)
     missing = [m for m in ("identity", "lift", "combine", "lower") if not hasattr(agg, m)]
     if missing:
         raise TypeError(

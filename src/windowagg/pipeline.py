@@ -75,7 +75,7 @@ def input_format(path: Path) -> str:
 
 def check(args: RunArgs) -> tuple[Path, str]:
     """Everything that can be checked without Spark."""
-    from .aggregations import aggregation
+    from .aggregations import resolve
     from .specs import SpecError, parse
 
     src = Path(args.input)
@@ -95,7 +95,7 @@ def check(args: RunArgs) -> tuple[Path, str]:
 
         for name, (agg, _column, text) in rolling_entries(args.rolling).items():
             try:
-                aggregation({"avg": "mean", "stddev_samp": "stddev"}.get(agg, agg))
+                resolve(agg)
                 frame(text, 1_000_000)
             except FrameError as e:
                 if "holds plain numbers" not in str(e):
@@ -106,7 +106,7 @@ def check(args: RunArgs) -> tuple[Path, str]:
     if not args.value or not args.agg:
         raise UserError("give --value and --agg with --window (or --rolling)")
     try:
-        aggregation(args.agg)
+        resolve(args.agg)
     except (ValueError, TypeError) as e:
         raise UserError(str(e)) from None
     if not args.windows:

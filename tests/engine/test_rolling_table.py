@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import windowagg
 from tests.aggs import Concat
 from tests.engine.sql_oracle import frames, sql_aggregate
+from windowagg.aggregations import resolve
 from windowagg.engine.rolling_plan import plan_rolling
 from windowagg.engine.rolling_stream import RollingStream
 from windowagg.engine.rolling_table import compute, sort_order
@@ -104,14 +105,14 @@ def test_library_and_user_aggregations_see_the_non_null_values(text) -> None:
     aggs = {"med": (windowagg.aggregation("median"), "x", text),
             "mc": (windowagg.aggregation("maxcount"), "i", text),
             "cat": (Concat(), "i", text),
-            "gm": (windowagg.aggregation("quantile", q=0.9), "x", text)}  # fmt: skip
+            "gm": ("Quantile(q=0.9)", "x", text)}  # fmt: skip
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs, order_by="id")
     f = frame(text)
     for name, (agg, column, _) in aggs.items():
         got = out.column(name).to_pylist()
         for i, picked in enumerate(frames(rows, ["k"], "t", ["id"], f)):
             vals = [rows[j][column] for j in picked if rows[j][column] is not None]
-            want = sql_aggregate("library", [float(v) for v in vals], agg)
+            want = sql_aggregate("library", [float(v) for v in vals], resolve(agg))
             if name == "cat":
                 assert got[i] == want, (i, got[i], want)
             else:

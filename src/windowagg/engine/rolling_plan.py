@@ -25,8 +25,6 @@ MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as
 
 #: the aggregations with SQL semantics, by the name of the built-in class they resolve to
 SQL = ("sum", "count", "mean", "min", "max", "stddev", "first", "last")
-#: SQL's names for windowagg's
-ALIASES = {"avg": "mean", "stddev_samp": "stddev", "std": "stddev"}
 
 
 @dataclass(frozen=True)
@@ -160,8 +158,6 @@ def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) 
         if not isinstance(spec, tuple | list) or len(spec) != 3:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column, frame), got {spec!r}")
         agg, column, text = spec
-        if isinstance(agg, str):
-            agg = ALIASES.get(agg.strip().lower(), agg.strip().lower())
         agg = resolve(agg)
         sql = _sql_name(agg)
         if column in (None, "*"):
