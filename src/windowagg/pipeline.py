@@ -133,7 +133,13 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
     plain numbers with --time-unit none."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import NumericType, StringType, TimestampNTZType, TimestampType
+    from pyspark.sql.types import (
+        IntegralType,
+        NumericType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
 
     fields = {f.name: f.dataType for f in df.schema.fields}
     named = [(args.time, "--time"), *((k, "--key") for k in args.key),
@@ -162,7 +168,10 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     if isinstance(ttype, NumericType):
         if args.time_unit == "none":
             return df
-        micros = (col * (1_000_000 // UNITS[args.time_unit])).cast("long")
+        factor = 1_000_000 // UNITS[args.time_unit]
+        # whole numbers as longs first: an int column times 10^6 overflows int (ANSI mode)
+        micros = (col.cast("long") * factor if isinstance(ttype, IntegralType)
+                  else (col * factor).cast("long"))  # fmt: skip
         return df.withColumn(args.time, F.timestamp_micros(micros))
     raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
 
@@ -206,6 +215,10 @@ def run(args: RunArgs, log: Any = None) -> dict:
         df = read(spark, src, fmt)
     except Exception as e:  # Spark's own message, on one line
         raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
+    if not df.columns:
+        raise UserError(f"{src}: no columns (an empty file?)")
+    if df.isEmpty():
+        raise UserError(f"{src}: no rows, only a header")
     df = prepare_time(df, args)
     from .specs import SpecError
 

@@ -34,14 +34,18 @@ def parse(spec: str, unit: float | None) -> Window:
     kind = kind.strip().lower()
     if kind == "tumbling" and len(parts) == 1:
         return Tumbling(duration(parts[0], unit))
-    if kind == "sliding" and len(parts) == 2:
-        return Sliding(duration(parts[0], unit), duration(parts[1], unit))
+    if kind in ("sliding", "count-sliding") and len(parts) == 2:
+        size, slide = (duration(p, unit) if kind == "sliding" else _count(p) for p in parts)
+        if slide > size:  # Spark's window() refuses it too
+            raise SpecError(f"window spec {spec!r}: the slide is longer than the window, so "
+                            "events between two windows would be in none; use a slide up to "
+                            "the window's size")  # fmt: skip
+        measure = "time" if kind == "sliding" else "count"
+        return Sliding(size, slide, measure=measure)
     if kind == "session" and len(parts) == 1:
         return Session(duration(parts[0], unit))
     if kind == "count-tumbling" and len(parts) == 1:
         return Tumbling(_count(parts[0]), measure="count")
-    if kind == "count-sliding" and len(parts) == 2:
-        return Sliding(_count(parts[0]), _count(parts[1]), measure="count")
     raise SpecError(f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
                     "session:GAP, count-tumbling:N or count-sliding:N/S")  # fmt: skip
 

@@ -124,3 +124,31 @@ def test_rolling_errors(argv, message, trips, tmp_path, capsys):
     assert run(csv, "--time", "ts", *argv, "--output", out) == 1
     assert message in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("unit", [None, "s"])
+def test_integer_epoch_seconds_do_not_overflow(unit, tmp_path, spark, capsys):
+    """An int column of epoch seconds times 10^6 overflowed int under ANSI mode; with the
+    default unit (ms) and with --time-unit s it is a plain, correct run."""
+    csv = tmp_path / "in.csv"
+    csv.write_text("t,v\n" + "".join(f"{1_704_067_200 + i},{i}\n" for i in range(30)))
+    out = tmp_path / "out"
+    extra = [] if unit is None else ["--time-unit", unit]
+    assert run(csv, "--time", "t", "--value", "v", "--window", "tumbling:10s", "--agg", "sum",
+               "--output", out, *extra) == 0  # fmt: skip
+    got = spark.read.parquet(str(out)).collect()
+    assert sum(r.value for r in got) == sum(range(30))
+
+
+@pytest.mark.parametrize("content,message", [
+    ("", "no columns (an empty file?)"),
+    ("ts,fare\n", "no rows, only a header"),
+])  # fmt: skip
+def test_empty_inputs(content, message, tmp_path, capsys):
+    csv = tmp_path / "in.csv"
+    csv.write_text(content)
+    out = tmp_path / "out"
+    assert run(csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg",
+               "sum", "--output", out) == 1  # fmt: skip
+    assert message in capsys.readouterr().err
+    assert not out.exists()
