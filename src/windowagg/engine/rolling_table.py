@@ -7,9 +7,10 @@ rules need besides the aggregation itself comes from prefix counts over those bo
 non-null values in a frame (``count``; null results), the NaNs in it (a NaN sum, mean or
 stddev; NaN the largest for ``max``/``min``). Integer and decimal sums are exact prefix-sum
 differences (integers wrap as Java's longs do); float sums, means and stddevs, and every other
-aggregation run the FIFO sweep; ``min``/``max`` select the row (argmin/argmax over the row
-numbers), so the result is the input value itself, in its type; ``first``/``last`` take the
-frame's first and last row.
+aggregation run the FIFO sweep; ``min``/``max`` select the row, so the result is the input
+value itself, in its type, with one SlickDeque for every frame over the column that ends with
+the same bound (:mod:`windowagg.kernels.select_frames`); ``first``/``last`` take the frame's
+first and last row.
 """
 
 from __future__ import annotations
