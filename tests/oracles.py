@@ -66,6 +66,8 @@ def direct(agg: Any, window: list[Any]) -> Any:
         return (min(xs), max(xs), xs[0], xs[-1]) if xs else None
     if name == "collect":
         return list(xs)
+    if name == "count_distinct":
+        return len(set(xs))
     if name in ("median", "quantile"):
         if not xs:
             return None

@@ -23,7 +23,7 @@ def test_all_contract_names_are_built_in() -> None:
     assert set(NAMES) >= {
         "sum", "count", "mean", "stddev", "geomean", "min", "max", "argmin", "argmax",
         "mincount", "maxcount", "first", "last", "m4", "collect", "bloom", "median",
-        "quantile", "hll",
+        "quantile", "hll", "count_distinct",
     }  # fmt: skip
 
 
@@ -53,6 +53,7 @@ EXPECTED_FLAGS = {  # (invertible, commutative, selective)
     "maxcount": (False, True, False),
     "m4": (False, False, False),
     "collect": (True, False, False),
+    "count_distinct": (True, True, False),
     "bloom": (False, True, False),
     "hll": (False, True, False),
 }
@@ -278,6 +279,7 @@ def test_user_defined_aggregation_works_everywhere() -> None:
         ("AVG", "mean", {}),
         ("stddev_samp", "stddev", {}),
         ("approx_count_distinct", "hll", {}),
+        ("countDistinct", "count_distinct", {}),
         ("Max", "max", {}),
     ],
 )

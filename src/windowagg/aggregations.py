@@ -30,6 +30,7 @@ import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -591,6 +592,42 @@ class Collect(Aggregation):
         return list(p)
 
 
+class CountDistinct(Aggregation):
+    """The number of distinct non-missing values (SQL's ``count(DISTINCT x)``). Partials map
+    each value to how often it occurs, so the inverse removes the oldest part's occurrences
+    and subtract-on-evict and SlickDeque (Inv) can serve it."""
+
+    name = "count_distinct"
+    facts = Facts(empty=0, result="count")
+    identity: Any = MappingProxyType({})
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return self.identity if is_missing(x) else MappingProxyType({x: 1})
+
+    def combine(self, a, b):
+        if not a or not b:
+            return a or b
+        out = dict(a)
+        for x, n in b.items():
+            out[x] = out.get(x, 0) + n
+        return MappingProxyType(out)
+
+    def inverse(self, a, b):
+        out = dict(a)
+        for x, n in b.items():
+            left = out[x] - n
+            if left:
+                out[x] = left
+            else:
+                del out[x]
+        return MappingProxyType(out)
+
+    def lower(self, p):
+        return len(p)
+
+
 def _remove_sorted(a: tuple, b: tuple) -> tuple:
     """Multiset difference of sorted tuples ``a - b`` (``b`` must be contained in ``a``)."""
     out = []
@@ -802,6 +839,7 @@ AGGREGATIONS: dict[str, Callable[..., Aggregation]] = {
         Last,
         M4Agg,
         Collect,
+        CountDistinct,
         Bloom,
         Median,
         Quantile,
@@ -812,7 +850,7 @@ AGGREGATIONS: dict[str, Callable[..., Aggregation]] = {
 
 #: Spark SQL's names for the built-ins (names are also taken in any case)
 ALIASES = {"avg": "mean", "stddev_samp": "stddev", "std": "stddev",
-           "approx_count_distinct": "hll"}  # fmt: skip
+           "approx_count_distinct": "hll", "countdistinct": "count_distinct"}  # fmt: skip
 
 
 def aggregation(name: str, **params: Any) -> Aggregation:

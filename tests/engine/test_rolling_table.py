@@ -105,7 +105,7 @@ def test_library_and_user_aggregations_see_the_non_null_values(text) -> None:
     aggs = {"med": (windowagg.aggregation("median"), "x", text),
             "mc": (windowagg.aggregation("maxcount"), "i", text),
             "cat": (Concat(), "i", text),
-            "gm": ("Quantile(q=0.9)", "x", text)}  # fmt: skip
+            "gm": ("Quantile(q=0.9)", "x", text), "cd": ("count_distinct", "i", text)}  # fmt: skip
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs, order_by="id")
     f = frame(text)
     for name, (agg, column, _) in aggs.items():
