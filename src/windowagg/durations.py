@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 
 SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: timestamps are handled as microseconds since the epoch, as Spark and Arrow store them
+MICROS = 1_000_000
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$")
 
 

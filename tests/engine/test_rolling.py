@@ -13,7 +13,7 @@ import pytest
 import windowagg
 from tests.aggs import Concat
 from tests.oracles import direct
-from windowagg.engine.rolling import Frames, bounds, rolling
+from windowagg.engine.rolling import Frames, rolling
 from windowagg.frames import FrameError, frame
 
 FRAMES = ["range:5", "range:-3,+2", "range:unbounded,0", "range:0,unbounded", "range:+2,+5",
@@ -151,7 +151,7 @@ def test_the_sweep_finds_the_same_frames_as_the_bounds_kernel_and_a_binary_searc
     f = frame(spec)
     swept = Frames(t, seg, f)
     first = rolling(v, swept, "sum")
-    lo, hi = bounds(t, seg, f)
+    lo, hi = Frames(t, seg, f).bounds()
     want_lo, want_hi = np.empty_like(lo), np.empty_like(hi)
     for k in range(len(seg) - 1):
         s, e = seg[k], seg[k + 1]

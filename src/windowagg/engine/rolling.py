@@ -25,7 +25,7 @@ from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
 
-__all__ = ["bounds", "rolling"]
+__all__ = ["Frames", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
@@ -72,11 +72,6 @@ class Frames:
             self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
             range_bounds(self.times, self.seg, *self.offsets(), self.lo, self.hi)
         return self.lo, self.hi
-
-
-def bounds(times: np.ndarray, seg: np.ndarray, frame: Frame) -> tuple[np.ndarray, np.ndarray]:
-    """Every row's frame as rows ``[lo, hi)`` of the sorted table (see :class:`Frames`)."""
-    return Frames(times, seg, frame).bounds()
 
 
 def rolling(values: np.ndarray, frames: Frames, agg: Any,

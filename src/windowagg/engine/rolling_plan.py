@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..aggregations import AGGREGATIONS, facts, resolve
+from ..durations import MICROS
 from ..frames import Frame, FrameError, frame
 
 __all__ = ["Entry", "RollingPlan", "plan_rolling"]
 
-MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as Spark stores them
 
 #: the aggregations with SQL semantics, by the name of the built-in class they resolve to
 SQL = ("sum", "count", "mean", "min", "max", "stddev", "first", "last")

@@ -83,7 +83,9 @@ class RollingStream:
         table = pa.concat_tables(parts).combine_chunks()
         if table.num_rows == 0:
             return []
-        frontier = np.inf if final or new is None else times_of(self.plan, new)[-1]
+        frontier = (
+            np.inf if final or new is None else times_of(self.plan, new.slice(new.num_rows - 1))[-1]
+        )
         codes = _key_codes(self.plan, table)
         small = np.uint16 if codes.max(initial=0) < 2**16 else np.int64  # a radix sort
         order = np.argsort(codes.astype(small), kind="stable")

@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ..compiled import EXACT
 from .rolling import Frames, rolling
 from .rolling_plan import Entry, RollingPlan
 
 __all__ = ["compute", "segments", "sort_order", "times_of"]
-
-EXACT = 2**53  # integers a double holds exactly
 
 
 def _sorted(columns: list[Any]) -> bool:
@@ -205,7 +204,10 @@ def _counted(col: _Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """The frame's bounds and its count of non-null values (after a sweep, which finds range
     bounds on the way, so that they are not looked for twice)."""
     lo, hi = fr.bounds()
-    return lo, hi, col.count(lo, hi)
+    key = ("count", id(fr))
+    if key not in col._cache:
+        col._cache[key] = col.count(lo, hi)
+    return lo, hi, col._cache[key]
 
 
 def _with_nulls(values: Any, null: np.ndarray, type_: Any) -> Any:

@@ -153,9 +153,9 @@ def slice_sql(grids: list, t: str) -> str:
     return floors[0] if len(floors) == 1 else f"greatest({', '.join(floors)})"
 
 
-def _cores(df: Any) -> int:
-    """Partitions for the Python stage: one per core (Spark's default parallelism). The
-    partials are small (a row per key and slice), and every Python task has a fixed cost."""
+def cores(df: Any) -> int:
+    """Partitions for a Python stage: one per core (Spark's default parallelism); every
+    Python task has a fixed cost (window_aggregate's partials and rolling_aggregate's rows)."""
     try:
         return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
     except Exception:  # a session without a SparkContext (Spark Connect)
@@ -205,7 +205,7 @@ def run_batch(df: Any, plan: Plan) -> Any:
         slicer = StreamSlicer()
         slicer.add_windows(plan.windows)
         keys = key_names(plan)
-        pre = _partials(df, plan, slicer.grids).repartition(_cores(df), *keys)
+        pre = _partials(df, plan, slicer.grids).repartition(cores(df), *keys)
         return pre.mapInArrow(_sliced(plan, slicer.grids, keys), plan.output_schema())
     base = df.select(*key_columns(plan), internal_time(plan).alias(T),
                      F.col(quoted(plan.value)).cast("double").alias(V))  # fmt: skip

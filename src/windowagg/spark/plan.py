@@ -10,10 +10,9 @@ from typing import Any
 import numpy as np
 
 from ..aggregations import Aggregation, Facts, facts, resolve
+from ..durations import MICROS
 from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
-
-MICROS = 1_000_000  # timestamps are handled as microseconds since the epoch, as Spark stores them
 
 
 class SqlSum(Aggregation):

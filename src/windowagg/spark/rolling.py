@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.rolling_plan import RollingPlan, plan_rolling
+from .batch import cores, quoted
 
 
 def arrow_schema(df: Any) -> Any:
@@ -49,13 +50,6 @@ def output_schema(df: Any, plan: RollingPlan) -> Any:
     return StructType(fields)
 
 
-def _partitions(df: Any) -> int:
-    try:
-        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
-    except Exception:  # a session without a SparkContext (Spark Connect)
-        return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-
-
 def _worker(plan: RollingPlan, columns: list[str]):
     def go(batches: Any) -> Any:
         from ..engine.rolling_stream import RollingStream
@@ -83,10 +77,10 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
     schema = output_schema(df, plan)
 
     def col(name: str) -> Any:
-        return F.col("`" + name.replace("`", "``") + "`")
+        return F.col(quoted(name))
 
     keyed = [col(k) for k in plan.keys]
-    spread = df.repartition(_partitions(df), *keyed) if keyed else df.repartition(1)
+    spread = df.repartition(cores(df), *keyed) if keyed else df.repartition(1)
     # by time (then order) only, keys interleaved: a radix sort on one timestamp column
     ordered = spread.sortWithinPartitions(*[col(c).asc_nulls_first()
                                             for c in [time, *plan.order_by]])  # fmt: skip
