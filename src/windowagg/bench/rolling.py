@@ -8,8 +8,9 @@ otherwise run, side by side in one session on the same data.
   in its default evaluation and with its segment tree
   (``spark.sql.window.segmentTree.enabled``, set for that query only); then six entries (sum
   and max over the three range frames) in one call against the six built-in expressions in one
-  ``select``; and sum over ``range:600s`` at 10M rows over 10,000 s (the same rows per
-  frame) against the segment tree, where the work dominates Spark's fixed costs.
+  ``select``. Then all of it again at 10M rows over 10,000 s (the same rows per frame), where
+  the work dominates Spark's fixed costs, against the segment tree (and the default evaluation
+  at 100 rows per frame: at 6,000 it takes minutes per run).
 * Skew: half of all rows in one key; the peak resident memory of Spark's Python workers during
   ``rolling_aggregate``, against the uniform keys and against ``applyInPandas`` (a key's rows
   in one pandas frame).
@@ -158,6 +159,30 @@ def _rows(report, param, x, n, cases, stats, agg) -> list[Row]:
     return rows
 
 
+def _frame_cases(
+    df, n: int, reps: int, default: Callable[[str], bool], report: Callable[[str], None]
+) -> list[Row]:
+    """Sum and max over every frame, then six entries in one call, against the segment tree,
+    and against the default evaluation where ``default(frame)`` (6 entries: ``"six"``)."""
+    rows: list[Row] = []
+    for text in FRAMES:
+        for agg in ("sum", "max"):
+            e = {"o": (agg, text)}
+            cases = [("windowagg rolling_aggregate", _ours(df, e)),
+                     ("Spark segment tree", _builtin(df, e, True))]  # fmt: skip
+            if default(text):
+                cases.append(("Spark default", _builtin(df, e, False)))
+            stats = measure_interleaved([r for _, r in cases], reps, warm=0)
+            rows += _rows(report, text, ROWS_PER_FRAME[text], n, cases, stats, agg)
+    six = {f"{agg}_{t.split(':')[1]}": (agg, t) for t in RANGES for agg in ("sum", "max")}
+    cases = [("windowagg, 6 entries in one call", _ours(df, six)),
+             ("Spark segment tree, 6 in one select", _builtin(df, six, True))]  # fmt: skip
+    if default("six"):
+        cases.append(("Spark default, 6 in one select", _builtin(df, six, False)))
+    stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=0)
+    return rows + _rows(report, "6 entries", 6, n, cases, stats, "six")
+
+
 def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     from ..spark import spark_session
 
@@ -167,45 +192,27 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     reps = 1 if quick else 3
     df = _spark_data(spark, n, 100, span)
     df.count()
-    rows: list[Row] = []
     one = {"o": ("sum", "range:10s")}
     for _ in range(2):  # the JVM's and the workers' warm-up, before any timing
         for run in (_ours(df, one), _builtin(df, one, False), _builtin(df, one, True)):
             run()
     report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
-    for text in FRAMES:
-        for agg in ("sum", "max"):
-            e = {"o": (agg, text)}
-            cases = [("windowagg rolling_aggregate", _ours(df, e)),
-                     ("Spark segment tree", _builtin(df, e, True)),
-                     ("Spark default", _builtin(df, e, False))]  # fmt: skip
-            stats = measure_interleaved([r for _, r in cases], reps, warm=0)
-            rows += _rows(report, text, ROWS_PER_FRAME[text], n, cases, stats, agg)
-    six = {f"{agg}_{t.split(':')[1]}": (agg, t) for t in RANGES for agg in ("sum", "max")}
-    cases = [("windowagg, 6 entries in one call", _ours(df, six)),
-             ("Spark segment tree, 6 in one select", _builtin(df, six, True)),
-             ("Spark default, 6 in one select", _builtin(df, six, False))]  # fmt: skip
-    stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=0)
-    rows += _rows(report, "6 entries", 6, n, cases, stats, "six")
+    rows = _frame_cases(df, n, reps, lambda frame: True, report)
     df.unpersist()
     if not quick:
-        rows += _scale_case(spark, 10 * n, 10 * span, reps, report)
+        rows += _scale_cases(spark, 10 * n, 10 * span, reps, report)
     rows += skew_cases(spark, n if quick else 5 * n, report)
     return rows
 
 
-def _scale_case(spark, n: int, span: float, reps: int, report) -> list[Row]:
-    """Ten times the rows over ten times the span (the same 6,000 rows per frame), where the
-    work dominates Spark's fixed costs: sum over range:600s against the segment tree (the
-    default evaluation would take minutes per run)."""
+def _scale_cases(spark, n: int, span: float, reps: int, report) -> list[Row]:
+    """Ten times the rows over ten times the span (the same rows per frame), where the work
+    dominates Spark's fixed costs: every case against the segment tree; against the default
+    evaluation at 100 rows per frame only (at 6,000 it takes minutes per run)."""
     df = _spark_data(spark, n, 100, span)
     df.count()
-    e = {"o": ("sum", "range:600s")}
     report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
-    cases = [("windowagg rolling_aggregate", _ours(df, e)),
-             ("Spark segment tree", _builtin(df, e, True))]  # fmt: skip
-    stats = measure_interleaved([r for _, r in cases], reps, warm=1)
-    rows = _rows(report, "range:600s", 6000, n, cases, stats, "sum")
+    rows = _frame_cases(df, n, reps, lambda frame: frame == "range:10s", report)
     df.unpersist()
     return rows
 
