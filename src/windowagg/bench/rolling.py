@@ -10,7 +10,9 @@ otherwise run, side by side in one session on the same data.
   and max over the three range frames) in one call against the six built-in expressions in one
   ``select``. Then all of it again at 10M rows over 10,000 s (the same rows per frame), where
   the work dominates Spark's fixed costs, against the segment tree (and the default evaluation
-  at 100 rows per frame: at 6,000 it takes minutes per run).
+  at 100 rows per frame: at 6,000 it takes minutes per run). And at 1M rows, the same shuffle,
+  sort and Arrow round trip with a function that returns its input: the floor every Python
+  path pays.
 * Skew: half of all rows in one key; the peak resident memory of Spark's Python workers during
   ``rolling_aggregate``, against the uniform keys and against ``applyInPandas`` (a key's rows
   in one pandas frame).
@@ -98,6 +100,25 @@ def _ours(df, entries: dict):
     return run
 
 
+def _floor(df):
+    """What ``rolling_aggregate`` costs before any aggregation: the same shuffle by key, sort
+    by time and Arrow round trip through the Python workers, with a function that returns its
+    input (the checksum is the input's sum)."""
+    from pyspark.sql import functions as F
+
+    from ..spark.batch import cores
+
+    def same(batches):
+        yield from batches
+
+    def run() -> np.ndarray:
+        spread = df.repartition(cores(df), "k").sortWithinPartitions("ts")
+        row = spread.mapInArrow(same, df.schema).agg(F.sum("v").alias("v")).first()
+        return np.array([float(row["v"])])
+
+    return run
+
+
 def _python_workers() -> list[int]:
     """The pids of Spark's Python workers (forked from ``pyspark.daemon``)."""
     pids = []
@@ -179,7 +200,7 @@ def _frame_cases(
              ("Spark segment tree, 6 in one select", _builtin(df, six, True))]  # fmt: skip
     if default("six"):
         cases.append(("Spark default, 6 in one select", _builtin(df, six, False)))
-    stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=0)
+    stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=1)
     return rows + _rows(report, "6 entries", 6, n, cases, stats, "six")
 
 
@@ -198,6 +219,10 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
             run()
     report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
     rows = _frame_cases(df, n, reps, lambda frame: True, report)
+    cases = [("windowagg rolling_aggregate", _ours(df, {"o": ("sum", "range:600s")})),
+             ("shuffle, sort, Arrow round trip only", _floor(df))]  # fmt: skip
+    stats = measure_interleaved([r for _, r in cases], reps, warm=1)
+    rows += _rows(report, "range:600s", 6000, n, cases, stats, "floor")
     df.unpersist()
     if not quick:
         rows += _scale_cases(spark, 10 * n, 10 * span, reps, report)
