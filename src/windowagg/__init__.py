@@ -2,7 +2,7 @@
 
 In-order aggregators (``fifo``), out-of-order aggregators (``ooo``, ``TimeWindow``), and
 built-in and user-defined aggregations (``aggregation``); per-row window functions on local
-tables (``rolling_aggregate``).
+tables (``rolling_aggregate``) and window aggregates on them (``window_aggregate``).
 """
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
@@ -23,7 +23,7 @@ from .slicing import (
     WindowOperator,
     WindowResult,
 )
-from .tables import rolling_aggregate
+from .tables import rolling_aggregate, window_aggregate
 
 __all__ = [
     "AGGREGATIONS",
@@ -47,6 +47,7 @@ __all__ = [
     "ooo",
     "rolling_aggregate",
     "sliding_aggregate",
+    "window_aggregate",
 ]
 
 __version__ = "0.1.0"

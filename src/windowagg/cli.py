@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
     from .pipeline import RunArgs, UserError, run
 
     ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
-                 args.agg, args.output, args.format, args.time_unit, args.master,
+                 tuple(args.agg or ()), args.output, args.format, args.time_unit, args.master,
                  tuple(args.rolling or ()), tuple(args.order_by or ()))  # fmt: skip
     try:
         summary = run(ra)
@@ -83,12 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the Spark pipeline on a file or directory")
     run.add_argument("input", help="CSV (with a header), JSON lines or Parquet: file or directory")
     run.add_argument("--time", required=True, help="event-time column")
-    run.add_argument("--value", help="column to aggregate (with --window)")
+    run.add_argument("--value", help="the column of every --agg given without one")
     run.add_argument("--key", action="append", help="grouping column (repeat for several)")
     run.add_argument("--window", action="append", metavar="SPEC",
                      help="tumbling:SIZE, sliding:SIZE/SLIDE, session:GAP, count-tumbling:N, "
                           "count-sliding:N/S (repeat for several)")  # fmt: skip
-    run.add_argument("--agg", help="aggregation (sum, count, mean, max, ...) (with --window)")
+    run.add_argument("--agg", action="append", metavar="[NAME=]AGG[:COLUMN]",
+                     help="an aggregation per window, e.g. sum:fare, count, "
+                          "'p95=quantile(q=0.95):fare'; the output column is NAME, else "
+                          "AGG_COLUMN (sum_fare; count for rows) (repeat for several)")  # fmt: skip
     run.add_argument("--rolling", action="append", metavar="NAME=AGG:COLUMN:FRAME",
                      help="a per-row column instead of windows, e.g. sum_1h=sum:amount:range:1h "
                           "or n=count:*:rows:100 (repeat for several)")  # fmt: skip

@@ -8,6 +8,7 @@ time order (as in the NYC TLC data this library is benchmarked on).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -86,14 +87,14 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
     spark.sparkContext.setLogLevel("ERROR")
     df = spark.createDataFrame(trips_frame(trips)).cache()
     start = time.perf_counter()
-    revenue = window_aggregate(df, time="pickup", value="fare", windows=WINDOWS, agg="sum",
+    revenue = window_aggregate(df, time="pickup", windows=WINDOWS, aggs=AGGS,
                                key="zone").cache()  # fmt: skip
     rows = revenue.count()
     elapsed = time.perf_counter() - start
-    log(f"windowagg: {rows:,} windows (sum of fares per zone; {', '.join(WINDOWS)}) "
-        f"in {elapsed:.1f} s")  # fmt: skip
+    log(f"windowagg: {rows:,} windows per zone ({', '.join(WINDOWS)}), {len(AGGS)} aggregations "
+        f"each ({', '.join(AGGS)}), one call, in {elapsed:.1f} s")  # fmt: skip
 
-    # the same windows from Spark's own functions: the answers must match
+    # the same windows from Spark's own functions: the answers and their types must match
     checks = {
         "tumbling:15m": F.window("pickup", "15 minutes"),
         "sliding:1h/15m": F.window("pickup", "1 hour", "15 minutes"),
@@ -101,24 +102,32 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
     }
     agree = []
     for spec, wcol in checks.items():
-        ref = df.groupBy("zone", wcol.alias("w")).agg(F.sum("fare").alias("ref"))
+        ref = df.groupBy("zone", wcol.alias("w")).agg(
+            *[F.expr(sql).alias(name) for name, sql in SPARK_AGGS.items()]
+        )
         ref = ref.select("zone", F.col("w.start").alias("window_start"),
-                         F.col("w.end").alias("window_end"), "ref")  # fmt: skip
-        ours = revenue.where(F.col("window") == spec)
-        joined = ours.join(ref, ["zone", "window_start", "window_end"], "full_outer")
-        bad = joined.where(F.col("value").isNull() | F.col("ref").isNull()
-                           | (F.abs(F.col("value") - F.col("ref")) > 1e-6)).count()  # fmt: skip
-        agree.append(bad == 0)
-        log(f"  {spec:<15} {ours.count():>7,} windows; Spark's own function agrees: "
-            f"{'yes' if bad == 0 else f'NO ({bad} differ)'}")  # fmt: skip
+                         F.col("w.end").alias("window_end"), *AGGS)  # fmt: skip
+        ours = revenue.where(F.col("window") == spec).drop("window")
+        same_types = ours.dtypes == ref.dtypes
+        joined = ours.alias("a").join(ref.alias("b"), ["zone", "window_start", "window_end"],
+                                      "full_outer")  # fmt: skip
+        differ = [F.col(f"a.{c}").isNull() | F.col(f"b.{c}").isNull()
+                  | (F.abs(F.col(f"a.{c}") - F.col(f"b.{c}")) > 1e-6) for c in AGGS]  # fmt: skip
+        bad = joined.where(functools.reduce(lambda x, y: x | y, differ)).count()
+        agree.append(bad == 0 and same_types)
+        log(f"  {spec:<15} {ours.count():>7,} windows; Spark's own query agrees (values, "
+            f"types): {'yes' if bad == 0 else f'NO ({bad} differ)'}, "
+            f"{'yes' if same_types else 'NO'}")  # fmt: skip
 
     features, ok = _rolling(df, log)
     agree.append(ok)
 
     busiest = (revenue.where(F.col("window") == "sliding:1h/15m")
-               .orderBy(F.col("value").desc()).first())  # fmt: skip
+               .orderBy(F.col("fares").desc()).first())  # fmt: skip
     log(f"  busiest hour: zone {busiest['zone']}, {busiest['window_start']:%a %H:%M}-"
-        f"{busiest['window_end']:%H:%M}, fares {busiest['value']:,.2f}")  # fmt: skip
+        f"{busiest['window_end']:%H:%M}, {busiest['trips']} trips, fares "
+        f"{busiest['fares']:,.2f} (largest {busiest['max_fare']:,.2f}, 90% at most "
+        f"{busiest['p90_fare']:,.2f})")  # fmt: skip
     sessions = revenue.where(F.col("window") == "session:3m")
     longest = sessions.withColumn("len", F.col("window_end").cast("long")
                                   - F.col("window_start").cast("long"))  # fmt: skip
@@ -150,6 +159,14 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
     return {"rows": rows, "agree": all(agree), "results": str(results), "chart": str(chart),
             "per_trip": str(per_trip)}  # fmt: skip
 
+
+#: per window: the zone's fares, trips, largest fare, mean trip time and 90th percentile fare
+AGGS = {"fares": ("sum", "fare"), "trips": ("count", "*"), "max_fare": ("max", "fare"),
+        "mean_minutes": ("avg", "minutes"), "p90_fare": ("quantile(q=0.9)", "fare")}  # fmt: skip
+#: the same in Spark SQL (windowagg's quantile is the nearest rank: percentile_approx exactly)
+SPARK_AGGS = {"fares": "sum(fare)", "trips": "count(*)", "max_fare": "max(fare)",
+              "mean_minutes": "avg(minutes)",
+              "p90_fare": "percentile_approx(fare, 0.9, 1000000)"}  # fmt: skip
 
 #: per-trip features: the zone's fares in the last hour, its trips in the 15 minutes either
 #: side, the largest of its last 100 fares
@@ -201,7 +218,7 @@ def _chart(pdf: Any, path: Any) -> None:
     styles = {"tumbling:15m": ("steps-post", 1.0), "sliding:1h/15m": ("default", 1.6)}
     for spec, (draw, width) in styles.items():
         part = pdf[pdf["window"] == spec].sort_values("window_start")
-        ax.plot(part["window_start"], part["value"], drawstyle=draw, linewidth=width,
+        ax.plot(part["window_start"], part["fares"], drawstyle=draw, linewidth=width,
                 label=f"{spec} (sum of fares)")  # fmt: skip
     sess = pdf[pdf["window"] == "session:3m"]
     for _, r in sess.iterrows():

@@ -31,10 +31,10 @@ class UserError(Exception):
 class RunArgs:
     input: str
     time: str
-    value: str
+    value: str | None
     key: list[str]
     windows: list[str]
-    agg: str | None
+    agg: tuple[str, ...] | str | None
     output: str
     format: str = "parquet"
     time_unit: str = "ms"
@@ -55,6 +55,52 @@ def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, 
         if name.strip() in aggs:
             raise UserError(f"--rolling: the name {name.strip()!r} is given twice")
         aggs[name.strip()] = (parts[0].strip(), parts[1].strip(), parts[2].strip())
+    return aggs
+
+
+def _split_outside_parens(text: str) -> tuple[str, str | None]:
+    """``AGG:COLUMN`` at the first colon outside the aggregation's parameters."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == ":" and depth == 0:
+            return text[:i].strip(), text[i + 1 :].strip()
+    return text.strip(), None
+
+
+def window_entries(specs: tuple[str, ...] | list[str] | str | None,
+                   value: str | None) -> dict[str, tuple[str, str | None]]:  # fmt: skip
+    """``[NAME=]AGG[:COLUMN]`` (repeatable) as ``aggs``: without a column, ``--value``'s
+    (``count`` without either counts rows); the name defaults to ``AGG_COLUMN`` (``sum_fare``,
+    ``quantile_q_0_95_fare``; ``count`` for rows), and to ``value`` for the one aggregation
+    of ``--value`` (the output of earlier versions)."""
+    import re
+
+    specs = [specs] if isinstance(specs, str) else list(specs or [])
+    if not specs:
+        raise UserError("give --agg with --window, like --agg sum:fare (or --rolling)")
+    aggs: dict[str, tuple[str, str | None]] = {}
+    for spec in specs:
+        m = re.fullmatch(r"\s*([A-Za-z_][\w.]*)\s*=(.*)", spec)
+        name, rest = (m.group(1), m.group(2)) if m else (None, spec)
+        agg, column = _split_outside_parens(rest)
+        if not agg or column == "":
+            raise UserError(f"--agg {spec!r}: use [NAME=]AGG[:COLUMN], like sum:fare, count "
+                            "or p95=quantile(q=0.95):fare")  # fmt: skip
+        base = re.sub(r"\W+", "_", agg).strip("_").lower()
+        if column is None and value is not None:
+            column = value
+            name = name or ("value" if len(specs) == 1 else f"{base}_{value}")
+        elif column is None:
+            if base != "count":
+                raise UserError(f"--agg {spec!r}: which column? use {agg}:COLUMN (or --value)")
+            column = "*"
+        name = name or (base if column == "*" else f"{base}_{column}")
+        if name in aggs:
+            raise UserError(f"--agg: the output column {name!r} comes twice; name one with "
+                            f"NAME=, like --agg {name}2={rest.strip()}")  # fmt: skip
+        aggs[name] = (agg, None if column == "*" else column)
     return aggs
 
 
@@ -103,12 +149,11 @@ def check(args: RunArgs) -> tuple[Path, str]:
             except (ValueError, TypeError) as e:
                 raise UserError(f"--rolling {name}: {e}") from None
         return src, fmt
-    if not args.value or not args.agg:
-        raise UserError("give --value and --agg with --window (or --rolling)")
-    try:
-        resolve(args.agg)
-    except (ValueError, TypeError) as e:
-        raise UserError(str(e)) from None
+    for name, (agg, _column) in window_entries(args.agg, args.value).items():
+        try:
+            resolve(agg)
+        except (ValueError, TypeError) as e:
+            raise UserError(f"--agg {name}: {e}") from None
     if not args.windows:
         raise UserError("give at least one --window (or --rolling)")
     for spec in args.windows:
@@ -144,16 +189,13 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     fields = {f.name: f.dataType for f in df.schema.fields}
     named = [(args.time, "--time"), *((k, "--key") for k in args.key),
              *((o, "--order-by") for o in args.order_by)]  # fmt: skip
-    if not args.rolling:
+    if args.value:
         named.append((args.value, "--value"))
     for name, role in named:
         if name not in fields:
             raise UserError(f"{role}: no column {name!r} in the input (columns: "
                             f"{', '.join(fields)})")  # fmt: skip
     ttype = fields[args.time]
-    if not args.rolling and not isinstance(fields[args.value], NumericType):
-        raise UserError(f"--value: column {args.value!r} is "
-                        f"{fields[args.value].simpleString()}, not numeric")  # fmt: skip
     col = F.col(args.time)
     if isinstance(ttype, TimestampType | TimestampNTZType):
         return df
@@ -228,8 +270,9 @@ def run(args: RunArgs, log: Any = None) -> dict:
                                        aggs=rolling_entries(args.rolling),
                                        order_by=list(args.order_by) or None)  # fmt: skip
         else:
-            result = window_aggregate(df, time=args.time, value=args.value, windows=args.windows,
-                                      agg=args.agg, key=args.key or None)  # fmt: skip
+            result = window_aggregate(df, time=args.time, windows=args.windows,
+                                      aggs=window_entries(args.agg, args.value),
+                                      key=args.key or None)  # fmt: skip
     except (SpecError, ValueError, TypeError) as e:
         raise UserError(str(e)) from None
     result = result.cache()

@@ -1,7 +1,7 @@
-"""Rolling frames on local tables: a pandas DataFrame, a pyarrow Table, or a dict of numpy
-arrays, with the same vocabulary, output columns and rules as
-:func:`windowagg.spark.rolling_aggregate` (one engine: :mod:`windowagg.engine.rolling_table`
-runs here and inside every Spark worker)."""
+"""Window aggregates and rolling frames on local tables: a pandas DataFrame, a pyarrow Table,
+or a dict of numpy arrays, with the same vocabulary, output columns and rules as
+:func:`windowagg.spark.window_aggregate` and :func:`windowagg.spark.rolling_aggregate` (one
+engine: :mod:`windowagg.engine` runs here and inside every Spark worker)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import compute, sort_order
 
-__all__ = ["rolling_aggregate"]
+__all__ = ["rolling_aggregate", "window_aggregate"]
 
 
 def _to_arrow(table: Any) -> tuple[Any, str]:
@@ -28,8 +28,54 @@ def _to_arrow(table: Any) -> tuple[Any, str]:
         pd = None
     if pd is not None and isinstance(table, pd.DataFrame):
         return pa.Table.from_pandas(table, preserve_index=False), "pandas"
-    raise TypeError("rolling_aggregate takes a pandas DataFrame, a pyarrow Table or a dict of "
-                    f"numpy arrays, got {type(table).__name__}")  # fmt: skip
+    raise TypeError("windowagg's table functions take a pandas DataFrame, a pyarrow Table or a "
+                    f"dict of numpy arrays, got {type(table).__name__}")  # fmt: skip
+
+
+def _from_arrow(out: Any, kind: str) -> Any:
+    """A result table in the kind of table the input was."""
+    if kind == "arrow":
+        return out
+    if kind == "dict":
+        return {n: c.to_numpy(zero_copy_only=False) for n, c in zip(out.column_names, out.columns)}
+    return out.to_pandas()
+
+
+def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: Any = None) -> Any:
+    """Windowed aggregates per key: one row per window that holds a row.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame, pyarrow.Table or dict of numpy arrays
+        The rows, in any order (pandas' NaN is missing, as in :func:`rolling_aggregate`).
+    time : str
+        Places rows in windows: timestamps, dates or numbers (then windows are in its unit).
+    windows : spec strings or window objects
+        ``"tumbling:1h"``, ``"sliding:60s/10s"``, ``"session:5m"``, ``"count-sliding:100/10"``.
+    aggs : dict
+        ``output name -> (aggregation, column)``: ``{"fare": ("sum", "fare"), "trips":
+        ("count", "*"), "p95": ("quantile(q=0.95)", "fare")}``; an aggregation is a name, a
+        name with parameters, or an aggregation object (the user's own too).
+    key : str, list of str or None
+        Grouping columns.
+
+    Returns
+    -------
+    The same kind of table: the key columns, ``window`` (the canonical spec), ``window_start``,
+    ``window_end``, then one column per entry, in Spark's types for the aggregations Spark has
+    (:mod:`windowagg.engine.window_plan`).
+
+    Complexity
+    ----------
+    A sort by key and time, then per window spec O(rows + windows) to find every window's
+    rows, and per entry O(rows + windows) (a FIFO sweep, exact prefix sums or a shared deque).
+    """
+    from .engine.window_plan import plan_windows
+    from .engine.window_table import window_table
+
+    arrow, kind = _to_arrow(table)
+    plan = plan_windows(arrow.schema, time=time, windows=windows, aggs=aggs, key=key)
+    return _from_arrow(window_table(plan, arrow.combine_chunks()), kind)
 
 
 def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,

@@ -260,8 +260,8 @@ def test_bad_input_is_one_clear_error(kw, error, message) -> None:
 
 
 def test_sql_aggregations_run_compiled(monkeypatch) -> None:
-    """Not only equal numbers: sum, mean, min, max and stddev over doubles take the kernels,
-    never the Python reference."""
+    """Not only equal numbers: sum, mean, min, max, stddev and quantiles over doubles take the
+    kernels, never the Python reference."""
     from windowagg.engine import rolling as module
 
     def refuse(*a, **k):
@@ -269,7 +269,8 @@ def test_sql_aggregations_run_compiled(monkeypatch) -> None:
 
     monkeypatch.setattr(module, "_reference", refuse)
     rows = random_rows(9)
-    aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev")}
+    aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev",
+                                                  "median", "quantile(q=0.25)")}  # fmt: skip
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
     assert all(out.column(a).null_count < len(rows) for a in aggs)
 

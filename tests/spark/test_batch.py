@@ -136,11 +136,14 @@ def test_count_windows_and_a_non_slicing_aggregation(spark):
 
 @pytest.mark.parametrize("kwargs,err", [
     ({"time": "nope"}, "no time column 'nope'"),
-    ({"value": "g"}, "must be numeric"),
+    ({"value": "g"}, "needs a numeric column, 'g' is string"),
     ({"key": ["k", "zz"]}, "no key column 'zz'"),
     ({"windows": ["tumbling:1x"]}, "bad duration"),
     ({"windows": ["tumbling:60"]}, "needs a unit"),
-    ({"agg": "collect"}, "does not give one number"),
+    ({"agg": "bloom"}, "filter object"),
+    ({"aggs": {"s": ("sum", "v")}}, "give aggs=.*or value= with agg="),
+    ({"aggs": {"s": ("sum", "v", "range:1h")}, "value": None, "agg": None},
+     "must be \\(aggregation, column\\)"),
     ({"agg": "nope"}, "unknown aggregation"),
 ])  # fmt: skip
 def test_errors_before_any_work(df, kwargs, err):

@@ -116,7 +116,7 @@ def test_rolling_writes_every_row_with_the_new_columns(trips, tmp_path, spark, c
     (["--rolling", "s=sum:nope:range:10s"], "no column 'nope'"),
     (["--rolling", "s=sum:fare:rows:3", "--rolling", "s=max:fare:rows:3"], "given twice"),
     (["--rolling", "s=sum:fare:rows:3", "--window", "tumbling:10s"], "one or the other"),
-    (["--window", "tumbling:10s"], "give --value and --agg"),
+    (["--window", "tumbling:10s"], "give --agg with --window"),
 ])  # fmt: skip
 def test_rolling_errors(argv, message, trips, tmp_path, capsys):
     csv, _ = trips
@@ -151,4 +151,48 @@ def test_empty_inputs(content, message, tmp_path, capsys):
     assert run(csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg",
                "sum", "--output", out) == 1  # fmt: skip
     assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_repeatable_aggs_with_names_equal_spark(trips, tmp_path, spark):
+    """--agg AGG:COLUMN (repeatable): sum_fare, max_fare, count (rows), a named quantile; the
+    values and types of Spark's own query, a count as a long."""
+    from pyspark.sql import functions as F
+
+    csv, _ = trips
+    out = tmp_path / "out"
+    assert run(csv, "--time", "ts", "--key", "zone", "--window", "tumbling:20s",
+               "--agg", "sum:fare", "--agg", "MAX:fare", "--agg", "count",
+               "--agg", "p50=quantile(q=0.5):fare", "--agg", "avg:fare",
+               "--output", out) == 0  # fmt: skip
+    got = spark.read.parquet(str(out))
+    assert got.columns == ["zone", "window", "window_start", "window_end", "sum_fare",
+                           "max_fare", "count", "p50", "avg_fare"]  # fmt: skip
+    assert dict(got.dtypes)["count"] == "bigint"
+    df = spark.read.option("header", True).option("inferSchema", True).csv(str(csv))
+    want = df.groupBy("zone", F.window("ts", "20 seconds").alias("w")).agg(
+        F.sum("fare"),
+        F.max("fare"),
+        F.count("*"),
+        F.percentile_approx("fare", 0.5, 1_000_000),  # nearest rank, as windowagg's quantile
+        F.avg("fare"),
+    )
+    assert sorted(tuple(r) for r in got.drop("window").collect()) == sorted(
+        (r[0], r[1].start, r[1].end, *r[2:]) for r in want.collect()
+    )
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--agg", "sum"], "which column? use sum:COLUMN"),
+    (["--agg", "sum:fare", "--agg", "sum:fare"], "comes twice"),
+    (["--agg", "sum:"], "use [NAME=]AGG[:COLUMN]"),
+    (["--agg", "summ:fare"], "unknown aggregation"),
+    (["--agg", "sum:nope"], "no column 'nope'"),
+])  # fmt: skip
+def test_bad_aggs_are_one_line(argv, message, trips, tmp_path, capsys):
+    csv, _ = trips
+    out = tmp_path / "out"
+    assert run(csv, "--time", "ts", "--window", "tumbling:10s", *argv, "--output", out) == 1
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
     assert not out.exists()

@@ -25,7 +25,7 @@ from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
 
-__all__ = ["Frames", "rolling"]
+__all__ = ["Frames", "quantiles", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
@@ -53,12 +53,25 @@ class Frames:
             hi = end if frame.end is None else np.clip(i + int(frame.end) + 1, first, end)
             self.lo, self.hi = lo, np.maximum(lo, hi)
 
+    @classmethod
+    def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Frames:
+        """Bounds found elsewhere, one pair per answer (a window's rows, for window
+        aggregates): both never decrease; ``times`` are the rows' own."""
+        self = cls.__new__(cls)
+        self.times = np.ascontiguousarray(times, float)
+        self.seg = np.array([0, len(times)], np.int64)
+        self.frame = None
+        self.lo, self.hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+        return self
+
     @property
     def found(self) -> bool:
         return self.lo is not None
 
     def offsets(self) -> tuple[float, float, bool, bool]:
         f = self.frame
+        if f is None:  # given bounds: no offsets to look for
+            return 0.0, 0.0, False, False
         lo_unb, hi_unb = f.start is None, f.end is None
         return (0.0 if lo_unb else float(f.start), 0.0 if hi_unb else float(f.end),
                 lo_unb, hi_unb)  # fmt: skip
@@ -92,8 +105,8 @@ def rolling(values: np.ndarray, frames: Frames, agg: Any,
     Returns
     -------
     numpy.ndarray
-        One float64 per row (NaN where the aggregation has no value), or an object array of
-        the lowered results for aggregations that do not lower to one number.
+        One float64 per row, or per given frame (NaN where the aggregation has no value), or
+        an object array of the lowered results for aggregations that do not lower to one number.
     """
     agg = resolve(agg)
     args = values if args is None else args
@@ -105,8 +118,10 @@ def rolling(values: np.ndarray, frames: Frames, agg: Any,
     args = np.ascontiguousarray(args, float)
     n = len(values)
     given = frames.found
-    if given:
-        lo, hi, seg = frames.lo, frames.hi, np.array([0, n], np.int64)
+    if given:  # one answer per given frame (a window, for window aggregates)
+        lo, hi = frames.lo, frames.hi
+        n = len(lo)
+        seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
         lo, hi, seg = np.empty(n, np.int64), np.empty(n, np.int64), frames.seg
     state = FifoState(ALGORITHM, family, capacity_for(1024))
@@ -130,10 +145,10 @@ def _reference(values, args, los, his, agg) -> np.ndarray:
 
     pairs = facts(agg).pairs
     scalar = facts(agg).scalar
-    out = np.empty(len(values), float if scalar else object)
+    out = np.empty(len(los), float if scalar else object)
     w = fifo(ALGORITHM, agg, backend="python")
     lo = hi = 0
-    for i in range(len(values)):
+    for i in range(len(los)):
         while lo < hi and lo < los[i]:
             w.evict()
             lo += 1
@@ -144,4 +159,24 @@ def _reference(values, args, los, his, agg) -> np.ndarray:
             hi += 1
         r = w.query()
         out[i] = (np.nan if r is None else r) if scalar else r
+    return out
+
+
+def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
+    """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
+    values; NaN is missing) of every frame, compiled
+    (:func:`windowagg.kernels.order_stats.rank_quantiles`): O(log n) per row and frame."""
+    from ..kernels.order_stats import rank_quantiles
+
+    values = np.ascontiguousarray(values, float)
+    order = np.argsort(values, kind="stable")  # NaN sort last
+    valid = int(np.count_nonzero(~np.isnan(values)))
+    ranks = np.zeros(len(values), np.int64)
+    ranks[order[:valid]] = np.arange(1, valid + 1)
+    lo, hi = frames.bounds()
+    picked = np.empty(len(lo), np.int64)
+    rank_quantiles(ranks, lo, hi, float(q), np.zeros(len(values) + 1, np.int64), picked)
+    out = np.full(len(lo), np.nan)
+    some = picked > 0
+    out[some] = values[order[picked[some] - 1]]
     return out

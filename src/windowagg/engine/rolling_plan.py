@@ -20,7 +20,15 @@ from ..aggregations import AGGREGATIONS, facts, resolve
 from ..durations import MICROS
 from ..frames import Frame, FrameError, frame
 
-__all__ = ["Entry", "RollingPlan", "plan_rolling"]
+__all__ = [
+    "Entry",
+    "RollingPlan",
+    "check_entry",
+    "is_timestamp",
+    "names",
+    "plan_rolling",
+    "result_type",
+]
 
 
 #: the aggregations with SQL semantics, by the name of the built-in class they resolve to
@@ -38,6 +46,7 @@ class Entry:
     column: str | None
     frame: Frame
     type: Any  # the result's pyarrow type
+    counts: str | None = None  # rows that are partials: the column of their value counts
 
 
 @dataclass(frozen=True)
@@ -69,9 +78,9 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     sum of integers long, of ``decimal(p, s)`` ``decimal(min(38, p + 10), s)``, avg of a
     decimal ``decimal(min(38, p + 4), s + 4)``, min/max/first/last the input's type); for the
     others, the type the aggregation declares (``result_type``, a pyarrow type), else by what
-    it gives (a count long, an arg the time column's type, a list of doubles, m4 a struct of
-    doubles); a user's aggregation without ``result_type`` gets the type of its result for
-    the single value 1.0 (double if that fails)."""
+    it gives (a count or a count's estimate long, an arg the time column's type, a list of the
+    input's numbers, m4 a struct of doubles); a user's aggregation without ``result_type``
+    gets the type of its result for the single value 1.0 (double if that fails)."""
     import pyarrow as pa
 
     if entry_sql == "count":
@@ -100,12 +109,13 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
             return pa.array([agg.lower(agg.lift(1.0))]).type
         except Exception:
             return pa.float64()
-    if kind == "count":
+    if kind in ("count", "estimate"):  # an estimate of a count (hll), as Spark's is
         return pa.int64()
     if kind == "arg":
         return time
-    if kind == "list":
-        return pa.list_(pa.float64())
+    if kind == "list":  # of the input's values
+        numeric = pa.types.is_integer(value) or pa.types.is_floating(value)
+        return pa.list_(value if numeric else pa.float64())
     if kind == "struct":
         return pa.struct([(f, pa.float64()) for f in ("min", "max", "first", "last")])
     if kind == "filter":
@@ -115,7 +125,48 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     return pa.float64()
 
 
-def _names(value: Any, what: str) -> tuple[str, ...]:
+def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, Any, Any, Any]:
+    """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``) and
+    input type, checked against the columns (``fields``: name -> pyarrow type)."""
+    import pyarrow as pa
+
+    agg = resolve(agg)
+    sql = _sql_name(agg)
+    if column in (None, "*"):
+        if sql != "count":
+            raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
+        column = None
+    elif column not in fields:
+        raise ValueError(f"aggs[{name!r}]: no column {column!r} (columns: "
+                         f"{', '.join(fields)})")  # fmt: skip
+    vtype = pa.int64() if column is None else fields[column]
+    numeric = (pa.types.is_integer(vtype) or pa.types.is_floating(vtype)
+               or pa.types.is_decimal(vtype) or pa.types.is_boolean(vtype))  # fmt: skip
+    orderable = numeric or pa.types.is_temporal(vtype) or pa.types.is_string(vtype) or \
+        pa.types.is_large_string(vtype)  # fmt: skip
+    if sql in ("min", "max") and not orderable:
+        raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {column!r} is "
+                        f"{vtype}")  # fmt: skip
+    if sql not in ("count", "first", "last", "min", "max") and not numeric:
+        raise TypeError(f"aggs[{name!r}]: {getattr(agg, 'name', agg)!r} needs a numeric "
+                        f"column, {column!r} is {vtype}")  # fmt: skip
+    return agg, sql, column, vtype
+
+
+def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
+    """Whether the time column holds timestamps or dates (microseconds inside), else plain
+    numbers; anything else is an error that says what the time is for."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(ttype) or pa.types.is_date(ttype):
+        return True
+    if pa.types.is_integer(ttype) or pa.types.is_floating(ttype) or pa.types.is_decimal(ttype):
+        return False
+    raise TypeError(f"time column {time!r} must be a timestamp, a date or a number to {purpose}, "
+                    f"got {ttype}")  # fmt: skip
+
+
+def names(value: Any, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
     names = (value,) if isinstance(value, str) else tuple(value)
@@ -126,10 +177,8 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
 
 def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries."""
-    import pyarrow as pa
-
     fields = {f.name: f.type for f in schema}
-    keys, order = _names(key, "key"), _names(order_by, "order_by")
+    keys, order = names(key, "key"), names(order_by, "order_by")
     if not isinstance(time, str):
         raise TypeError(f"time must be a column name, got {time!r}")
     roles = [(time, "time"), *((k, "key") for k in keys), *((o, "order_by") for o in order)]
@@ -137,13 +186,7 @@ def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) 
         if name not in fields:
             raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
     ttype = fields[time]
-    if pa.types.is_timestamp(ttype) or pa.types.is_date(ttype):
-        timestamp = True
-    elif pa.types.is_integer(ttype) or pa.types.is_floating(ttype) or pa.types.is_decimal(ttype):
-        timestamp = False
-    else:
-        raise TypeError(f"time column {time!r} must be a timestamp, a date or a number to order "
-                        f"rows and measure range frames, got {ttype}")  # fmt: skip
+    timestamp = is_timestamp(time, ttype, "order rows and measure range frames")
     if not isinstance(aggs, dict) or not aggs:
         raise TypeError("aggs must be a non-empty dict: output name -> (aggregation, column, "
                         "frame), like {'sum_1h': ('sum', 'amount', 'range:1h')}")  # fmt: skip
@@ -158,26 +201,7 @@ def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) 
         if not isinstance(spec, tuple | list) or len(spec) != 3:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column, frame), got {spec!r}")
         agg, column, text = spec
-        agg = resolve(agg)
-        sql = _sql_name(agg)
-        if column in (None, "*"):
-            if sql != "count":
-                raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
-            column = None
-        elif column not in fields:
-            raise ValueError(f"aggs[{name!r}]: no column {column!r} (columns: "
-                             f"{', '.join(fields)})")  # fmt: skip
-        vtype = pa.int64() if column is None else fields[column]
-        numeric = (pa.types.is_integer(vtype) or pa.types.is_floating(vtype)
-                   or pa.types.is_decimal(vtype) or pa.types.is_boolean(vtype))  # fmt: skip
-        orderable = numeric or pa.types.is_temporal(vtype) or pa.types.is_string(vtype) or \
-            pa.types.is_large_string(vtype)  # fmt: skip
-        if sql in ("min", "max") and not orderable:
-            raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {column!r} is "
-                            f"{vtype}")  # fmt: skip
-        if sql not in ("count", "first", "last", "min", "max") and not numeric:
-            raise TypeError(f"aggs[{name!r}]: {getattr(agg, 'name', agg)!r} needs a numeric "
-                            f"column, {column!r} is {vtype}")  # fmt: skip
+        agg, sql, column, vtype = check_entry(name, agg, column, fields)
         try:
             fr = frame(text, MICROS if timestamp else None)
         except FrameError as e:

@@ -15,16 +15,18 @@ first and last row.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
+from ..aggregations import Median, Quantile
 from ..compiled import EXACT
-from .rolling import Frames, rolling
+from .rolling import Frames, quantiles, rolling
 from .rolling_plan import Entry, RollingPlan
 
-__all__ = ["compute", "segments", "sort_order", "times_of"]
+__all__ = ["compute", "evaluate", "segments", "sort_order", "times_of"]
 
 
 def _sorted(columns: list[Any]) -> bool:
@@ -230,11 +232,22 @@ def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
                     type=type_)  # fmt: skip
 
 
-def _sum(col: _Column, fr: Frames, entry: Entry) -> Any:
+def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) -> Any:
+    """sum, or mean (``counts``: rows that are partial sums, and their value counts)."""
     import pyarrow as pa
 
+    if counts is not None:
+        lo, hi = fr.bounds()
+        cs = counts.prefix_sums()[0]
+        count = cs[hi] - cs[lo]
+        if pa.types.is_floating(col.type):
+            total = _sum(col, fr, replace(entry, sql="sum", type=pa.float64()))
+            total = total.to_numpy(zero_copy_only=False)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return _with_nulls(total / np.maximum(count, 1), count == 0, entry.type)
     if pa.types.is_decimal(col.type) or not pa.types.is_floating(col.type):
-        lo, hi, count = _counted(col, fr)
+        if counts is None:
+            lo, hi, count = _counted(col, fr)
         null = count == 0
         cs, scale = col.prefix_sums()
         total = cs[hi] - cs[lo]
@@ -299,13 +312,13 @@ def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray
 
     keys = _select_keys(col)
     keys = np.ascontiguousarray(keys if sql == "max" else -keys)
-    n, k = len(keys), len(frames)
+    n, k = len(frames[0].bounds()[1]), len(frames)
     lo = np.empty((k, n), np.int64)
     for j, fr in enumerate(frames):
         lo[j] = fr.bounds()[0]
     out = np.empty((k, n), np.int64)
-    select_frames(keys, lo, frames[0].bounds()[1], np.empty(n, np.int64), np.empty(k, np.int64),
-                  out)  # fmt: skip
+    select_frames(keys, lo, frames[0].bounds()[1], np.empty(len(keys), np.int64),
+                  np.empty(k, np.int64), out)  # fmt: skip
     return list(out)
 
 
@@ -345,6 +358,9 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     from ..aggregations import facts
 
     f = facts(entry.agg)
+    if type(entry.agg) in (Quantile, Median):  # compiled order statistics (sorted partials
+        q = quantiles(col.floats(), fr, entry.agg.q)  # would cost O(frame) per row)
+        return _with_nulls(q, np.isnan(q), entry.type)
     rows = np.arange(len(col.valid), dtype=float)
     out = rolling(col.floats(), fr, entry.agg, rows if f.pairs else None)
     if f.result == "arg":  # the row of the arg: the time column's value there
@@ -352,10 +368,12 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
         return pc.take(times_col, pa.array(np.where(null, 0, out).astype(np.int64), mask=null))
     if out.dtype != object:
         null = np.isnan(out)
-        if pa.types.is_integer(entry.type):
-            return _with_nulls(np.where(null, 0, out).astype(np.int64), null, entry.type)
+        if pa.types.is_integer(entry.type):  # a count, or a count's estimate, rounded
+            return _with_nulls(np.rint(np.where(null, 0, out)).astype(np.int64), null, entry.type)
         return _with_nulls(out, null, entry.type)
     values = [v._asdict() if hasattr(v, "_asdict") else v for v in out]
+    if pa.types.is_list(entry.type) and not pa.types.is_floating(entry.type.value_type):
+        return pa.array(values, type=pa.list_(pa.float64())).cast(entry.type)  # exact ints
     return pa.array(values, type=entry.type)
 
 
@@ -364,17 +382,30 @@ def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
     """Every entry's column over ``table`` (a ``pyarrow.Table`` sorted by :func:`sort_order`),
     in the plan's order. ``frames`` (optional, filled here): each frame's
     :class:`~windowagg.engine.rolling.Frames`, for a caller that needs the bounds too."""
-    import pyarrow as pa
-
     times = times_of(plan, table) if times is None else times
     seg = segments(plan, table) if seg is None else seg
     frames = {} if frames is None else frames
     for f in plan.frames:
         frames[f] = Frames(times, seg, f)
+    return evaluate(plan.entries, table, frames, table.column(plan.time))
+
+
+def _ends(frame: Any) -> Any:
+    """What frames that end together share (min/max share one deque): a rows or range frame's
+    kind and end; anything else (a window's given bounds) only itself."""
+    return (frame.kind, frame.end) if hasattr(frame, "kind") else frame
+
+
+def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any]:
+    """Every entry's column over the bounds of its frame (``frames``: frame ->
+    :class:`~windowagg.engine.rolling.Frames`, one answer per row, or per given pair of
+    bounds: a window's rows), in the order of ``entries``."""
+    import pyarrow as pa
+
     columns: dict[str, _Column] = {}
     picks: dict[tuple, np.ndarray] = {}  # (column, min or max, frame) -> selected rows
     out = []
-    for e in plan.entries:
+    for e in entries:
         fr = frames[e.frame]
         if e.column is None:  # count(*): the frame's rows
             lo, hi = fr.bounds()
@@ -385,22 +416,24 @@ def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
         col = columns[e.column]
         if e.sql in ("min", "max"):
             if (e.column, e.sql, e.frame) not in picks:  # every frame ending with this one
-                group = [
-                    x.frame
-                    for x in plan.entries
-                    if (x.column, x.sql) == (e.column, e.sql)
-                    and (x.frame.kind, x.frame.end) == (e.frame.kind, e.frame.end)
-                ]
-                group = list(dict.fromkeys(group))  # fmt: skip
+                group = [x.frame for x in entries if (x.column, x.sql) == (e.column, e.sql)
+                         and _ends(x.frame) == _ends(e.frame)]  # fmt: skip
+                group = list(dict.fromkeys(group))
                 rows = select_rows(col, e.sql, [frames[f] for f in group])
                 picks.update({(e.column, e.sql, f): r for f, r in zip(group, rows)})
             out.append(_select(col, fr, e, picks[(e.column, e.sql, e.frame)]))
             continue
-        out.append(_entry(col, fr, table.column(plan.time), e))
+        counts = None
+        if e.counts is not None:
+            if e.counts not in columns:
+                columns[e.counts] = _Column(table.column(e.counts).combine_chunks())
+            counts = columns[e.counts]
+        out.append(_entry(col, fr, times_col, e, counts))
     return out
 
 
-def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry) -> Any:
+def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry,
+           counts: _Column | None = None) -> Any:  # fmt: skip
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -414,5 +447,5 @@ def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry) -> Any:
     if e.sql == "count":
         return pa.array(_counted(col, fr)[2], pa.int64())
     if e.sql in ("sum", "mean"):
-        return _sum(col, fr, e)
+        return _sum(col, fr, e, counts)
     return _stddev(col, fr, e)

@@ -3,6 +3,8 @@ pointers per key segment, each moving forward only, so O(rows) whatever the fram
 A binary search per row (``np.searchsorted``) costs O(rows log rows) and, at a million rows,
 more than the aggregation itself."""
 
+import numpy as np
+
 from .jit import kernel
 
 
@@ -34,3 +36,49 @@ def range_bounds(times, seg, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
                     hi += 1
             lo_row[i] = lo
             hi_row[i] = hi if hi > lo else lo
+
+
+@kernel
+def sliding_windows(times, seg, size, slide, count_only, key, start, lo, hi):
+    """The windows ``[k * slide, k * slide + size)`` that hold at least one row (Spark's
+    ``window()`` makes no other), per key segment in order of start, with their rows
+    ``lo`` to ``hi - 1``; rows with a time of +-inf (null, NaN) are in none. Returns how many;
+    with ``count_only`` it only counts (the caller then sizes the outputs). Row i lies in the
+    windows ``k`` from ``floor((t - size) / slide) + 1`` to ``floor(t / slide)``; both only
+    grow along a key, so each window is made once, by its first row, and two pointers find
+    every window's rows."""
+    m = 0
+    for g in range(seg.shape[0] - 1):
+        s = seg[g]
+        e = seg[g + 1]
+        last = -np.inf  # the last window made for this key
+        p_lo = s
+        p_hi = s
+        for i in range(s, e):
+            t = times[i]
+            if t == -np.inf or t == np.inf:
+                continue
+            first = np.floor((t - size) / slide) + 1
+            while first * slide + size <= t:  # rounding of the division
+                first += 1
+            top = np.floor(t / slide)
+            while top * slide > t:
+                top -= 1
+            k = max(first, last + 1)
+            while k <= top:
+                if not count_only:
+                    a = k * slide
+                    while p_lo < e and times[p_lo] < a:
+                        p_lo += 1
+                    if p_hi < p_lo:
+                        p_hi = p_lo
+                    while p_hi < e and times[p_hi] < a + size:
+                        p_hi += 1
+                    key[m] = g
+                    start[m] = a
+                    lo[m] = p_lo
+                    hi[m] = p_hi
+                m += 1
+                k += 1
+            last = max(last, top)
+    return m

@@ -11,23 +11,30 @@ from .session import SparkUnavailable, require_pyspark, spark_session
 __all__ = ["SparkUnavailable", "rolling_aggregate", "spark_session", "window_aggregate"]
 
 
-def window_aggregate(df: Any, *, time: str, value: str, windows: Any, agg: Any, key: Any = None,
+def window_aggregate(df: Any, *, time: str, windows: Any, aggs: dict | None = None,
+                     value: str | None = None, agg: Any = None, key: Any = None,
                      allowed_lateness: Any = 0) -> Any:  # fmt: skip
-    """Windowed aggregates per key.
+    """Windowed aggregates per key, several in one pass: what
+    ``df.groupBy(key, F.window(time, ...)).agg(...)`` computes, for every window type.
 
     Parameters
     ----------
     df : pyspark.sql.DataFrame
         Batch or streaming (declared with ``withWatermark(time, delay)``).
     time : str
-        Event time: a timestamp column, or numbers (then windows are in the same unit).
-    value : str
-        The numeric column to aggregate.
+        Event time: a timestamp or date column, or numbers (then windows are in the same
+        unit).
     windows : window objects or spec strings
         ``"tumbling:1m"``, ``"sliding:30s/5s"``, ``"session:90s"``, ``"count-sliding:100/10"``,
         or ``Tumbling(60)`` etc. (sizes in seconds for a timestamp column).
-    agg : str or aggregation
-        A built-in with one number per window (sum, count, mean, min, max, ...).
+    aggs : dict
+        ``output name -> (aggregation, column)``: ``{"fare": ("sum", "fare_amount"),
+        "trips": ("count", "*"), "p95": ("quantile(q=0.95)", "fare_amount")}``. An
+        aggregation is a name (Spark's own names too: ``avg``, ``stddev_samp``,
+        ``approx_count_distinct``...), a name with parameters, or an aggregation object, the
+        user's own included; ``count`` takes ``None`` or ``"*"`` to count rows.
+    value, agg : str, and a name or aggregation
+        The one-aggregation shorthand, ``aggs={"value": (agg, value)}``.
     key : str, list of str or None
         Grouping columns.
     allowed_lateness : number
@@ -37,20 +44,30 @@ def window_aggregate(df: Any, *, time: str, value: str, windows: Any, agg: Any, 
     Returns
     -------
     pyspark.sql.DataFrame
-        Key columns, ``window`` (canonical spec), ``window_start``, ``window_end`` (the time
-        column's type), ``value``; streaming adds ``update`` and reports dropped events (see the
-        README).
+        Key columns, ``window`` (canonical spec), ``window_start``, ``window_end`` (timestamps,
+        or doubles for a numeric time), then one column per entry, in the given order. Sum,
+        count, mean/avg, min, max, stddev, first and last have Spark's values and types (count
+        long, sum of ints long, of ``decimal(p, s)`` ``decimal(p + 10, s)``, exactly; min, max,
+        first and last the column's type); streaming adds ``update`` and reports dropped
+        events (see the README).
 
     Complexity
     ----------
-    Per key, O(events) slicing plus O(log slices) per window (the operator's cost model);
-    tumbling and sliding windows over built-in numeric aggregations cross into Python as one
-    row per (key, slice).
+    Sum, count, mean, min and max over tumbling and sliding windows: one Spark SQL aggregate
+    per (key, slice), then O(slices + windows) per entry in Python. Everything else: a shuffle
+    by key and a sort within partitions, then O(rows + windows) per entry (a FIFO sweep over
+    each key's rows).
     """
     require_pyspark()
     from .plan import make_plan
 
-    plan = make_plan(df, time, value, windows, agg, key, allowed_lateness)
+    if (value is None) != (agg is None) or (aggs is None) == (agg is None):
+        raise TypeError("give aggs={name: (aggregation, column), ...}, or value= with agg= for "
+                        "one aggregation")  # fmt: skip
+    if aggs is None:
+        aggs = {"value": (agg, value)}
+    plan = make_plan(df, time=time, windows=windows, aggs=aggs, key=key,
+                     allowed_lateness=allowed_lateness)  # fmt: skip
     if df.isStreaming:
         from .stream import run_stream
 

@@ -1,138 +1,57 @@
-"""What ``window_aggregate`` needs to know before it touches data: the key columns, the time
-column and its unit, the windows, the aggregation and the output schema; every user error is
-raised here, before any work."""
+"""What ``window_aggregate`` and ``rolling_aggregate`` need to know on Spark before they touch
+data: the engine's plan (:mod:`windowagg.engine.window_plan`, every user error raised there,
+before any Spark job) against the DataFrame's schema as Arrow sees it, and each output
+column's Spark type."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from ..aggregations import Aggregation, Facts, facts, resolve
-from ..durations import MICROS
-from ..slicing import Session, Sliding, Window
-from ..specs import canonical, windows_of
+from ..aggregations import facts
+from ..engine.window_plan import WindowPlan, plan_windows
 
 
-class SqlSum(Aggregation):
-    """SQL's SUM: missing values ignored, and no value at all (null) when every value in the
-    window is missing (windowagg's ``sum`` gives 0 there). Partial ``(sum, count)``."""
+def arrow_schema(df: Any) -> Any:
+    """The DataFrame's schema as the Arrow batches of ``mapInArrow`` carry it."""
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    name = "sql_sum"
-    facts = Facts(partials=("s", "c"))
-    identity = (0.0, 0)
-    commutative = True
-    invertible = True
-
-    def lower_columns(self, cols):
-        return np.where(cols["c"] > 0, cols["s"], np.nan)
-
-    def lift(self, x):
-        return (0.0, 0) if x is None or x != x else (float(x), 1)
-
-    def combine(self, a, b):
-        return (a[0] + b[0], a[1] + b[1])
-
-    def inverse(self, a, b):
-        return (a[0] - b[0], a[1] - b[1])
-
-    def lower(self, p):
-        return p[0] if p[1] else None
+    tz = df.sparkSession.conf.get("spark.sql.session.timeZone")
+    return to_arrow_schema(df.schema, timezone=tz)
 
 
-@dataclass
-class Plan:
-    keys: list[str]
-    time: str
-    value: str
-    timestamp: bool  # the time column is a timestamp (else plain numbers)
-    windows: list[Window]
-    specs: list[str]
-    agg: Any
-    lateness: Any
-    key_fields: list[Any]  # StructFields of the key columns
+def entry_field(e: Any, types: dict, time: str) -> Any:
+    """An entry's output field in Spark's types: the input column's own type where the result
+    is one of its values (min, max, first, last), the time column's for an arg (argmin,
+    argmax), else the engine's type; a count is never null."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField
 
-    @property
-    def unit(self) -> float | None:
-        return MICROS if self.timestamp else None
-
-    @property
-    def fast(self) -> bool:
-        """Pre-aggregation per (key, slice) in Spark SQL, then the array fast path."""
-        from ..slicing.vector import serves
-
-        return serves(self.agg, self.windows)
-
-    def operator(self) -> Any:
-        """A window operator for one key."""
-        from ..slicing import WindowOperator
-
-        op = WindowOperator(self.agg, allowed_lateness=self.lateness, store="eager")
-        for w in self.windows:
-            op.add_window(w)
-        return op
-
-    def output_schema(self, internal: bool = False, update: bool = False) -> Any:
-        from pyspark.sql.types import (
-            BooleanType,
-            DoubleType,
-            LongType,
-            StringType,
-            StructField,
-            StructType,
-            TimestampType,
-        )
-
-        # plain numbers stay doubles; timestamps are microseconds inside the Python functions
-        stamp = LongType() if internal else TimestampType()
-        bound = stamp if self.timestamp else DoubleType()
-        value = LongType() if facts(self.agg).result == "count" else DoubleType()
-        fields = [*self.key_fields, StructField("window", StringType()),
-                  StructField("window_start", bound), StructField("window_end", bound),
-                  StructField("value", value)]  # fmt: skip
-        if update:
-            fields.append(StructField("update", BooleanType()))
-        return StructType(fields)
+    if e.sql in ("min", "max", "first", "last"):
+        t = types[e.column]
+    elif e.sql is None and facts(e.agg).result == "arg" and \
+            getattr(e.agg, "result_type", None) is None:  # fmt: skip
+        t = types[time]
+    else:
+        t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
+    return StructField(e.name, t, e.sql != "count")
 
 
-def make_plan(df: Any, time: str, value: str, windows: Any, agg: Any, key: Any,
-              allowed_lateness: Any) -> Plan:  # fmt: skip
-    from pyspark.sql.types import NumericType, TimestampNTZType, TimestampType
+def make_plan(df: Any, *, time: str, windows: Any, aggs: Any, key: Any,
+              allowed_lateness: Any) -> WindowPlan:  # fmt: skip
+    return plan_windows(arrow_schema(df), time=time, windows=windows, aggs=aggs, key=key,
+                        allowed_lateness=allowed_lateness)  # fmt: skip
+
+
+def output_schema(df: Any, plan: WindowPlan) -> Any:
+    """The key columns, ``window``, ``window_start``, ``window_end`` (the time column's
+    timestamp type, doubles for numbers), then one column per entry."""
+    from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
 
     fields = {f.name: f for f in df.schema.fields}
-    keys = [] if key is None else [key] if isinstance(key, str) else list(key)
-    for name, role in [(time, "time"), (value, "value"), *((k, "key") for k in keys)]:
-        if name not in fields:
-            raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
-    ttype = fields[time].dataType
-    if isinstance(ttype, TimestampType | TimestampNTZType):
-        timestamp = True
-    elif isinstance(ttype, NumericType):
-        timestamp = False
-    else:
-        raise TypeError(f"time column {time!r} must be a timestamp or a number, got "
-                        f"{ttype.simpleString()}")  # fmt: skip
-    if not isinstance(fields[value].dataType, NumericType):
-        raise TypeError(f"value column {value!r} must be numeric, got "
-                        f"{fields[value].dataType.simpleString()}")  # fmt: skip
-    unit = MICROS if timestamp else None
-    ws = windows_of(windows, unit)
-    a = resolve(agg)
-    if getattr(a, "name", None) == "sum":
-        a = SqlSum()  # Spark's semantics: null when every value is null
-    elif not facts(a).scalar:
-        from ..aggregations import AGGREGATIONS
-
-        scalar = sorted(n for n, make in AGGREGATIONS.items() if facts(make()).scalar)
-        raise ValueError(f"aggregation {getattr(a, 'name', a)!r} does not give one number per "
-                         f"window; in Spark use one of: {', '.join(scalar)}")  # fmt: skip
-    if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
-        raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
-    lateness = allowed_lateness * MICROS if timestamp else allowed_lateness
-    for w in ws:
-        if not isinstance(w, Sliding | Session):
-            raise ValueError(f"window {w!r}: Spark runs tumbling, sliding, session and count "
-                             "windows")  # fmt: skip
-    return Plan(keys, time, value, timestamp, ws, [canonical(w, unit) for w in ws], a,
-                lateness, [fields[k] for k in keys])  # fmt: skip
+    types = {n: f.dataType for n, f in fields.items()}
+    bound = TimestampType() if plan.timestamp else DoubleType()
+    out = [fields[k] for k in plan.keys]
+    out += [StructField("window", StringType(), False), StructField("window_start", bound),
+            StructField("window_end", bound)]  # fmt: skip
+    out += [entry_field(e, types, plan.time) for e in plan.entries]
+    return StructType(out)

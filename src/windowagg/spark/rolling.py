@@ -18,36 +18,16 @@ from typing import Any
 
 from ..engine.rolling_plan import RollingPlan, plan_rolling
 from .batch import cores, quoted
-
-
-def arrow_schema(df: Any) -> Any:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    tz = df.sparkSession.conf.get("spark.sql.session.timeZone")
-    return to_arrow_schema(df.schema, timezone=tz)
+from .plan import arrow_schema, entry_field
 
 
 def output_schema(df: Any, plan: RollingPlan) -> Any:
-    """The input's schema plus one field per entry, in Spark's types: the input column's own
-    type where the result is one of its values (min, max, first, last), the time column's for
-    an arg (argmin, argmax)."""
-    from pyspark.sql.pandas.types import from_arrow_type
-    from pyspark.sql.types import StructField, StructType
+    """The input's schema plus one field per entry (:func:`~windowagg.spark.plan.entry_field`)."""
+    from pyspark.sql.types import StructType
 
-    from ..aggregations import facts
-
-    fields = list(df.schema.fields)
-    types = {f.name: f.dataType for f in fields}
-    for e in plan.entries:
-        if e.sql in ("min", "max", "first", "last"):
-            t = types[e.column]
-        elif e.sql is None and facts(e.agg).result == "arg" and \
-                getattr(e.agg, "result_type", None) is None:  # fmt: skip
-            t = types[plan.time]
-        else:
-            t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
-        fields.append(StructField(e.name, t, e.sql != "count"))  # a count is never null
-    return StructType(fields)
+    types = {f.name: f.dataType for f in df.schema.fields}
+    fields = [entry_field(e, types, plan.time) for e in plan.entries]
+    return StructType([*df.schema.fields, *fields])
 
 
 def _worker(plan: RollingPlan, columns: list[str]):

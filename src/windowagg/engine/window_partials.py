@@ -1,0 +1,72 @@
+"""Window aggregates from partial aggregates per (key, slice) (Scotty, Section 5: general
+stream slicing; every window is a run of whole slices): where each entry's partial is a SQL
+aggregate (sum, count, min, max), the rows are first reduced per key and slice by the engine
+that holds them (Spark SQL, in the JVM), and the window engine then answers every window from
+its slices, with the same rules and types as from the rows themselves: a sum is the sum of its
+slices' sums (null slices skipped, a NaN slice makes it NaN), a count the sum of their counts,
+a mean the sum of the sums over the sum of the counts (exact for integers and decimals), min
+and max the smallest and largest slice's.
+
+A slice is the span between two consecutive edges of the windows' fused grids
+(:class:`windowagg.slicing.slicer.StreamSlicer`), labelled by its start: a window
+``[start, end)`` holds exactly the slices that start inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import NamedTuple
+
+from ..slicing import Sliding
+from .window_plan import WindowPlan
+
+__all__ = ["MERGED", "Partial", "mergeable", "over_partials", "partials"]
+
+#: the SQL aggregations a window answers from its slices' partials
+MERGED = ("sum", "count", "mean", "min", "max")
+#: the partials each needs, as SQL aggregates of the input column
+NEEDS = {"sum": ("sum",), "count": ("count",), "mean": ("sum", "count"), "min": ("min",),
+         "max": ("max",)}  # fmt: skip
+
+
+class Partial(NamedTuple):
+    """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max) of
+    the input ``column`` (None: count the rows)."""
+
+    name: str
+    fn: str
+    column: str | None
+
+
+def mergeable(plan: WindowPlan) -> bool:
+    """Whether every entry merges from SQL partials and every window is made of slices (time
+    windows on a grid; not sessions or count windows)."""
+    return all(e.sql in MERGED for e in plan.entries) and all(
+        isinstance(w, Sliding) and w.measure == "time" for w in plan.windows
+    )
+
+
+def partials(plan: WindowPlan) -> list[Partial]:
+    """The partial columns the entries need, each once."""
+    out: dict[tuple, Partial] = {}
+    for e in plan.entries:
+        for fn in NEEDS[e.sql] if e.column is not None else ("count",):
+            out.setdefault((fn, e.column), Partial(f"__wa_p{len(out)}", fn, e.column))
+    return list(out.values())
+
+
+def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowPlan:
+    """The plan that answers ``plan``'s entries over the partials table (its slice column
+    ``time``, key columns ``keys``): each entry reads its partial columns, in its own result
+    type."""
+    name = {(p.fn, p.column): p.name for p in partials(plan)}
+    entries = []
+    for e in plan.entries:
+        if e.column is None or e.sql == "count":  # a count is the sum of the slices' counts
+            entries.append(replace(e, sql="sum", column=name[("count", e.column)]))
+        elif e.sql == "mean":
+            entries.append(replace(e, column=name[("sum", e.column)],
+                                   counts=name[("count", e.column)]))  # fmt: skip
+        else:
+            entries.append(replace(e, column=name[(e.sql, e.column)]))
+    return replace(plan, time=time, keys=keys, entries=tuple(entries))

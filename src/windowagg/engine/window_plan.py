@@ -1,0 +1,88 @@
+"""What ``window_aggregate`` needs to know before it touches data, on every table it runs on
+(pandas, Arrow, Spark's Arrow batches): the key and time columns, the windows, and every
+entry's aggregation, column and result type. Every user error is raised here, before any work.
+
+The entries follow the same rules and get the same types as rolling frames'
+(:mod:`windowagg.engine.rolling_plan`): SQL's for the aggregations Spark also has (nulls
+skipped, NaN a value, Spark's result types), and for every other aggregation, the user's own
+included, its result over the window's non-null values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..durations import MICROS
+from ..slicing import Session, Sliding, Window
+from ..specs import canonical, windows_of
+from .rolling_plan import Entry, check_entry, is_timestamp, names, result_type
+
+__all__ = ["OUTPUT", "WindowPlan", "plan_windows"]
+
+#: the columns every output has between the keys and the entries
+OUTPUT = ("window", "window_start", "window_end")
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    keys: tuple[str, ...]
+    time: str
+    timestamp: bool  # times are timestamps (microseconds inside), else plain numbers
+    windows: tuple[Window, ...]
+    specs: tuple[str, ...]  # each window's canonical spec, as the output's ``window`` says it
+    entries: tuple[Entry, ...]  # ``frame`` is None: each window's bounds are the frame
+    bound: Any = None  # window_start and window_end: a pyarrow timestamp type, or float64
+    lateness: float = 0.0  # streaming: in the time column's internal unit
+    order_by: tuple[str, ...] = ()
+
+    @property
+    def unit(self) -> float | None:
+        return MICROS if self.timestamp else None
+
+
+def plan_windows(schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = None,
+                 allowed_lateness: Any = 0) -> WindowPlan:  # fmt: skip
+    """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries:
+    ``aggs`` maps an output name to ``(aggregation, column)`` (``count`` takes ``None`` or
+    ``"*"``: rows)."""
+    import pyarrow as pa
+
+    fields = {f.name: f.type for f in schema}
+    keys = names(key, "key")
+    if not isinstance(time, str):
+        raise TypeError(f"time must be a column name, got {time!r}")
+    for name, role in [(time, "time"), *((k, "key") for k in keys)]:
+        if name not in fields:
+            raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
+    ttype = fields[time]
+    timestamp = is_timestamp(time, ttype, "place rows in windows")
+    unit = MICROS if timestamp else None
+    ws = windows_of(windows, unit)
+    for w in ws:
+        if not isinstance(w, Sliding | Session):
+            raise ValueError(f"window {w!r}: window_aggregate runs tumbling, sliding, session "
+                             "and count windows")  # fmt: skip
+    if not isinstance(aggs, dict) or not aggs:
+        raise TypeError("aggs must be a non-empty dict: output name -> (aggregation, column), "
+                        "like {'fare': ('sum', 'fare'), 'trips': ('count', '*')}")  # fmt: skip
+    taken = {*keys, *OUTPUT}
+    entries = []
+    for name, spec in aggs.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"output names are non-empty strings, got {name!r}")
+        if name in taken:
+            raise ValueError(f"output column {name!r} is taken (by a key, another entry or "
+                             f"{', '.join(OUTPUT)})")  # fmt: skip
+        taken.add(name)
+        if not isinstance(spec, tuple | list) or len(spec) != 2:
+            raise TypeError(f"aggs[{name!r}] must be (aggregation, column), got {spec!r}")
+        agg, sql, column, vtype = check_entry(name, *spec, fields)
+        entries.append(Entry(name, agg, sql, column, None, result_type(sql, agg, vtype, ttype)))
+    if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
+        raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
+    lateness = allowed_lateness * MICROS if timestamp else allowed_lateness
+    specs = tuple(canonical(w, unit) for w in ws)
+    bound = (pa.timestamp("us", ttype.tz) if pa.types.is_timestamp(ttype)
+             else pa.timestamp("us") if timestamp else pa.float64())  # fmt: skip
+    return WindowPlan(keys, time, timestamp, tuple(ws), specs, tuple(entries), bound, lateness)

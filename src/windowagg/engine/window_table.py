@@ -1,0 +1,148 @@
+"""Window aggregates over an Arrow table (one engine for pandas, Arrow and Spark's workers):
+every window of a :class:`~windowagg.engine.window_plan.WindowPlan` that holds a row, per key,
+with every entry's value.
+
+Rows sorted by key, then time, form one segment per key. Each window is a range of a key's
+rows ``[lo, hi)``, found once per window spec whatever the number of entries
+(:func:`window_bounds`): time windows ``[start, end)`` with two pointers
+(:func:`windowagg.kernels.frames.sliding_windows`), sessions (Scotty, Section 4: a new session
+where the gap to the previous row exceeds the session gap) by one difference, count windows by
+arithmetic. Within a key both bounds only move forward with the window's start, so the windows
+of a spec are frames given by their bounds, and the rolling engine's rules answer them
+(:func:`windowagg.engine.rolling_table.evaluate`): SQL's for sum, count, mean, min, max,
+stddev, first and last (exact integer and decimal sums, NaN a value, Spark's types), a FIFO
+sweep (each row enters and leaves once) for every other aggregation, the user's own included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..slicing import Session, Window
+from .rolling import Frames
+from .rolling_table import evaluate, segments, sort_order, times_of
+from .window_plan import WindowPlan
+
+__all__ = ["WindowBounds", "output_schema", "window_bounds", "window_table"]
+
+
+class WindowBounds(NamedTuple):
+    """The windows of one spec: the key segment each belongs to, its start and end (times;
+    for count windows the times of its first and last row) and its rows ``[lo, hi)``."""
+
+    key: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's rows with a time (null times sort first as -inf, NaN last as +inf)."""
+    s, e = seg[:-1], seg[1:]
+    first = s + np.add.reduceat(np.r_[times == -np.inf, False].astype(np.int64), s)[: len(s)] \
+        if len(times) else s  # fmt: skip
+    last = e - np.add.reduceat(np.r_[times == np.inf, False].astype(np.int64), s)[: len(s)] \
+        if len(times) else e  # fmt: skip
+    return first, np.maximum(first, last)
+
+
+def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
+    """Every window of ``w`` that holds a row, key by key, in order of start."""
+    if isinstance(w, Session):
+        return _sessions(w.gap, times, seg)
+    if w.measure == "count":
+        return _counted(int(w.size), int(w.slide), times, seg)
+    from ..kernels.frames import sliding_windows
+
+    empty = np.empty(0, np.int64)
+    args = (times, seg, float(w.size), float(w.slide))
+    m = sliding_windows(*args, True, empty, np.empty(0), empty, empty)
+    key, start, lo, hi = np.empty(m, np.int64), np.empty(m), np.empty(m, np.int64), \
+        np.empty(m, np.int64)  # fmt: skip
+    sliding_windows(*args, False, key, start, lo, hi)
+    return WindowBounds(key, start, start + w.size, lo, hi)
+
+
+def _sessions(gap: float, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
+    """Sessions ``[first time, last time + gap)``: rows whose times differ by at most ``gap``
+    (in time order) share one."""
+    rows = np.flatnonzero(np.isfinite(times))  # rows with a time
+    if not len(rows):
+        empty = np.empty(0, np.int64)
+        return WindowBounds(empty, np.empty(0), np.empty(0), empty, empty)
+    t = times[rows]
+    owner = np.searchsorted(seg, rows, side="right") - 1
+    new = np.r_[True, (owner[1:] != owner[:-1]) | (np.diff(t) > gap)]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(rows)]
+    lo, hi = rows[starts], rows[ends - 1] + 1
+    return WindowBounds(owner[starts], t[starts], t[ends - 1] + gap, lo, hi)
+
+
+def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
+    """Count windows: positions ``[k * slide, k * slide + size)`` of each key's rows in time
+    order, the complete ones; start and end are the times of the first and last row."""
+    first, last = _finite(times, seg)
+    n = last - first
+    per = np.where(n >= size, (n - size) // slide + 1, 0)
+    key = np.repeat(np.arange(len(per)), per)
+    k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
+    lo = first[key] + k * slide
+    hi = lo + size
+    return WindowBounds(key, times[lo], times[hi - 1], lo, hi)
+
+
+def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
+    """The output's Arrow schema: the key columns (``key_fields``), ``window``,
+    ``window_start``, ``window_end`` (timestamps for a timestamp or date time column, else
+    doubles), then one column per entry in its result type."""
+    import pyarrow as pa
+
+    fields = [pa.field(name, f.type) for name, f in zip(plan.keys, key_fields)]
+    fields += [pa.field("window", pa.string(), False), pa.field("window_start", plan.bound),
+               pa.field("window_end", plan.bound)]  # fmt: skip
+    fields += [pa.field(e.name, e.type, e.sql != "count") for e in plan.entries]
+    return pa.schema(fields)
+
+
+def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None) -> Any:
+    """Every window's row: the keys, the window's spec and bounds, every entry (a
+    ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and
+    start). ``over``: the plan that reads ``table`` when its rows are partials
+    (:func:`windowagg.engine.window_partials.over_partials`)."""
+    import pyarrow as pa
+
+    run = plan if over is None else over
+    schema = output_schema(plan, [table.schema.field(k) for k in run.keys])
+    order = sort_order(run, table)
+    if order is not None:
+        table = table.take(pa.array(order))
+    times = times_of(run, table)
+    seg = segments(run, table)
+    parts = []
+    for j, (w, spec) in enumerate(zip(plan.windows, plan.specs)):
+        b = window_bounds(w, times, seg)
+        if not len(b.lo):
+            continue
+        entries = [replace(e, frame=j) for e in run.entries]
+        results = evaluate(entries, table, {j: Frames.given(times, b.lo, b.hi)},
+                           table.column(run.time))  # fmt: skip
+        at = pa.array(b.lo)
+        cols = [table.column(k).take(at) for k in run.keys]
+        cols += [pa.array(np.full(len(b.lo), spec, object), pa.string()),
+                 _bound(b.start, plan.bound), _bound(b.end, plan.bound)]  # fmt: skip
+        cols += results
+        parts.append(pa.Table.from_arrays(cols, schema=schema))
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
+def _bound(x: np.ndarray, type_: Any) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(type_):
+        return pa.array(np.rint(x).astype(np.int64), pa.int64()).cast(type_)
+    return pa.array(x, pa.float64())

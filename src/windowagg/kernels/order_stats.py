@@ -1,0 +1,63 @@
+"""Nearest-rank quantiles over frames whose bounds only move forward (rolling frames, and the
+windows of one spec): a Fenwick tree over the values' ranks holds the frame's values; a row
+entering or leaving updates one path of it, and the k-th smallest value is one descent, so a
+frame costs O(log n) amortized whatever its length (a sort per frame costs O(w log w))."""
+
+import math
+
+from .jit import kernel
+
+
+@kernel
+def rank_quantiles(ranks, lo, hi, q, tree, out):
+    """``out[j]``: the rank (1-based, into the sorted values) of the ``ceil(q * c)``-th
+    smallest value among rows ``lo[j]`` to ``hi[j] - 1`` (c of them have a value), or 0 if
+    none. ``ranks[i]``: row i's rank among all values (distinct per row; 0 for a row without
+    a value, never counted). ``tree`` (int64, one more than the rows, zeroed) is work space.
+    Both bounds never decrease."""
+    size = tree.shape[0] - 1
+    top = 1
+    while top * 2 <= size:
+        top *= 2
+    a = 0
+    b = 0
+    count = 0
+    for j in range(lo.shape[0]):
+        while a < lo[j]:
+            if a < b and ranks[a] > 0:  # leaves: it entered before
+                r = ranks[a]
+                while r <= size:
+                    tree[r] -= 1
+                    r += r & -r
+                count -= 1
+            a += 1
+        if b < a:  # rows before the frame that never entered it
+            b = a
+        while b < hi[j]:
+            if ranks[b] > 0:
+                r = ranks[b]
+                while r <= size:
+                    tree[r] += 1
+                    r += r & -r
+                count += 1
+            b += 1
+        if count == 0:
+            out[j] = 0
+            continue
+        k = max(1, math.ceil(q * count))
+        pos = 0
+        step = top
+        while step > 0:  # the largest pos with fewer than k values at ranks <= pos
+            nxt = pos + step
+            if nxt <= size and tree[nxt] < k:
+                pos = nxt
+                k -= tree[nxt]
+            step //= 2
+        out[j] = pos + 1
+    while a < b:  # leave the tree zeroed
+        if ranks[a] > 0:
+            r = ranks[a]
+            while r <= size:
+                tree[r] -= 1
+                r += r & -r
+        a += 1

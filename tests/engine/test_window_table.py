@@ -1,0 +1,216 @@
+"""window_aggregate on local tables against the definition window by window (tests/engine/
+sql_oracle.py folds each window's rows with SQL's rules): random tables with several keys (a
+null key too), equal times, null and NaN values, null times, integer, float and decimal
+columns; tumbling, sliding, session and count windows; every SQL aggregation, library
+aggregations and a non-commutative user aggregation, all in one call; every bad input refused
+before any work."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import windowagg
+from tests.aggs import Concat
+from tests.engine.sql_oracle import _order_key, sql_aggregate
+from tests.engine.test_rolling_table import SQL, arrow, random_rows, same
+from windowagg.aggregations import resolve
+from windowagg.engine.window_table import window_bounds
+
+WINDOWS = ["tumbling:10", "sliding:12/4", "sliding:5/5", "sliding:7/3", "session:3",
+           "session:0.5", "count-tumbling:4", "count-sliding:5/2"]  # fmt: skip
+
+
+def expected_windows(rows: list[dict], spec: str) -> dict:
+    """(key, start, end) -> the rows of the window, in time order (then id), by definition."""
+    groups: dict = {}
+    for r in sorted(rows, key=lambda r: (_order_key(r["k"]), r["t"] or 0, r["id"])):
+        if r["t"] is None:  # no time: in no window
+            continue
+        groups.setdefault(r["k"], []).append(r)
+    kind, _, arg = spec.partition(":")
+    out: dict = {}
+    for k, rs in groups.items():
+        ts = [r["t"] for r in rs]
+        if kind in ("tumbling", "sliding"):
+            size, slide = (float(x) for x in (arg.split("/") * 2)[:2])
+            lo = math.floor((min(ts) - size) / slide)
+            for j in range(lo, math.floor(max(ts) / slide) + 1):
+                inside = [r for r in rs if j * slide <= r["t"] < j * slide + size]
+                if inside:
+                    out[(k, j * slide, j * slide + size)] = inside
+        elif kind == "session":
+            gap = float(arg)
+            run = [rs[0]]
+            for r in rs[1:]:
+                if r["t"] - run[-1]["t"] <= gap:
+                    run.append(r)
+                else:
+                    out[(k, run[0]["t"], run[-1]["t"] + gap)] = run
+                    run = [r]
+            out[(k, run[0]["t"], run[-1]["t"] + gap)] = run
+        else:
+            size, slide = (int(x) for x in (arg.split("/") * 2)[:2])
+            for a in range(0, len(rs) - size + 1, slide):
+                inside = rs[a : a + size]
+                out[(k, inside[0]["t"], inside[-1]["t"])] = inside
+    return out
+
+
+def check(rows: list[dict], table: pa.Table, spec: str, aggs: dict) -> None:
+    out = windowagg.window_aggregate(table, time="t", windows=[spec], aggs=aggs, key="k")
+    got = {(r["k"], r["window_start"], r["window_end"]): r for r in out.to_pylist()}
+    want = expected_windows(rows, spec)
+    assert set(got) == set(want), spec
+    for w, inside in want.items():
+        for name, (agg, column) in aggs.items():
+            vals = [1 if column == "*" else r[column] for r in inside]
+            sql = agg if agg in SQL else None
+            a = None if sql else resolve(agg)
+            if sql is None:  # the library's own: the non-null values, NaN skipped
+                vals = [float(v) for v in vals if v is not None and v == v]
+            want_v = sql_aggregate(sql or "library", vals, a)
+            assert same(got[w][name], want_v), (spec, w, name, got[w][name], want_v, vals)
+        assert got[w]["window"] == spec
+
+
+@pytest.mark.parametrize("spec", WINDOWS)
+def test_every_window_type_and_sql_aggregation_equal_the_definition(spec) -> None:
+    rows = random_rows(len(spec) * 13 + ord(spec[-1]), 200)
+    aggs = {f"{a}_{c}": (a, c) for a in SQL for c in ("x", "i")}
+    aggs |= {"n": ("count", "*"), "dsum": ("sum", "d"), "dmin": ("min", "d"),
+             "davg": ("mean", "d"), "dlast": ("last", "d")}  # fmt: skip
+    check(rows, arrow(rows), spec, aggs)
+
+
+@pytest.mark.parametrize("spec", ["sliding:12/4", "session:2", "count-sliding:4/3"])
+def test_library_and_user_aggregations_in_the_same_call(spec) -> None:
+    rows = [
+        r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
+        for r in random_rows(7, 150)
+    ]  # NaN is a value to SQL, skipped by the library
+    aggs = {"med": (windowagg.aggregation("median"), "x"), "q9": ("quantile(q=0.9)", "x"),
+            "mc": ("maxcount", "i"), "cat": (Concat(), "i"), "cd": ("count_distinct", "i"),
+            "s": ("sum", "x")}  # fmt: skip
+    check(rows, arrow(rows), spec, aggs)
+
+
+def test_result_types_are_sparks() -> None:
+    rows = random_rows(1, 60)
+    aggs = {"a": ("sum", "i"), "b": ("sum", "x"), "c": ("sum", "d"), "e": ("avg", "d"),
+            "f": ("avg", "i"), "g": ("max", "d"), "h": ("count", "x"), "j": ("first", "i"),
+            "k2": ("stddev", "i"), "col": ("collect", "i"), "hll": ("approx_count_distinct", "i"),
+            "m4": ("m4", "x"), "med": ("median", "x")}  # fmt: skip
+    out = windowagg.window_aggregate(arrow(rows), time="t", windows="tumbling:10", aggs=aggs,
+                                     key="k")  # fmt: skip
+    types = {n: str(out.schema.field(n).type) for n in out.column_names}
+    assert types == {"k": "int64", "window": "string", "window_start": "double",
+                     "window_end": "double", "a": "int64", "b": "double",
+                     "c": "decimal128(20, 2)", "e": "decimal128(14, 6)", "f": "double",
+                     "g": "decimal128(10, 2)", "h": "int64", "j": "int64", "k2": "double",
+                     "col": "list<item: int64>", "hll": "int64",
+                     "m4": "struct<min: double, max: double, first: double, last: double>",
+                     "med": "double"}  # fmt: skip
+    assert not out.schema.field("h").nullable and out.schema.field("a").nullable
+
+
+def test_nan_is_a_value_whatever_the_other_windows() -> None:
+    """One window holding 1.0, NaN and 2.0: sum and mean NaN, max NaN, min 1.0, count 3, in
+    every window type of the same call."""
+    t = pa.table({"t": [1.0, 2.0, 3.0], "v": [1.0, math.nan, 2.0]})
+    aggs = {"s": ("sum", "v"), "m": ("mean", "v"), "hi": ("max", "v"), "lo": ("min", "v"),
+            "n": ("count", "v")}  # fmt: skip
+    out = windowagg.window_aggregate(t, time="t", windows=["tumbling:10", "session:5"],
+                                     aggs=aggs).to_pylist()  # fmt: skip
+    assert len(out) == 2
+    for r in out:
+        assert math.isnan(r["s"]) and math.isnan(r["m"]) and math.isnan(r["hi"])
+        assert (r["lo"], r["n"]) == (1.0, 3)
+
+
+def test_timestamps_and_pandas() -> None:
+    base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+    ts = [base + dt.timedelta(minutes=m) for m in (0, 20, 50, 59, 61, 130)]
+    pdf = pd.DataFrame({"ts": ts, "zone": list("abaaba"),
+                        "fare": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0]})  # fmt: skip
+    aggs = {"fare": ("sum", "fare"), "trips": ("count", "*")}
+    out = windowagg.window_aggregate(pdf, time="ts", windows="tumbling:1h", key="zone", aggs=aggs)
+    assert list(out.columns) == ["zone", "window", "window_start", "window_end", "fare",
+                                 "trips"]  # fmt: skip
+    got = sorted((r.zone, r.window_start.hour, r.fare, r.trips) for r in out.itertuples())
+    # pandas' NaN is missing: zone a's first hour sums 1 + 4 over three trips
+    assert got == [("a", 0, 5.0, 3), ("a", 2, 6.0, 1), ("b", 0, 2.0, 1), ("b", 1, 5.0, 1)]
+    assert str(out["window_start"].dtype).startswith("datetime64")
+
+
+def test_sliding_windows_are_made_once_and_exactly() -> None:
+    """Windows hold rows at their start, not at their end; a key's windows come in order of
+    start and each once, with far-apart rows (no empty window in between is made)."""
+    times = np.array([0.0, 4.0, 1e9, 1e9 + 4.0])
+    seg = np.array([0, 2, 4])
+    b = window_bounds(windowagg.Sliding(8, 4), times, seg)
+    assert b.start.tolist() == [-4.0, 0.0, 4.0, 1e9 - 4, 1e9, 1e9 + 4]
+    assert list(zip(b.lo.tolist(), b.hi.tolist())) == [(0, 1), (0, 2), (1, 2), (2, 3), (2, 4),
+                                                       (3, 4)]  # fmt: skip
+    assert b.key.tolist() == [0, 0, 0, 1, 1, 1]
+
+
+def test_decimal_sums_are_exact() -> None:
+    d = [Decimal("0.10"), Decimal("0.20"), None, Decimal("99999999.99")]
+    t = pa.table({"t": [1, 2, 3, 4], "d": pa.array(d, pa.decimal128(10, 2))})
+    out = windowagg.window_aggregate(t, time="t", windows="tumbling:10",
+                                     aggs={"s": ("sum", "d"), "a": ("avg", "d")})  # fmt: skip
+    assert out.column("s").to_pylist() == [Decimal("100000000.29")]
+    assert out.column("a").to_pylist() == [Decimal("33333333.430000")]
+
+
+@pytest.mark.parametrize("kwargs,err", [
+    ({"time": "nope"}, "no time column 'nope'"),
+    ({"key": ["k", "zz"]}, "no key column 'zz'"),
+    ({"windows": ["tumbling:1x"]}, "bad duration"),
+    ({"aggs": {"s": ("sum", "zz")}}, "no column 'zz'"),
+    ({"aggs": {"s": ("nope", "x")}}, "unknown aggregation"),
+    ({"aggs": {"s": ("sum", "*")}}, "only count takes no column"),
+    ({"aggs": {"window": ("sum", "x")}}, "is taken"),
+    ({"aggs": {"k": ("sum", "x")}}, "is taken"),
+    ({"aggs": {"s": ("sum", "x", "range:1h")}}, "must be \\(aggregation, column\\)"),
+    ({"aggs": {}}, "non-empty dict"),
+    ({"aggs": {"s": ("bloom", "x")}}, "filter object"),
+    ({"windows": ["sliding:5/10"]}, "slide is longer"),
+])  # fmt: skip
+def test_errors_before_any_work(kwargs, err) -> None:
+    args = {"time": "t", "windows": ["tumbling:10"], "aggs": {"s": ("sum", "x")}, "key": "k"}
+    args.update(kwargs)
+    with pytest.raises((ValueError, TypeError), match=err):
+        windowagg.window_aggregate(arrow(random_rows(2, 10)), **args)
+
+
+def test_time_as_strings_is_refused() -> None:
+    t = pa.table({"t": ["a", "b"], "v": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="must be a timestamp, a date or a number"):
+        windowagg.window_aggregate(t, time="t", windows="tumbling:10", aggs={"s": ("sum", "v")})
+
+
+def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
+    """Float sums over windows run the compiled FIFO sweep, quantiles the compiled order
+    statistics, not the Python reference."""
+    from windowagg.engine import rolling
+
+    def fail(*a, **k):
+        raise AssertionError("the Python reference ran")
+
+    monkeypatch.setattr(rolling, "_reference", fail)
+    t = pa.table({"t": np.arange(100.0), "v": np.arange(100.0)})
+    aggs = {"s": ("sum", "v"), "sd": ("stddev", "v"), "md": ("median", "v"),
+            "q": ("quantile(q=0.9)", "v")}  # fmt: skip
+    out = windowagg.window_aggregate(t, time="t", windows="sliding:10/5", aggs=aggs)
+    assert out.column("s").to_pylist()[:3] == [sum(range(5)), sum(range(10)), sum(range(5, 15))]
+    # nearest rank: the ceil(q * n)-th smallest of 0..4, 0..9, 5..14
+    assert out.column("md").to_pylist()[:3] == [2.0, 4.0, 9.0]
+    assert out.column("q").to_pylist()[:3] == [4.0, 8.0, 13.0]
