@@ -76,6 +76,10 @@ class Facts:
     Spark SQL pre-aggregate per slice (``s`` the sum, ``c`` the count of values, ``min`` and
     ``max`` the extremum; each is also the SQL function that computes it, but ``s``), empty
     when the aggregation is not pre-aggregated that way; ``lower_columns`` lowers them.
+    ``frames``: how rolling frames and windows of a table answer it without a FIFO sweep of
+    its partials: ``"quantile"`` (the nearest rank ``q``, by order statistics over the values'
+    ranks) or ``"distinct"`` (the exact number of distinct values, by a count per value), each
+    O(log n) or O(1) per row whatever the frame; None: the sweep.
     """
 
     kernel: Kernel | None = None
@@ -84,6 +88,7 @@ class Facts:
     keeps_ints: bool = False
     pairs: bool = False
     partials: tuple[str, ...] = ()
+    frames: str | None = None
 
     @property
     def scalar(self) -> bool:
@@ -598,7 +603,7 @@ class CountDistinct(Aggregation):
     and subtract-on-evict and SlickDeque (Inv) can serve it."""
 
     name = "count_distinct"
-    facts = Facts(empty=0, result="count")
+    facts = Facts(empty=0, result="count", frames="distinct")
     identity: Any = MappingProxyType({})
     invertible = True
     commutative = True
@@ -646,7 +651,7 @@ class Quantile(Aggregation):
     Partial: the sorted tuple of values (holistic; combine is a linear merge)."""
 
     name = "quantile"
-    facts = Facts()
+    facts = Facts(frames="quantile")
     identity = ()
     invertible = True
     commutative = True
@@ -682,7 +687,7 @@ class Median(Quantile):
     """Nearest-rank median: quantile with q = 0.5 (the lower middle value for even counts)."""
 
     name = "median"
-    facts = Facts()
+    facts = Facts(frames="quantile")
 
     def __init__(self):
         super().__init__(0.5)
@@ -771,10 +776,11 @@ class Bloom(Aggregation):
 class HyperLogLog(Aggregation):
     """Distinct count estimate with Apache DataSketches' HLL sketch (``lg_k`` = log2 of the
     number of buckets). Partials are serialized compact sketches (bytes): immutable and
-    picklable; the identity is ``b""``."""
+    picklable; the identity is ``b""``. Rolling frames and windows of tables count exactly
+    instead (a count per value costs O(1) per row there, less than merging sketches)."""
 
     name = "hll"
-    facts = Facts(empty=0.0, result="estimate")
+    facts = Facts(empty=0.0, result="estimate", frames="distinct")
     identity = b""
     commutative = True
 

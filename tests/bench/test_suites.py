@@ -78,3 +78,22 @@ def test_rolling_suite_sides_agree() -> None:
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
     peaks = [r for r in rows if r.param == "peak MiB"]
     assert len(peaks) == 3 and all(r.x > 0 for r in peaks)  # the workers were sampled
+
+
+def test_spark_suite_sides_agree() -> None:
+    """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
+    sessions, medians, five aggregations in one call) give the same checksum."""
+    pytest.importorskip("pyspark")
+    from windowagg.bench.spark import spark_suite
+
+    rows = spark_suite(True, lambda line: None)
+    groups: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        groups[(r.agg, r.param, r.x)].append(r)
+    assert {k[:2] for k in groups} == {
+        ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
+        ("median", "median, sliding s"), ("sum", "aggregations"), ("holistic", "aggregations"),
+    }  # fmt: skip
+    for same_work in groups.values():
+        assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
+        assert all(r.checksum == same_work[0].checksum for r in same_work), same_work

@@ -270,7 +270,8 @@ def test_sql_aggregations_run_compiled(monkeypatch) -> None:
     monkeypatch.setattr(module, "_reference", refuse)
     rows = random_rows(9)
     aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev",
-                                                  "median", "quantile(q=0.25)")}  # fmt: skip
+                                                  "median", "quantile(q=0.25)",
+                                                  "count_distinct", "hll")}  # fmt: skip
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
     assert all(out.column(a).null_count < len(rows) for a in aggs)
 

@@ -199,18 +199,21 @@ def test_time_as_strings_is_refused() -> None:
 
 def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
     """Float sums over windows run the compiled FIFO sweep, quantiles the compiled order
-    statistics, not the Python reference."""
+    statistics and distinct counts (count_distinct, hll: exact) a count per value, not the
+    Python reference."""
     from windowagg.engine import rolling
 
     def fail(*a, **k):
         raise AssertionError("the Python reference ran")
 
     monkeypatch.setattr(rolling, "_reference", fail)
-    t = pa.table({"t": np.arange(100.0), "v": np.arange(100.0)})
+    t = pa.table({"t": np.arange(100.0), "v": np.arange(100.0), "w": np.arange(100.0) % 3})
     aggs = {"s": ("sum", "v"), "sd": ("stddev", "v"), "md": ("median", "v"),
-            "q": ("quantile(q=0.9)", "v")}  # fmt: skip
+            "q": ("quantile(q=0.9)", "v"), "cd": ("count_distinct", "w"),
+            "h": ("hll", "w")}  # fmt: skip
     out = windowagg.window_aggregate(t, time="t", windows="sliding:10/5", aggs=aggs)
     assert out.column("s").to_pylist()[:3] == [sum(range(5)), sum(range(10)), sum(range(5, 15))]
     # nearest rank: the ceil(q * n)-th smallest of 0..4, 0..9, 5..14
     assert out.column("md").to_pylist()[:3] == [2.0, 4.0, 9.0]
     assert out.column("q").to_pylist()[:3] == [4.0, 8.0, 13.0]
+    assert out.column("cd").to_pylist()[:3] == out.column("h").to_pylist()[:3] == [3, 3, 3]

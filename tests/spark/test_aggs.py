@@ -105,14 +105,16 @@ def test_many_entries_in_one_call_equal_spark_values_and_types(df, spec, wexpr):
     compare(ours, theirs, ["k", "g"], entries)
 
 
-def test_the_sql_partials_path_without_a_key_and_the_rows_path_agree(df):
-    """The same entries over sliding windows: answered from (key, slice) partials in Spark
-    SQL, and (with stddev added, which needs the rows) from the rows; equal."""
+@pytest.mark.parametrize("spec,key", [("sliding:2m/30s", None), ("session:7s", "k"),
+                                      ("session:1s", None)])  # fmt: skip
+def test_the_sql_partials_path_and_the_rows_path_agree(df, spec, key):
+    """The same entries: answered from (key, slice) partials in Spark SQL, and (with stddev
+    added, which needs the rows) from the rows; equal."""
     aggs = {name: e for name, (e, _) in ENTRIES.items()}
-    fast = window_aggregate(df, time="ts", windows=["sliding:2m/30s"], aggs=aggs)
-    rows_path = window_aggregate(df, time="ts", windows=["sliding:2m/30s"],
+    fast = window_aggregate(df, time="ts", windows=[spec], aggs=aggs, key=key)
+    rows_path = window_aggregate(df, time="ts", windows=[spec], key=key,
                                  aggs=aggs | {"sdx": ("stddev", "x")})  # fmt: skip
-    compare(fast, rows_path, [], ENTRIES)
+    compare(fast, rows_path, [key] if key else [], ENTRIES)
 
 
 def test_library_and_user_aggregations_on_spark(spark):

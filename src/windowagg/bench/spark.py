@@ -5,14 +5,23 @@ by side in one Spark session on the same cached data (1 million events, 100 keys
 * one sliding window, slide 1 s, length L = 5, 20, 60 s: ``window_aggregate`` against
   ``groupBy(key, window(ts, L, 1 s))``, which copies every event into L windows;
 * 20 sliding windows (lengths 1 to 20 s, slide 1 s) in one ``window_aggregate`` call against the
-  20 built-in queries they replace.
+  20 built-in queries they replace;
+* session windows (gap 2 s, sum) against ``session_window``, and the median over sliding
+  windows (60 s, slide 10 s) against ``percentile_approx(v, 0.5, 1000000)`` (the same nearest
+  rank; Spark's ``median`` interpolates);
+* at 10 million events (``--quick``: 200,000): five aggregations over three columns at
+  L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
+  built-in query with the same five; and five with a quantile and a distinct count (sum, count,
+  max, quantile(q=0.95), approx_count_distinct) against the built-in with
+  ``percentile_approx`` and ``approx_count_distinct``.
 
 Each case and its baseline are timed in turn in every repetition (5; ``--quick``: 3), after one
 warm-up run of each and of the JVM as a whole, so that a drift in the machine's speed during the
 run touches both sides of a ratio alike.
 
-Every case folds its output into a checksum (the sum of all window sums, integer values so
-that the order of addition does not matter), and the checksums of a case and its baseline agree.
+Every case folds its output into a checksum (the sum of all window sums or medians, integer
+values so that the order of addition does not matter), and the checksums of a case and its
+baseline agree.
 """
 
 from __future__ import annotations
@@ -52,12 +61,12 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     df.count()
     rows: list[Row] = []
 
-    def total(out) -> float:
-        return float(out.agg(F.sum("value")).first()[0] or 0.0)
+    def total(out, column: str = "value") -> float:
+        return float(out.agg(F.sum(column)).first()[0] or 0.0)
 
-    def ours(specs):
-        return lambda: total(window_aggregate(df, time="ts", value="v", windows=specs,
-                                              agg="sum", key="k"))  # fmt: skip
+    def ours(specs, agg="sum"):
+        return lambda: total(window_aggregate(df, time="ts", value="v", windows=specs, agg=agg,
+                                              key="k"))  # fmt: skip
 
     def builtin(lengths):
         def run() -> float:
@@ -69,17 +78,19 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
         return run
 
-    def pair(param: str, x: float, cases: list[tuple[str, Callable[[], float]]]) -> None:
-        """windowagg and its baseline, timed in turn in every repetition (the machine's speed
+    def pair(param: str, x: float, cases: list[tuple[str, Callable[[], float]]], agg="sum",
+             events: int = n, times: int = reps) -> None:  # fmt: skip
+        """windowagg and its baselines, timed in turn in every repetition (the machine's speed
         drifts; alternating keeps the ratio fair)."""
-        stats = measure_interleaved([lambda r=run: np.array([r()]) for _n, run in cases], reps)
+        stats = measure_interleaved([lambda r=run: np.array([r()]) for _n, run in cases], times)
         got = []
         for (name, _run), (med, spread, chk) in zip(cases, stats):
-            got.append(Row("spark", name, "sum", param, x, med, spread, n, chk))
-            report(f"  {param}={x:<4g} {name:34s} {med:8.2f} s  ({n / med / 1e6:.2f} M "
+            got.append(Row("spark", name, agg, param, x, med, spread, events, chk))
+            report(f"  {param}={x:<4g} {name:42s} {med:8.2f} s  ({events / med / 1e6:.2f} M "
                    f"events/s, spread {spread:.0%})")  # fmt: skip
         rows.extend(got)
-        report(f"     speed-up {got[1].median_s / got[0].median_s:.1f}x")
+        report("     " + ", ".join(f"{r.case}: {r.median_s / got[0].median_s:.1f}x"
+                                   for r in got[1:]))  # fmt: skip
 
     ours(["sliding:5s/1s"])(), builtin([5])()  # the JVM's own warm-up, before any timing
     for L in [5, 20, 60]:
@@ -89,5 +100,60 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     pair("windows", 20, [("windowagg, 20 windows in one call",
                           ours([f"sliding:{L}s/1s" for L in lengths])),
                          ("Spark window(), 20 queries", builtin(lengths))])  # fmt: skip
+    by_session = df.groupBy("k", F.session_window("ts", "2 seconds"))
+    sessions = by_session.agg(F.sum("v").alias("value"))
+    pair("session gap s", 2, [("windowagg window_aggregate", ours(["session:2s"])),
+                              ("Spark session_window()", lambda: total(sessions))])  # fmt: skip
+    by_window = df.groupBy("k", F.window("ts", "60 seconds", "10 seconds"))
+    median = F.percentile_approx("v", 0.5, 1_000_000).alias("value")
+    pair("median, sliding s", 60,
+         [("windowagg window_aggregate", ours(["sliding:60s/10s"], "median")),
+          ("Spark percentile_approx", lambda: total(by_window.agg(median)))],
+         agg="median")  # fmt: skip
     df.unpersist()
+    _five(spark, n if quick else 10 * n, report, pair)
     return rows
+
+
+#: five aggregations over three columns, windowagg's and Spark's spelling
+FIVE = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
+        "m": (("max", "tip"), "max(tip)"), "a": (("avg", "v"), "avg(v)"),
+        "z": (("min", "zone"), "min(zone)")}  # fmt: skip
+#: five with a quantile and a distinct count (the rows cross into Python)
+HOLISTIC = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
+            "m": (("max", "tip"), "max(tip)"),
+            "q": (("quantile(q=0.95)", "v"), "percentile_approx(v, 0.95, 1000000)"),
+            "d": (("approx_count_distinct", "zone"), "approx_count_distinct(zone)")}  # fmt: skip
+
+
+def _five(spark, n: int, report, pair) -> None:
+    """Five aggregations over three columns at L = 60 s, slide 1 s, in one call (``pair``
+    times and records each case)."""
+    from pyspark.sql import functions as F
+
+    from ..spark import window_aggregate
+
+    df = _data(spark, n).select("*", F.floor(F.rand(5) * 20).alias("tip"),
+                                (F.rand(6) * 50).cast("int").alias("zone")).cache()  # fmt: skip
+    df.count()
+    report(f"{n:,} events, sliding window 60 s / 1 s:")
+    spec, w = ["sliding:60s/1s"], F.window("ts", "60 seconds", "1 second")
+
+    def ours(entries):
+        aggs = {name: e for name, (e, _) in entries.items()}
+        return lambda: float(window_aggregate(df, time="ts", windows=spec, aggs=aggs, key="k")
+                             .agg(F.sum("s")).first()[0])  # fmt: skip
+
+    def builtin(entries):
+        cols = [F.expr(sql).alias(name) for name, (_, sql) in entries.items()]
+        return lambda: float(df.groupBy("k", w).agg(*cols).agg(F.sum("s")).first()[0])
+
+    one = {"s": FIVE["s"]}
+    pair("aggregations", 5, [("windowagg, 5 in one call", ours(FIVE)),
+                             ("windowagg, one sum", ours(one)),
+                             ("Spark window(), the same 5", builtin(FIVE))],
+         events=n, times=2)  # fmt: skip
+    pair("aggregations", 5, [("windowagg, 5 with quantile, distinct", ours(HOLISTIC)),
+                             ("Spark window(), the same 5", builtin(HOLISTIC))],
+         agg="holistic", events=n, times=2)  # fmt: skip
+    df.unpersist()

@@ -25,7 +25,7 @@ from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
 
-__all__ = ["Frames", "quantiles", "rolling"]
+__all__ = ["Frames", "distinct", "quantiles", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
@@ -179,4 +179,20 @@ def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
     out = np.full(len(lo), np.nan)
     some = picked > 0
     out[some] = values[order[picked[some] - 1]]
+    return out
+
+
+def distinct(values: np.ndarray, frames: Frames) -> np.ndarray:
+    """The number of distinct values (NaN is missing) of every frame, exactly, compiled
+    (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
+    from ..kernels.order_stats import distinct_frames
+
+    values = np.asarray(values, float)
+    valid = ~np.isnan(values)
+    uniq, inverse = np.unique(values[valid], return_inverse=True)
+    ids = np.full(len(values), -1, np.int64)
+    ids[valid] = inverse
+    lo, hi = frames.bounds()
+    out = np.empty(len(lo), np.int64)
+    distinct_frames(ids, lo, hi, np.zeros(len(uniq), np.int64), out)
     return out

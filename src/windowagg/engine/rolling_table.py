@@ -21,9 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..aggregations import Median, Quantile
 from ..compiled import EXACT
-from .rolling import Frames, quantiles, rolling
+from .rolling import Frames, distinct, quantiles, rolling
 from .rolling_plan import Entry, RollingPlan
 
 __all__ = ["compute", "evaluate", "segments", "sort_order", "times_of"]
@@ -358,9 +357,11 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     from ..aggregations import facts
 
     f = facts(entry.agg)
-    if type(entry.agg) in (Quantile, Median):  # compiled order statistics (sorted partials
-        q = quantiles(col.floats(), fr, entry.agg.q)  # would cost O(frame) per row)
+    if f.frames == "quantile":  # compiled order statistics (a sweep of sorted partials
+        q = quantiles(col.floats(), fr, entry.agg.q)  # costs O(frame) per row)
         return _with_nulls(q, np.isnan(q), entry.type)
+    if f.frames == "distinct":  # an exact count per value
+        return pa.array(distinct(col.floats(), fr), entry.type)
     rows = np.arange(len(col.valid), dtype=float)
     out = rolling(col.floats(), fr, entry.agg, rows if f.pairs else None)
     if f.result == "arg":  # the row of the arg: the time column's value there

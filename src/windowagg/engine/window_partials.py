@@ -9,7 +9,10 @@ and max the smallest and largest slice's.
 
 A slice is the span between two consecutive edges of the windows' fused grids
 (:class:`windowagg.slicing.slicer.StreamSlicer`), labelled by its start: a window
-``[start, end)`` holds exactly the slices that start inside it.
+``[start, end)`` holds exactly the slices that start inside it. Sessions add a grid whose
+period is the gap: a slice then spans less than the gap, so all its rows share one session,
+and two consecutive slices of a key share one when the first time of the second is at most
+the gap after the last time of the first (each slice keeps both; Scotty, Section 4.2).
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..slicing import Sliding
+from ..slicing import Session, Sliding
 from .window_plan import WindowPlan
 
-__all__ = ["MERGED", "Partial", "mergeable", "over_partials", "partials"]
+__all__ = ["MERGED", "Partial", "grids", "mergeable", "over_partials", "partials"]
 
 #: the SQL aggregations a window answers from its slices' partials
 MERGED = ("sum", "count", "mean", "min", "max")
@@ -31,7 +34,8 @@ NEEDS = {"sum": ("sum",), "count": ("count",), "mean": ("sum", "count"), "min": 
 
 class Partial(NamedTuple):
     """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max) of
-    the input ``column`` (None: count the rows)."""
+    the input ``column`` (None: count the rows); ``tmin``/``tmax``: the slice's first and
+    last time, in the time's internal unit (sessions)."""
 
     name: str
     fn: str
@@ -40,10 +44,19 @@ class Partial(NamedTuple):
 
 def mergeable(plan: WindowPlan) -> bool:
     """Whether every entry merges from SQL partials and every window is made of slices (time
-    windows on a grid; not sessions or count windows)."""
+    windows and sessions; not count windows)."""
     return all(e.sql in MERGED for e in plan.entries) and all(
-        isinstance(w, Sliding) and w.measure == "time" for w in plan.windows
+        isinstance(w, Session) or w.measure == "time" for w in plan.windows
     )
+
+
+def grids(plan: WindowPlan) -> list[tuple[float, float]]:
+    """The fused edge grids of the slices, ``(period, offset)``."""
+    from ..slicing.slicer import StreamSlicer, fuse
+
+    slicer = StreamSlicer()
+    slicer.add_windows([w for w in plan.windows if isinstance(w, Sliding)])
+    return fuse(slicer.grids + [(w.gap, 0) for w in plan.windows if isinstance(w, Session)])
 
 
 def partials(plan: WindowPlan) -> list[Partial]:
@@ -52,6 +65,9 @@ def partials(plan: WindowPlan) -> list[Partial]:
     for e in plan.entries:
         for fn in NEEDS[e.sql] if e.column is not None else ("count",):
             out.setdefault((fn, e.column), Partial(f"__wa_p{len(out)}", fn, e.column))
+    if any(isinstance(w, Session) for w in plan.windows):
+        for fn in ("tmin", "tmax"):
+            out[(fn, None)] = Partial(f"__wa_{fn}", fn, None)
     return list(out.values())
 
 
@@ -69,4 +85,6 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
                                    counts=name[("count", e.column)]))  # fmt: skip
         else:
             entries.append(replace(e, column=name[(e.sql, e.column)]))
-    return replace(plan, time=time, keys=keys, entries=tuple(entries))
+    spans = ("__wa_tmin", "__wa_tmax") if any(isinstance(w, Session) for w in plan.windows) \
+        else None  # fmt: skip
+    return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans)

@@ -35,6 +35,7 @@ class WindowPlan:
     bound: Any = None  # window_start and window_end: a pyarrow timestamp type, or float64
     lateness: float = 0.0  # streaming: in the time column's internal unit
     order_by: tuple[str, ...] = ()
+    spans: tuple[str, str] | None = None  # rows that are partials: their first and last time
 
     @property
     def unit(self) -> float | None:

@@ -50,10 +50,13 @@ def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return first, np.maximum(first, last)
 
 
-def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
-    """Every window of ``w`` that holds a row, key by key, in order of start."""
+def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray,
+                  spans: tuple[np.ndarray, np.ndarray] | None = None) -> WindowBounds:  # fmt: skip
+    """Every window of ``w`` that holds a row, key by key, in order of start. ``spans``: rows
+    that are slices, their first and last times (sessions)."""
     if isinstance(w, Session):
-        return _sessions(w.gap, times, seg)
+        first, last = (times, times) if spans is None else spans
+        return _sessions(w.gap, first, last, seg)
     if w.measure == "count":
         return _counted(int(w.size), int(w.slide), times, seg)
     from ..kernels.frames import sliding_windows
@@ -67,20 +70,21 @@ def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray) -> WindowBounds
     return WindowBounds(key, start, start + w.size, lo, hi)
 
 
-def _sessions(gap: float, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
+def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) -> WindowBounds:
     """Sessions ``[first time, last time + gap)``: rows whose times differ by at most ``gap``
-    (in time order) share one."""
-    rows = np.flatnonzero(np.isfinite(times))  # rows with a time
+    (in time order) share one; a row's times run from ``first`` to ``last`` (a slice), and
+    the next row joins its session when it starts at most ``gap`` after the row's last."""
+    rows = np.flatnonzero(np.isfinite(first))  # rows with a time
     if not len(rows):
         empty = np.empty(0, np.int64)
         return WindowBounds(empty, np.empty(0), np.empty(0), empty, empty)
-    t = times[rows]
+    a, b = first[rows], last[rows]
     owner = np.searchsorted(seg, rows, side="right") - 1
-    new = np.r_[True, (owner[1:] != owner[:-1]) | (np.diff(t) > gap)]
+    new = np.r_[True, (owner[1:] != owner[:-1]) | (a[1:] - b[:-1] > gap)]
     starts = np.flatnonzero(new)
     ends = np.r_[starts[1:], len(rows)]
     lo, hi = rows[starts], rows[ends - 1] + 1
-    return WindowBounds(owner[starts], t[starts], t[ends - 1] + gap, lo, hi)
+    return WindowBounds(owner[starts], a[starts], b[ends - 1] + gap, lo, hi)
 
 
 def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
@@ -123,9 +127,13 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None) -
         table = table.take(pa.array(order))
     times = times_of(run, table)
     seg = segments(run, table)
+    spans = None
+    if run.spans is not None:  # slices: each one's first and last time (null: no time)
+        spans = tuple(table.column(c).to_numpy(zero_copy_only=False).astype(float)
+                      for c in run.spans)  # fmt: skip
     parts = []
     for j, (w, spec) in enumerate(zip(plan.windows, plan.specs)):
-        b = window_bounds(w, times, seg)
+        b = window_bounds(w, times, seg, spans)
         if not len(b.lo):
             continue
         entries = [replace(e, frame=j) for e in run.entries]

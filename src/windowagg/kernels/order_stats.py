@@ -1,7 +1,9 @@
-"""Nearest-rank quantiles over frames whose bounds only move forward (rolling frames, and the
-windows of one spec): a Fenwick tree over the values' ranks holds the frame's values; a row
-entering or leaving updates one path of it, and the k-th smallest value is one descent, so a
-frame costs O(log n) amortized whatever its length (a sort per frame costs O(w log w))."""
+"""Nearest-rank quantiles and distinct counts over frames whose bounds only move forward
+(rolling frames, and the windows of one spec). Quantiles: a Fenwick tree over the values'
+ranks holds the frame's values; a row entering or leaving updates one path of it, and the
+k-th smallest value is one descent, so a frame costs O(log n) amortized whatever its length (a
+sort per frame costs O(w log w)). Distinct counts: a count per distinct value, and the number
+of values whose count is not zero, O(1) per row."""
 
 import math
 
@@ -61,3 +63,29 @@ def rank_quantiles(ranks, lo, hi, q, tree, out):
                 tree[r] -= 1
                 r += r & -r
         a += 1
+
+
+@kernel
+def distinct_frames(ids, lo, hi, counts, out):
+    """``out[j]``: the number of distinct values among rows ``lo[j]`` to ``hi[j] - 1``.
+    ``ids[i]``: row i's value as a dense id (-1: no value, never counted); ``counts`` (int64,
+    one per id, zeroed) is work space. Both bounds never decrease."""
+    a = 0
+    b = 0
+    distinct = 0
+    for j in range(lo.shape[0]):
+        while a < lo[j]:
+            if a < b and ids[a] >= 0:
+                counts[ids[a]] -= 1
+                if counts[ids[a]] == 0:
+                    distinct -= 1
+            a += 1
+        if b < a:
+            b = a
+        while b < hi[j]:
+            if ids[b] >= 0:
+                if counts[ids[b]] == 0:
+                    distinct += 1
+                counts[ids[b]] += 1
+            b += 1
+        out[j] = distinct

@@ -1,15 +1,16 @@
 """Batch ``window_aggregate``: the local window engine (:mod:`windowagg.engine.window_table`)
 inside Spark's Python workers, over partitions of rows hash-partitioned by key (one per core).
 
-When every entry merges from SQL partials (sum, count, mean, min, max over tumbling and sliding
-windows; :mod:`windowagg.engine.window_partials`), Spark SQL first reduces each (key, slice) to
-one row holding every entry's partials in Spark's own types (the slice is the last window edge
-at or before the event, over the fused edge grids of the slicer), in one aggregate, so what
-crosses into Python is one row per slice, not per event; the engine answers every window of
-every key of a partition from them in one call (``mapInArrow``: Arrow in and out). Otherwise
-(sessions, count windows, first/last, stddev, the library's aggregations and the user's own)
-the rows themselves go to the workers, sorted by key and time within each partition, and the
-engine answers each key once its rows have all arrived, with every entry in the same pass.
+When every entry merges from SQL partials (sum, count, mean, min, max over tumbling, sliding
+and session windows; :mod:`windowagg.engine.window_partials`), Spark SQL first reduces each
+(key, slice) to one row holding every entry's partials in Spark's own types (the slice is the
+last window edge at or before the event, over the fused edge grids of the slicer, with a grid
+of the session gap's period for sessions), in one aggregate, so what crosses into Python is one
+row per slice, not per event; the engine answers every window of every key of a partition from
+them in one call (``mapInArrow``: Arrow in and out). Otherwise (count windows, first/last,
+stddev, the library's aggregations and the user's own) the rows themselves go to the workers,
+sorted by key and time within each partition, and the engine answers each key once its rows
+have all arrived, with every entry in the same pass.
 The query is built in as few DataFrame steps as possible, its expressions as SQL text: each
 step costs the driver a round trip and an analysis of the plan.
 """
@@ -20,7 +21,6 @@ from dataclasses import replace
 from typing import Any
 
 from ..engine.window_plan import WindowPlan
-from ..slicing.slicer import StreamSlicer
 
 T, S, K = "__wa_t", "__wa_s", "__wa_k"  # internal column names
 
@@ -76,8 +76,12 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
 
     from ..engine.window_partials import partials
 
-    aggs = [F.expr(f"{p.fn}({'1' if p.column is None else quoted(p.column)})").alias(p.name)
-            for p in partials(plan)]  # fmt: skip
+    def sql(p) -> str:
+        if p.fn in ("tmin", "tmax"):  # a slice's first and last time (sessions)
+            return f"{p.fn[1:]}({time_sql(plan)})"
+        return f"{p.fn}({'1' if p.column is None else quoted(p.column)})"
+
+    aggs = [F.expr(sql(p)).alias(p.name) for p in partials(plan)]
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)) \
         .agg(*aggs)  # fmt: skip
 
@@ -131,7 +135,7 @@ def key_columns(plan: WindowPlan) -> list[Any]:
 def run_batch(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
 
-    from ..engine.window_partials import mergeable, over_partials
+    from ..engine.window_partials import grids, mergeable, over_partials
     from .plan import output_schema
 
     schema = output_schema(df, plan)
@@ -139,9 +143,7 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
     spread = (lambda d: d.repartition(cores(df), *keys)) if keys else \
         (lambda d: d.repartition(1))  # fmt: skip
     if mergeable(plan):  # per (key, slice) partials, then a partition per core by key
-        slicer = StreamSlicer()
-        slicer.add_windows(plan.windows)
-        pre = spread(_partials_query(df, plan, slicer.grids))
+        pre = spread(_partials_query(df, plan, grids(plan)))
         over = over_partials(plan, S, tuple(keys))
         return pre.mapInArrow(_engine(plan, over, by_key=False), schema)
     cols = sorted({e.column for e in plan.entries if e.column is not None} - {plan.time})
