@@ -17,7 +17,7 @@ def test_demo_runs_the_spark_pipeline_and_agrees_with_spark(capsys, tmp_path) ->
     assert main(["demo", "--events", "3000", "--output", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "3,000 taxi trips" in out
-    assert out.count("Spark's own function agrees: yes") == 3
+    assert out.count("Spark's own query agrees (values, types): yes, yes") == 3
     assert "per-trip rolling features" in out
     assert "Spark's window functions (rangeBetween, rowsBetween) agree: yes" in out
     assert any((tmp_path / "per-trip").glob("*.parquet"))
