@@ -12,7 +12,7 @@ ROOT = Path(windowagg.__file__).parent
 
 #: top-level module or package -> its layer (a module may import its own layer and lower)
 LAYERS = {
-    "errors": 0, "durations": 0, "frames": 0, "aggregations": 0,
+    "errors": 0, "durations": 0, "frames": 0, "aggregations": 0, "combined": 0,
     "kernels": 1, "algorithm": 1,
     "compiled": 2,
     "fifo": 3, "ooo": 3,

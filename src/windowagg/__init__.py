@@ -7,6 +7,7 @@ tables (``rolling_aggregate``) and window aggregates on them (``window_aggregate
 
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
 from .arrays import sliding_aggregate
+from .combined import combined
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
@@ -43,6 +44,7 @@ __all__ = [
     "WindowOperator",
     "WindowResult",
     "aggregation",
+    "combined",
     "fifo",
     "ooo",
     "rolling_aggregate",

@@ -40,7 +40,8 @@ def sliding_aggregate(
     agg: Any = "sum",
     times: Any = None,
     algorithm: str = "auto",
-) -> np.ndarray:
+    aggs: dict | None = None,
+) -> Any:
     """Aggregate a sliding window ending at every element.
 
     Parameters
@@ -63,10 +64,15 @@ def sliding_aggregate(
     algorithm : str
         ``auto`` or any name of :data:`windowagg.FIFO_ALGORITHMS` or
         :data:`windowagg.OOO_ALGORITHMS` that can serve the input.
+    aggs : dict, optional
+        Several aggregations instead of ``agg``: output name -> aggregation; the result is a
+        dict of arrays. Each compiled aggregation runs its own compiled pass (faster than one
+        pass of their product through Python); the others share one pass of their product
+        (:class:`windowagg.combined.Combined`).
 
     Returns
     -------
-    numpy.ndarray
+    numpy.ndarray, or a dict of them for ``aggs``
         ``(n,)`` for one size, ``(n, len(size))`` for a list: float64, or ``datetime64[ns]``
         for argmin and argmax over datetime times. Empty windows give 0 for sum, count,
         mincount and maxcount and NaN (NaT) otherwise.
@@ -84,6 +90,8 @@ def sliding_aggregate(
     flatfat and bint, O(n * size) for recalc); O(n log d) for fiba on out-of-order times
     (d: how far out of order).
     """
+    if aggs is not None:
+        return _several(values, size, times, algorithm, aggs)
     agg = resolve(agg)
     if not facts(agg).scalar:
         raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
@@ -109,6 +117,45 @@ def sliding_aggregate(
     if base is not None and facts(agg).result == "arg":  # the arg is the element's time
         out = _to_datetime(out, base)
     return out if many else out[:, 0]
+
+
+def _several(values, size, times, algorithm, aggs) -> dict[str, np.ndarray]:
+    """``sliding_aggregate`` of every entry of ``aggs``: compiled ones one pass each, the rest
+    one pass of their product."""
+    from .combined import Combined
+
+    if not isinstance(aggs, dict) or not aggs:
+        raise ValueError("aggs must be a non-empty dict: output name -> aggregation")
+    parts = {n: resolve(a) for n, a in aggs.items()}
+    for n, a in parts.items():
+        if not facts(a).scalar:
+            raise ValueError(f"aggs[{n!r}]: sliding_aggregate returns numbers; {a!r} does not "
+                             "lower to one")  # fmt: skip
+    rest = {n: a for n, a in parts.items() if kernel_of(a) is None}
+    out = {n: sliding_aggregate(values, size=size, agg=a, times=times, algorithm=algorithm)
+           for n, a in parts.items() if n not in rest}  # fmt: skip
+    if rest:
+        both = _product(values, size, times, algorithm, Combined(rest))
+        out.update(both)
+    return {n: out[n] for n in parts}
+
+
+def _product(values, size, times, algorithm, agg) -> dict[str, np.ndarray]:
+    """One Python pass of a product aggregation, split into one array per part."""
+    vals = _values(values)
+    t, base = (None, None) if times is None else _times(times, len(vals))
+    sizes, many = _sizes(size, t is not None, base is not None)
+    in_order = t is None or bool(np.all(t[1:] >= t[:-1]))
+    algorithm = _choose(algorithm, agg.parts[0], many, in_order, t is not None)
+    run = _ooo_python if algorithm in OOO_ALGORITHMS and (
+        algorithm not in FIFO_ALGORITHMS or not in_order) else _fifo_python  # fmt: skip
+    results = run(algorithm, agg, vals, t, sizes, raw=True)
+    out = {}
+    for name in agg.names:
+        col = np.array([[np.nan if r is None or r[name] is None else r[name] for r in row]
+                        for row in results], float).reshape(len(vals), len(sizes))  # fmt: skip
+        out[name] = col if many else col[:, 0]
+    return out
 
 
 def _fifo_compiled(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
@@ -289,8 +336,9 @@ def _rows(rows: list[list[Any]], k: int) -> np.ndarray:
     return out.reshape(len(rows), k)
 
 
-def _fifo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
-    """The Python reference for aggregations without a kernel (FIFO, in-order)."""
+def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
+    """The Python reference for aggregations without a kernel (FIFO, in-order); ``raw``: the
+    results themselves, one list per element, not numbers."""
     from .fifo import fifo
 
     largest = max(sizes)
@@ -316,10 +364,10 @@ def _fifo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
             rows.append([w.query(last=r) if r < len(w) else w.query() for r in rs])
         else:
             rows.append([w.query()])
-    return _rows(rows, len(sizes))
+    return rows if raw else _rows(rows, len(sizes))
 
 
-def _ooo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
+def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
     """Out-of-order times over the Python reference of an out-of-order aggregator."""
     from .ooo import TimeWindow, ooo
 
@@ -335,4 +383,4 @@ def _ooo_python(algorithm, agg, vals, t, sizes) -> np.ndarray:
             rows.append([tw.aggregator.query(np.nextafter(now - s, np.inf), now) for s in sizes])
         else:
             rows.append([tw.query()])
-    return _rows(rows, len(sizes))
+    return rows if raw else _rows(rows, len(sizes))

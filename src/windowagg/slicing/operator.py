@@ -52,6 +52,10 @@ class WindowOperator:
     ----------
     agg : str or aggregation
         A built-in name or any aggregation object (section 1 of api.md).
+    aggs : dict, optional
+        Several aggregations of the stream in one pass instead of ``agg``: output name ->
+        aggregation (:class:`windowagg.combined.Combined`); each result's value is then a dict
+        of their results.
     allowed_lateness : number or timedelta, default 0
         Tuples with ``t < watermark - allowed_lateness`` are dropped and counted in
         ``dropped``; later ones update windows already reported.
@@ -68,7 +72,14 @@ class WindowOperator:
     eager store, per report O(log slices) (eager) or O(slices in the window) (lazy).
     """
 
-    def __init__(self, agg: Any, allowed_lateness: Any = 0, store: str = "eager") -> None:
+    def __init__(self, agg: Any = None, allowed_lateness: Any = 0, store: str = "eager",
+                 aggs: dict | None = None) -> None:  # fmt: skip
+        if (agg is None) == (aggs is None):
+            raise TypeError("give agg, or aggs={name: aggregation, ...} for several")
+        if aggs is not None:
+            from ..combined import Combined
+
+            agg = Combined(aggs)
         self.agg = resolve(agg)
         allowed_lateness = seconds(allowed_lateness)
         if (
