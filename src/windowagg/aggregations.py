@@ -78,8 +78,9 @@ class Facts:
     when the aggregation is not pre-aggregated that way; ``lower_columns`` lowers them.
     ``frames``: how rolling frames and windows of a table answer it without a FIFO sweep of
     its partials: ``"quantile"`` (the nearest rank ``q``, by order statistics over the values'
-    ranks) or ``"distinct"`` (the exact number of distinct values, by a count per value), each
-    O(log n) or O(1) per row whatever the frame; None: the sweep.
+    ranks), ``"distinct"`` (the exact number of distinct values, by a count per value) or
+    ``"collect"`` (the frame's values themselves, sliced), O(log n), O(1) or the output's size
+    per row whatever the frame; None: the sweep.
     """
 
     kernel: Kernel | None = None
@@ -580,7 +581,7 @@ class Collect(Aggregation):
     the oldest part's prefix, so subtract-on-evict and SlickDeque (Inv) can serve it."""
 
     name = "collect"
-    facts = Facts(empty=[], result="list")
+    facts = Facts(empty=[], result="list", frames="collect")
     identity = ()
     invertible = True
 

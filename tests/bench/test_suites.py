@@ -92,7 +92,8 @@ def test_spark_suite_sides_agree() -> None:
         groups[(r.agg, r.param, r.x)].append(r)
     assert {k[:2] for k in groups} == {
         ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
-        ("median", "median, sliding s"), ("sum", "aggregations"), ("holistic", "aggregations"),
+        ("median", "median, sliding s"), ("collect", "collect, sliding s"),
+        ("sum", "aggregations"), ("holistic", "aggregations"),
     }  # fmt: skip
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")

@@ -97,7 +97,7 @@ def test_library_and_user_aggregations_in_the_same_call(spec) -> None:
     ]  # NaN is a value to SQL, skipped by the library
     aggs = {"med": (windowagg.aggregation("median"), "x"), "q9": ("quantile(q=0.9)", "x"),
             "mc": ("maxcount", "i"), "cat": (Concat(), "i"), "cd": ("count_distinct", "i"),
-            "s": ("sum", "x")}  # fmt: skip
+            "s": ("sum", "x"), "col": ("collect", "i")}  # fmt: skip
     check(rows, arrow(rows), spec, aggs)
 
 
@@ -210,10 +210,11 @@ def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
     t = pa.table({"t": np.arange(100.0), "v": np.arange(100.0), "w": np.arange(100.0) % 3})
     aggs = {"s": ("sum", "v"), "sd": ("stddev", "v"), "md": ("median", "v"),
             "q": ("quantile(q=0.9)", "v"), "cd": ("count_distinct", "w"),
-            "h": ("hll", "w")}  # fmt: skip
+            "h": ("hll", "w"), "col": ("collect", "w")}  # fmt: skip
     out = windowagg.window_aggregate(t, time="t", windows="sliding:10/5", aggs=aggs)
     assert out.column("s").to_pylist()[:3] == [sum(range(5)), sum(range(10)), sum(range(5, 15))]
     # nearest rank: the ceil(q * n)-th smallest of 0..4, 0..9, 5..14
     assert out.column("md").to_pylist()[:3] == [2.0, 4.0, 9.0]
     assert out.column("q").to_pylist()[:3] == [4.0, 8.0, 13.0]
     assert out.column("cd").to_pylist()[:3] == out.column("h").to_pylist()[:3] == [3, 3, 3]
+    assert out.column("col").to_pylist()[0] == [0.0, 1.0, 2.0, 0.0, 1.0]

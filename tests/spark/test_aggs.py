@@ -145,3 +145,25 @@ def test_library_and_user_aggregations_on_spark(spark):
         assert math.isclose(r.p9, direct(resolve("quantile(q=0.9)"), vals))
         assert r.cd == r.hll == len(set(vals))
         assert r.mc == vals.count(max(vals))
+
+
+def test_nan_is_a_value_on_every_path(spark):
+    """One window holding 1.0, NaN and 2.0: sum, mean and max NaN (as Spark's own), min 1.0,
+    count 3, whether the call has one window type or several (the SQL partials path, and the
+    rows path for a median beside them)."""
+    from pyspark.sql import functions as F
+
+    rows = [(T0 + dt.timedelta(seconds=s), v) for s, v in ((1, 1.0), (2, math.nan), (3, 2.0))]
+    df = spark.createDataFrame(rows, "ts timestamp, v double")
+    aggs = {"s": ("sum", "v"), "m": ("mean", "v"), "hi": ("max", "v"), "lo": ("min", "v"),
+            "n": ("count", "v")}  # fmt: skip
+    ref = df.groupBy(F.window("ts", "10 seconds")).agg(
+        F.sum("v"), F.avg("v"), F.max("v"), F.min("v"), F.count("v")).first()[1:]  # fmt: skip
+    for windows, extra in [(["tumbling:10s"], {}), (["tumbling:10s", "session:5s"], {}),
+                           (["tumbling:10s"], {"md": ("median", "v")})]:  # fmt: skip
+        out = window_aggregate(df, time="ts", windows=windows, aggs=aggs | extra).collect()
+        assert len(out) == len(windows)
+        for r in out:
+            got = (r.s, r.m, r.hi, r.lo, r.n)
+            expected = ["NaN", "NaN", "NaN", 1.0, 3]
+            assert [norm(x) for x in got] == [norm(x) for x in ref] == expected, windows

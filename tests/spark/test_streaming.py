@@ -135,3 +135,64 @@ def test_streaming_needs_a_watermark(spark, tmp_path):
     with pytest.raises(ValueError, match="count windows"):
         window_aggregate(stream.withWatermark("ts", "1 minute"), time="ts", value="v",
                          windows=["count-tumbling:5"], agg="sum")  # fmt: skip
+
+
+def test_many_aggregations_on_a_stream_equal_batch_values_and_types(spark, tmp_path):
+    """Several aggregations over columns of several types (NaN, nulls, decimals, ints) on a
+    stream with late rows: the last report of every window equals the batch answer, in the
+    batch's (Spark's) types."""
+    from decimal import Decimal
+
+    schema = "k string, ts timestamp, v double, d decimal(12,2), i int"
+    rng = random.Random(9)
+
+    def ev(lo, hi, n):
+        rows = []
+        for _ in range(n):
+            r = rng.random()
+            v = None if r < 0.1 else float("nan") if r < 0.15 else float(rng.randrange(1, 9))
+            d = None if rng.random() < 0.1 else Decimal(rng.randrange(-999, 999)).scaleb(-2)
+            rows.append((rng.choice("ab"), rng.randrange(lo, hi), v, d, rng.randrange(-5, 9)))
+        return rows
+
+    files = [ev(0, 200, 80), ev(200, 400, 60) + ev(150, 200, 10), [("z", 100_000, 1.0, None, 0)]]
+    src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    src.mkdir()
+    aggs = {"s": ("sum", "v"), "n": ("count", "*"), "hi": ("max", "v"), "a": ("avg", "d"),
+            "sd": ("sum", "d"), "si": ("sum", "i"), "med": ("median", "i")}  # fmt: skip
+    windows = ["tumbling:1m", "session:20s"]
+    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(src))
+    res = window_aggregate(stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts",
+                           windows=windows, aggs=aggs, key="k",
+                           allowed_lateness=LATENESS_S)  # fmt: skip
+    q = (res.writeStream.format("parquet").option("path", str(out))
+         .option("checkpointLocation", str(ck)).outputMode("append")
+         .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+    try:
+        for n, f in enumerate(files):
+            with open(src / f"part-{n}.json", "w") as fh:
+                for k, sec, v, d, i in f:
+                    fh.write(json.dumps({"k": k, "ts": str(T0 + dt.timedelta(seconds=sec)),
+                                         "v": v, "d": None if d is None else float(d),
+                                         "i": i}) + "\n")  # fmt: skip
+            settle(q, 1.0)
+        settle(q)
+    finally:
+        q.stop()
+    got = spark.read.parquet(str(out)).where(F.col("k") != "z")
+    events = [e for f in files for e in f if e[0] != "z"]
+    batch = window_aggregate(spark.createDataFrame(
+        [(k, T0 + dt.timedelta(seconds=s), v, d, i) for k, s, v, d, i in events], schema),
+        time="ts", windows=windows, aggs=aggs, key="k")  # fmt: skip
+    assert got.drop("update").dtypes == batch.dtypes
+    reports: dict = {}
+    for r in got.collect():
+        reports.setdefault((r.k, r.window, r.window_start, r.window_end), []).append(
+            repr(tuple(r)[4:-1]))  # fmt: skip
+    want = {(r.k, r.window, r.window_start, r.window_end): repr(tuple(r)[4:])
+            for r in batch.collect()}  # fmt: skip
+    bad = {w: (want[w], reports.get(w)) for w in want if want[w] not in reports.get(w, [])}
+    assert want and not bad, bad
+    firsts = [w for r in got.collect() if not r.update
+              for w in [(r.k, r.window, r.window_start, r.window_end)]]  # fmt: skip
+    assert len(firsts) == len(set(firsts))

@@ -8,7 +8,8 @@ by side in one Spark session on the same cached data (1 million events, 100 keys
   20 built-in queries they replace;
 * session windows (gap 2 s, sum) against ``session_window``, and the median over sliding
   windows (60 s, slide 10 s) against ``percentile_approx(v, 0.5, 1000000)`` (the same nearest
-  rank; Spark's ``median`` interpolates);
+  rank; Spark's ``median`` interpolates), and ``collect`` over the same windows against
+  ``collect_list`` (checksum: the number of values collected);
 * at 10 million events (``--quick``: 200,000): five aggregations over three columns at
   L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
   built-in query with the same five; and five with a quantile and a distinct count (sum, count,
@@ -110,6 +111,16 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
          [("windowagg window_aggregate", ours(["sliding:60s/10s"], "median")),
           ("Spark percentile_approx", lambda: total(by_window.agg(median)))],
          agg="median")  # fmt: skip
+    collected = F.collect_list("v").alias("value")
+
+    def sizes(out) -> float:
+        return float(out.agg(F.sum(F.size("value"))).first()[0])
+
+    pair("collect, sliding s", 60,
+         [("windowagg window_aggregate", lambda: sizes(window_aggregate(
+             df, time="ts", value="v", windows=["sliding:60s/10s"], agg="collect", key="k"))),
+          ("Spark collect_list", lambda: sizes(by_window.agg(collected)))],
+         agg="collect")  # fmt: skip
     df.unpersist()
     _five(spark, n if quick else 10 * n, report, pair)
     return rows

@@ -349,6 +349,25 @@ def _stddev(col: _Column, fr: Frames, entry: Entry) -> Any:
     return _with_nulls(out, count < 2, entry.type)  # Spark: null for fewer than two values
 
 
+def _collected(col: _Column, fr: Frames, entry: Entry) -> Any:
+    """Every frame's non-missing values (nulls and NaN left out, as the library's aggregations
+    leave them), in order: one take from the column, no Python object per value."""
+    import pyarrow as pa
+
+    keep = col.valid & ~np.isnan(col.floats())
+    at = np.r_[0, np.cumsum(keep)]
+    lo, hi = fr.bounds()
+    values = col.array.filter(pa.array(keep))
+    if values.type != entry.type.value_type:
+        values = values.cast(entry.type.value_type)
+    sizes = at[hi] - at[lo]
+    ends = np.cumsum(sizes)
+    idx = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - sizes, sizes) + \
+        np.repeat(at[lo], sizes)  # fmt: skip
+    return pa.ListArray.from_arrays(pa.array(np.r_[0, ends], pa.int32()),
+                                    values.take(pa.array(idx))).cast(entry.type)  # fmt: skip
+
+
 def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     """Any other aggregation, the user's own included: over the non-null values."""
     import pyarrow as pa
@@ -357,6 +376,8 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     from ..aggregations import facts
 
     f = facts(entry.agg)
+    if f.frames == "collect":  # the frame's values, sliced out of the column
+        return _collected(col, fr, entry)
     if f.frames == "quantile":  # compiled order statistics (a sweep of sorted partials
         q = quantiles(col.floats(), fr, entry.agg.q)  # costs O(frame) per row)
         return _with_nulls(q, np.isnan(q), entry.type)

@@ -1,15 +1,23 @@
-"""Streaming ``window_aggregate``: ``applyInPandasWithState`` with each key's window operator
-pickled into one binary state value (PySpark 4.3.0 breaks on array or map state fields).
+"""Streaming ``window_aggregate``: ``applyInPandasWithState``, each key's recent rows kept as
+one binary state value (PySpark 4.3.0 breaks on array or map state fields), and its windows
+answered by the same engine as in batch (:mod:`windowagg.engine.window_table`): every entry,
+Spark's types, SQL's rules (a float column's NaN crosses beside it as a flag, since pandas
+cannot tell NaN from null).
 
-* Emission: each time a key runs (new rows, or its event-time timeout), the operator gets
-  Spark's current watermark and returns the windows it completes; the timeout is set to the
-  earliest end of a window still pending, so quiet keys still emit as the watermark passes.
+* Emission: each time a key runs (new rows, or its event-time timeout), every window that
+  ends at or before Spark's current watermark and was not reported is reported; the timeout is
+  set to the earliest end of a window still pending, so quiet keys still emit as the watermark
+  passes.
 * Lateness: Spark's stateful operator drops rows behind the watermark before they reach the
   function. windowagg hands it a copy of the event time shifted by ``allowed_lateness`` (plus
   one microsecond) and marked as the watermarked column, so Spark drops exactly the rows with
-  ``t < watermark - allowed_lateness`` (the operator's own rule) and counts them in the query's
-  progress (``stateOperators[].numRowsDroppedByWatermark``); later rows reach the operator and
-  produce ``update = true`` rows for windows already emitted.
+  ``t < watermark - allowed_lateness`` and counts them in the query's progress
+  (``stateOperators[].numRowsDroppedByWatermark``); later rows change windows already
+  reported, which are reported again with ``update = true`` (a session a late row extends or
+  merges, under its new bounds).
+* State: a key keeps the rows of its windows that a late row may still change (those ending
+  after ``watermark - allowed_lateness``), and what it reported of them; a window that ended
+  before that at the key's last run is final, reported once, and never looked at again.
 * Restarts: the state lives in Spark's state store and the output in an exactly-once sink, so a
   query restarted from its checkpoint neither loses nor repeats a window.
 """
@@ -18,108 +26,118 @@ from __future__ import annotations
 
 import math
 import pickle
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ..aggregations import Aggregation, Facts, facts
 from ..engine.window_plan import WindowPlan
-from .batch import K, T, internal_time, key_columns, key_names, quoted
+from .batch import T, key_columns, key_names, quoted, time_sql
 
-V, WM = "__wa_v", "__wa_wm"
-
-
-class SqlSum(Aggregation):
-    """SQL's SUM: missing values ignored, and no value at all (null) when every value in the
-    window is missing (windowagg's ``sum`` gives 0 there). Partial ``(sum, count)``."""
-
-    name = "sql_sum"
-    facts = Facts(partials=("s", "c"))
-    identity = (0.0, 0)
-    commutative = True
-    invertible = True
-
-    def lower_columns(self, cols):
-        return np.where(cols["c"] > 0, cols["s"], np.nan)
-
-    def lift(self, x):
-        return (0.0, 0) if x is None or x != x else (float(x), 1)
-
-    def combine(self, a, b):
-        return (a[0] + b[0], a[1] + b[1])
-
-    def inverse(self, a, b):
-        return (a[0] - b[0], a[1] - b[1])
-
-    def lower(self, p):
-        return p[0] if p[1] else None
+WM, K = "__wa_wm", "__wa_k"
 
 
-def _operator(plan: WindowPlan) -> Any:
-    """A window operator for one key, over the one entry."""
-    from ..slicing import WindowOperator
-
-    e = plan.entries[0]
-    op = WindowOperator(SqlSum() if e.sql == "sum" else e.agg, allowed_lateness=plan.lateness,
-                        store="eager")  # fmt: skip
-    for w in plan.windows:
-        op.add_window(w)
-    return op
+def _nan_flag(i: int) -> str:
+    return f"__wa_n{i}"
 
 
-def _schema(plan: WindowPlan, df: Any) -> Any:
-    """What the per-key function returns (times in microseconds; a constant key first when
-    there is none)."""
-    from pyspark.sql.types import (
-        BooleanType,
-        DoubleType,
-        IntegerType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-    )
-
-    fields = {f.name: f for f in df.schema.fields}
-    e = plan.entries[0]
-    value = LongType() if facts(e.agg).result == "count" else DoubleType()
-    keys = [StructField(n, fields[k].dataType) for k, n in zip(plan.keys, key_names(plan))]
-    return StructType([*(keys or [StructField(K, IntegerType())]),
-                       StructField("window", StringType()), StructField("window_start", LongType()),
-                       StructField("window_end", LongType()), StructField(e.name, value),
-                       StructField("update", BooleanType())])  # fmt: skip
+def _out_flag(j: int) -> str:
+    return f"__wa_o{j}"
 
 
-def _rows(plan: WindowPlan, key_values: tuple, results: list) -> pd.DataFrame:
-    spec = {w: s for w, s in zip(plan.windows, plan.specs)}
-    names = key_names(plan) or [K]
-    out: dict = {k: [v] * len(results) for k, v in zip(names, key_values)}
-    out["window"] = [spec[r.window] for r in results]
-    out["window_start"] = np.array([r.start for r in results]).astype("int64")
-    out["window_end"] = np.array([r.end for r in results]).astype("int64")
-    out[plan.entries[0].name] = [np.nan if r.value is None else r.value for r in results]
-    out["update"] = [r.update for r in results]
-    return pd.DataFrame(out)
+def _state_rows(schema: Any, frames: Any, flags: dict) -> Any:
+    """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
+    (pandas gets them as local wall times), NaN restored from its flag."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    parts = [f for f in frames if len(f)]
+    if not parts:
+        return None
+    pdf = pd.concat(parts, ignore_index=True)[schema.names]
+    for f in schema:
+        if pa.types.is_timestamp(f.type) and f.type.tz and pdf[f.name].dt.tz is None:
+            pdf[f.name] = pdf[f.name].dt.tz_localize(f.type.tz)
+    table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+    for col, flag in flags.items():
+        nan = pa.array(pd.concat(parts, ignore_index=True)[flag].fillna(False).to_numpy(bool))
+        i = table.schema.get_field_index(col)
+        table = table.set_column(i, col, pc.if_else(nan, np.nan, table.column(col)))
+    return table
 
 
-def _func(plan: WindowPlan):
+def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
+    """The per-key function: the key's kept rows and the new ones through the engine."""
+
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        op = pickle.loads(state.get[0]) if state.exists else _operator(plan)
-        if not state.hasTimedOut:
-            for pdf in frames:  # arrival order within the micro-batch
-                if len(pdf):
-                    op.process_batch(pdf[T].to_numpy(), pdf[V].to_numpy(dtype=float))
+        import pyarrow as pa
+
+        from ..engine.window_table import window_bounds, window_table
+
+        kept, sent, settled = pickle.loads(state.get[0]) if state.exists else \
+            (None, {}, -math.inf)  # fmt: skip
+        new = None if state.hasTimedOut else _state_rows(schema, frames, flags)
+        parts = [t for t in (kept, new) if t is not None]
+        rows = pa.concat_tables(parts).combine_chunks() if parts else None
         wm_ms = state.getCurrentWatermarkMs()
-        results = op.watermark(wm_ms * 1000) if wm_ms > 0 else []
-        if results:
-            yield _rows(plan, key, results)
-        pending = op.next_end()
-        if pending is None:
+        wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
+        horizon = wm - plan.lateness  # no row before this arrives any more
+        pending = math.inf
+        out = None
+        if rows is not None and rows.num_rows:
+            order = np.argsort(rows.column(T).to_numpy(), kind="stable")
+            rows = rows.take(pa.array(order))
+            table = window_table(over, rows)
+            ends = table.column("window_end").cast(pa.int64()).to_numpy()
+            starts = table.column("window_start").cast(pa.int64()).to_numpy()
+            specs = table.column("window").to_pylist()
+            values = table.select([e.name for e in plan.entries]).to_pylist()
+            report, update = [], []
+            for i, (w, a, b) in enumerate(zip(specs, starts, ends)):
+                if b < settled:  # final before this call: reported, and some rows gone
+                    continue
+                if b > wm:
+                    pending = min(pending, b)
+                    continue
+                vals = repr(tuple(values[i].values()))  # NaN equals itself here
+                before = sent.get((w, a, b))
+                if before != vals:
+                    report.append(i)
+                    # a change, or a session under new bounds (a late row extended or merged it)
+                    update.append(before is not None or any(
+                        x == w and c < b and a < d for x, c, d in sent))  # fmt: skip
+                    sent[(w, a, b)] = vals
+            if report:
+                out = table.take(pa.array(report, pa.int64()))
+                out = out.append_column("update", pa.array(update, pa.bool_()))
+                for j, e in enumerate(plan.entries):  # NaN crosses pandas as a flag
+                    if pa.types.is_floating(e.type):
+                        x = out.column(e.name).to_numpy(zero_copy_only=False)
+                        out = out.append_column(_out_flag(j), pa.array(np.isnan(x)))
+            # keep the rows of every window a late row may still change
+            times = rows.column(T).to_numpy().astype(float)
+            seg = np.array([0, len(times)], np.int64)
+            mark = np.zeros(len(times) + 1, np.int64)
+            for w in over.windows:
+                bw = window_bounds(w, times, seg)
+                live = bw.end >= horizon
+                np.add.at(mark, bw.lo[live], 1)
+                np.add.at(mark, bw.hi[live], -1)
+            keep = np.cumsum(mark)[:-1] > 0
+            rows = rows.filter(pa.array(keep)) if not keep.all() else rows
+            sent = {w: v for w, v in sent.items() if w[2] >= horizon}
+        if out is not None:
+            yield out.to_pandas(integer_object_nulls=True)
+        if rows is None or not rows.num_rows:
             state.remove()
             return
-        state.update((pickle.dumps(op, protocol=pickle.HIGHEST_PROTOCOL),))
-        state.setTimeoutTimestamp(max(math.ceil(pending / 1000), wm_ms + 1))
+        settled = max(settled, horizon)
+        state.update((pickle.dumps((rows, sent, settled), protocol=pickle.HIGHEST_PROTOCOL),))
+        if pending < math.inf:
+            state.setTimeoutTimestamp(max(math.ceil(pending / 1000), wm_ms + 1))
+        else:  # every window reported: wake when the last may no longer change
+            state.setTimeoutTimestamp(wm_ms + 1 + math.ceil(plan.lateness / 1000))
 
     return run
 
@@ -127,7 +145,17 @@ def _func(plan: WindowPlan):
 def run_stream(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
-    from pyspark.sql.types import BinaryType, StructField, StructType
+    from pyspark.sql.types import (
+        BinaryType,
+        BooleanType,
+        DoubleType,
+        FloatType,
+        IntegerType,
+        StructField,
+        StructType,
+    )
+
+    from .plan import arrow_schema, output_schema
 
     if not plan.timestamp:
         raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
@@ -135,28 +163,58 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     if any(w.measure == "count" for w in plan.windows):
         raise ValueError("count windows are not supported on streams (positions shift with "
                          "every late event); use time windows")  # fmt: skip
-    e = plan.entries[0]
-    if len(plan.entries) > 1 or not facts(e.agg).scalar or e.column is None:
-        raise NotImplementedError("on a streaming DataFrame, window_aggregate takes one "
-                                  "aggregation with one number per window, over a column, for "
-                                  "now; run several calls, or a batch DataFrame")  # fmt: skip
     delay = _watermark_delay_ms(df, plan.time)
-    micros = internal_time(plan)  # a timestamp column: microseconds since the epoch
+    micros = F.expr(time_sql(plan))  # a timestamp column: microseconds since the epoch
     shifted = F.timestamp_micros(micros + int(plan.lateness) + 1)
+    fields = {f.name: f for f in df.schema.fields}
+    cols = sorted({e.column for e in plan.entries if e.column is not None})
+    names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
+    flags = {names[c]: _nan_flag(i) for i, c in enumerate(cols)
+             if isinstance(fields[c].dataType, DoubleType | FloatType)}  # fmt: skip
     keys = key_columns(plan) or [F.lit(0).alias(K)]
-    base = df.select(*keys, micros.alias(T), F.col(quoted(e.column)).cast("double").alias(V),
+    base = df.select(*keys, micros.alias(T),
+                     *[F.col(quoted(c)).alias(n) for c, n in names.items()],
+                     *[F.isnan(F.col(quoted(c))).alias(flags[n]) for c, n in names.items()
+                       if n in flags],
                      shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}))  # fmt: skip
-    state = StructType([StructField("operator", BinaryType())])
-    out = base.groupBy(*(key_names(plan) or [K])).applyInPandasWithState(
-        _func(plan),
-        _schema(plan, df),
+    arrow = arrow_schema(df)
+    import pyarrow as pa
+
+    knames = key_names(plan) or [K]
+    kfields = [pa.field(n, arrow.field(k).type) for k, n in zip(plan.keys, knames)] or \
+        [pa.field(K, pa.int32())]  # fmt: skip
+    schema = pa.schema([*kfields, pa.field(T, pa.int64()),
+                        *[pa.field(n, arrow.field(c).type) for c, n in names.items()]])  # fmt: skip
+    entries = tuple(e if e.column is None else replace(e, column=names[e.column])
+                    for e in plan.entries)  # fmt: skip
+    over = replace(plan, time=T, keys=tuple(knames), entries=entries,
+                   bound=pa.timestamp("us", "UTC"))  # fmt: skip
+    out_fields = output_schema(df, plan).fields
+    nkeys = len(plan.keys)
+    key_fields = [StructField(n, f.dataType) for n, f in zip(knames, out_fields[:nkeys])]
+    nan_out = [j for j, e in enumerate(plan.entries) if pa.types.is_floating(e.type)]
+    flags_out = [StructField(_out_flag(j), BooleanType()) for j in nan_out]
+    internal = StructType([*(key_fields or [StructField(K, IntegerType())]),
+                           *out_fields[nkeys:], StructField("update", BooleanType()),
+                           *flags_out])  # fmt: skip
+    state = StructType([StructField("rows", BinaryType())])
+    out = base.groupBy(*knames).applyInPandasWithState(
+        _func(plan, over, schema, flags),
+        internal,
         state,
         "append",
         GroupStateTimeout.EventTimeTimeout,
     )
-    bounds = [F.timestamp_micros(b).alias(b) for b in ("window_start", "window_end")]
-    return out.select(*[F.col(n).alias(k) for k, n in zip(plan.keys, key_names(plan))],
-                      "window", *bounds, e.name, "update")  # fmt: skip
+
+    def value(j: int, name: str) -> Any:
+        if j not in nan_out:
+            return F.col(quoted(name))
+        return F.when(F.col(_out_flag(j)), F.lit(float("nan"))).otherwise(
+            F.col(quoted(name))).alias(name)  # fmt: skip
+
+    values = [value(j, e.name) for j, e in enumerate(plan.entries)]
+    return out.select(*[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
+                      "window", "window_start", "window_end", *values, "update")  # fmt: skip
 
 
 def _watermark_delay_ms(df: Any, time: str) -> int:
