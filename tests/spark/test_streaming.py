@@ -137,13 +137,35 @@ def test_streaming_needs_a_watermark(spark, tmp_path):
                          windows=["count-tumbling:5"], agg="sum")  # fmt: skip
 
 
-def test_many_aggregations_on_a_stream_equal_batch_values_and_types(spark, tmp_path):
-    """Several aggregations over columns of several types (NaN, nulls, decimals, ints) on a
-    stream with late rows: the last report of every window equals the batch answer, in the
-    batch's (Spark's) types."""
+STREAM_SCHEMA = ("k string, ts timestamp, v double, d decimal(12,2), i int, b bigint, "
+                 "t2 timestamp, s string")  # fmt: skip
+#: output name -> (windowagg's entry, Spark's expression)
+STREAM_AGGS = {
+    "n": (("count", "*"), "count(*)"), "nv": (("count", "v"), "count(v)"),
+    "sv": (("sum", "v"), "sum(v)"), "hv": (("max", "v"), "max(v)"), "lv": (("min", "v"), "min(v)"),
+    "ad": (("avg", "d"), "avg(d)"), "sd": (("sum", "d"), "sum(d)"), "si": (("sum", "i"), "sum(i)"),
+    "li": (("min", "i"), "min(i)"), "sb": (("sum", "b"), "sum(b)"),
+    "ht": (("max", "t2"), "max(t2)"), "hs": (("max", "s"), "max(s)"),
+    "sdv": (("stddev", "i"), "stddev(i)"),
+}  # fmt: skip
+STREAM_WINDOWS = {"tumbling:1m": "window(ts, '1 minute')",
+                  "sliding:2m/30s": "window(ts, '2 minutes', '30 seconds')",
+                  "session:20s": "session_window(ts, '20 seconds')"}  # fmt: skip
+
+
+def _norm(v):
+    if isinstance(v, float):
+        return "NaN" if v != v else round(v, 6)
+    return v
+
+
+def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, tmp_path):
+    """Several aggregations over columns of every type (double with NaN and nulls, decimal
+    with nulls, int, bigint, timestamp, string) on a stream with late rows, in tumbling,
+    sliding and session windows, two keys: every window's last report equals Spark's own
+    batch aggregates over the same rows, in Spark's types."""
     from decimal import Decimal
 
-    schema = "k string, ts timestamp, v double, d decimal(12,2), i int"
     rng = random.Random(9)
 
     def ev(lo, hi, n):
@@ -152,18 +174,19 @@ def test_many_aggregations_on_a_stream_equal_batch_values_and_types(spark, tmp_p
             r = rng.random()
             v = None if r < 0.1 else float("nan") if r < 0.15 else float(rng.randrange(1, 9))
             d = None if rng.random() < 0.1 else Decimal(rng.randrange(-999, 999)).scaleb(-2)
-            rows.append((rng.choice("ab"), rng.randrange(lo, hi), v, d, rng.randrange(-5, 9)))
+            rows.append((rng.choice("ab"), rng.randrange(lo, hi), v, d, rng.randrange(-5, 9),
+                         rng.randrange(-(2**40), 2**40), rng.randrange(0, 10**6),
+                         rng.choice(["x", "yy", None])))  # fmt: skip
         return rows
 
-    files = [ev(0, 200, 80), ev(200, 400, 60) + ev(150, 200, 10), [("z", 100_000, 1.0, None, 0)]]
+    files = [ev(0, 200, 80), ev(200, 400, 60) + ev(150, 200, 10),
+             [("z", 100_000, 1.0, None, 0, 0, 0, None)]]  # fmt: skip
     src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
     src.mkdir()
-    aggs = {"s": ("sum", "v"), "n": ("count", "*"), "hi": ("max", "v"), "a": ("avg", "d"),
-            "sd": ("sum", "d"), "si": ("sum", "i"), "med": ("median", "i")}  # fmt: skip
-    windows = ["tumbling:1m", "session:20s"]
-    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).json(str(src))
+    aggs = {name: e for name, (e, _) in STREAM_AGGS.items()}
+    stream = spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
     res = window_aggregate(stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts",
-                           windows=windows, aggs=aggs, key="k",
+                           windows=list(STREAM_WINDOWS), aggs=aggs, key="k",
                            allowed_lateness=LATENESS_S)  # fmt: skip
     q = (res.writeStream.format("parquet").option("path", str(out))
          .option("checkpointLocation", str(ck)).outputMode("append")
@@ -171,28 +194,33 @@ def test_many_aggregations_on_a_stream_equal_batch_values_and_types(spark, tmp_p
     try:
         for n, f in enumerate(files):
             with open(src / f"part-{n}.json", "w") as fh:
-                for k, sec, v, d, i in f:
-                    fh.write(json.dumps({"k": k, "ts": str(T0 + dt.timedelta(seconds=sec)),
-                                         "v": v, "d": None if d is None else float(d),
-                                         "i": i}) + "\n")  # fmt: skip
+                for k, sec, v, d, i, b, t2, s in f:
+                    fh.write(json.dumps({
+                        "k": k, "ts": str(T0 + dt.timedelta(seconds=sec)), "v": v,
+                        "d": None if d is None else float(d), "i": i, "b": b,
+                        "t2": str(T0 + dt.timedelta(microseconds=t2)), "s": s}) + "\n")  # fmt: skip
             settle(q, 1.0)
         settle(q)
     finally:
         q.stop()
     got = spark.read.parquet(str(out)).where(F.col("k") != "z")
     events = [e for f in files for e in f if e[0] != "z"]
-    batch = window_aggregate(spark.createDataFrame(
-        [(k, T0 + dt.timedelta(seconds=s), v, d, i) for k, s, v, d, i in events], schema),
-        time="ts", windows=windows, aggs=aggs, key="k")  # fmt: skip
-    assert got.drop("update").dtypes == batch.dtypes
+    batch = spark.createDataFrame(
+        [(k, T0 + dt.timedelta(seconds=sec), v, d, i, b, T0 + dt.timedelta(microseconds=t2), s)
+         for k, sec, v, d, i, b, t2, s in events], STREAM_SCHEMA)  # fmt: skip
     reports: dict = {}
     for r in got.collect():
-        reports.setdefault((r.k, r.window, r.window_start, r.window_end), []).append(
-            repr(tuple(r)[4:-1]))  # fmt: skip
-    want = {(r.k, r.window, r.window_start, r.window_end): repr(tuple(r)[4:])
-            for r in batch.collect()}  # fmt: skip
-    bad = {w: (want[w], reports.get(w)) for w in want if want[w] not in reports.get(w, [])}
-    assert want and not bad, bad
-    firsts = [w for r in got.collect() if not r.update
-              for w in [(r.k, r.window, r.window_start, r.window_end)]]  # fmt: skip
+        key = (r.k, r.window, r.window_start, r.window_end)
+        reports.setdefault(key, []).append([_norm(r[n]) for n in STREAM_AGGS])
+    types = dict(got.dtypes)
+    for spec, wexpr in STREAM_WINDOWS.items():
+        theirs = batch.groupBy("k", F.expr(wexpr).alias("w")).agg(
+            *[F.expr(sql).alias(n) for n, (_, sql) in STREAM_AGGS.items()])  # fmt: skip
+        assert all(types[n] == t for n, t in theirs.drop("k", "w").dtypes), spec
+        want = {(r.k, spec, r.w.start, r.w.end): [_norm(r[n]) for n in STREAM_AGGS]
+                for r in theirs.collect()}  # fmt: skip
+        bad = {w: (v, reports.get(w)) for w, v in want.items() if v not in reports.get(w, [])}
+        assert want and not bad, bad
+    firsts = [(r.k, r.window, r.window_start, r.window_end) for r in got.collect()
+              if not r.update]  # fmt: skip
     assert len(firsts) == len(set(firsts))

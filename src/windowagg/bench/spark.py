@@ -9,7 +9,8 @@ by side in one Spark session on the same cached data (1 million events, 100 keys
 * session windows (gap 2 s, sum) against ``session_window``, and the median over sliding
   windows (60 s, slide 10 s) against ``percentile_approx(v, 0.5, 1000000)`` (the same nearest
   rank; Spark's ``median`` interpolates), and ``collect`` over the same windows against
-  ``collect_list`` (checksum: the number of values collected);
+  ``collect_list`` (checksum: the number of values collected); count windows (tumbling, 100
+  events per key) against a row number per key and a group by its bucket;
 * at 10 million events (``--quick``: 200,000): five aggregations over three columns at
   L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
   built-in query with the same five; and five with a quantile and a distinct count (sum, count,
@@ -122,6 +123,7 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
           ("Spark collect_list", lambda: sizes(by_window.agg(collected)))],
          agg="collect")  # fmt: skip
     df.unpersist()
+    _counted(spark, n, pair)
     _five(spark, n if quick else 10 * n, report, pair)
     return rows
 
@@ -135,6 +137,34 @@ HOLISTIC = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
             "m": (("max", "tip"), "max(tip)"),
             "q": (("quantile(q=0.95)", "v"), "percentile_approx(v, 0.95, 1000000)"),
             "d": (("approx_count_distinct", "zone"), "approx_count_distinct(zone)")}  # fmt: skip
+
+
+def _counted(spark, n: int, pair) -> None:
+    """Count windows (tumbling, 100 events per key) against the query a Spark user writes for
+    them: a row number per key in time order, its bucket, a group by bucket (complete buckets
+    only). Times are distinct here, so that both sides order every key's events alike."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from ..spark import window_aggregate
+
+    ts = F.timestamp_micros(F.lit(1_704_067_200_000_000) + F.col("id") * 1000)
+    v = F.floor(F.rand(3) * 100).cast("double")
+    df = spark.range(n).select((F.col("id") % 100).cast("int").alias("k"), ts.alias("ts"),
+                               v.alias("v")).cache()  # fmt: skip
+    df.count()
+    rank = F.row_number().over(Window.partitionBy("k").orderBy("ts"))
+    buckets = df.select("k", "v", F.floor((rank - 1) / 100).alias("b")).groupBy("k", "b").agg(
+        F.sum("v").alias("value"), F.count("*").alias("c")).where("c = 100")  # fmt: skip
+
+    def total(out) -> float:
+        return float(out.agg(F.sum("value")).first()[0])
+
+    pair("count window", 100,
+         [("windowagg window_aggregate", lambda: total(window_aggregate(
+             df, time="ts", value="v", windows=["count-tumbling:100"], agg="sum", key="k"))),
+          ("Spark row_number() buckets", lambda: total(buckets))])  # fmt: skip
+    df.unpersist()
 
 
 def _five(spark, n: int, report, pair) -> None:
