@@ -1,6 +1,8 @@
-"""windowagg on Apache Spark (api.md section 6): ``window_aggregate`` runs the window operator
-per key, in batch (``applyInPandas``) and in Structured Streaming (``applyInPandasWithState``,
-each key's operator one binary state value). The only package that imports pyspark, lazily."""
+"""windowagg on Apache Spark: ``window_aggregate`` and ``rolling_aggregate`` run the local
+engine (:mod:`windowagg.engine`) inside Spark's Python workers, in batch (``mapInArrow``, after
+Spark SQL's per-slice partials where they serve) and in Structured Streaming
+(``applyInPandasWithState``, each key's recent rows one binary state value). The only package
+that imports pyspark, lazily."""
 
 from __future__ import annotations
 
