@@ -167,3 +167,34 @@ def test_nan_is_a_value_on_every_path(spark):
             got = (r.s, r.m, r.hi, r.lo, r.n)
             expected = ["NaN", "NaN", "NaN", 1.0, 3]
             assert [norm(x) for x in got] == [norm(x) for x in ref] == expected, windows
+
+
+@pytest.mark.parametrize("windows", [["count-tumbling:7"], ["count-sliding:10/4"],
+                                     ["count-sliding:6/3", "count-tumbling:4"]])  # fmt: skip
+def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
+    """Count windows of sums, counts, means, minima and maxima: from per-key runs of rows
+    reduced in Spark SQL (a row number per key), and from the rows themselves (stddev added);
+    equal, null keys and a key shorter than the window included. Times are distinct, so that
+    both order each key's rows alike."""
+    rng = random.Random(4)
+    data = []
+    for i in range(400):
+        r = rng.random()
+        x = None if r < 0.08 else math.nan if r < 0.11 else float(rng.randrange(-40, 90))
+        k = None if i % 37 == 0 else rng.randrange(3)
+        data.append((k, T0 + dt.timedelta(milliseconds=370 * i), x, rng.randrange(-9, 9)))
+    data.append((7, T0, 1.0, 1))  # a key with one row: in no window
+    df = spark.createDataFrame(data, "k int, ts timestamp, x double, i int")
+    aggs = {"n": ("count", "*"), "nx": ("count", "x"), "sx": ("sum", "x"), "si": ("sum", "i"),
+            "ax": ("mean", "x"), "mx": ("max", "x"), "li": ("min", "i")}  # fmt: skip
+    from pyspark.sql import functions as F
+
+    fast = window_aggregate(df, time="ts", windows=windows, aggs=aggs, key="k")
+    rows_path = window_aggregate(df, time="ts", windows=windows, key="k",
+                                 aggs=aggs | {"sd": ("stddev", "x")})  # fmt: skip
+    planned = fast._jdf.queryExecution().analyzed().toString()
+    assert "row_number" in planned  # runs of rows reduced in SQL, not the rows path
+    assert "row_number" not in rows_path._jdf.queryExecution().analyzed().toString()
+    for spec in windows:
+        compare(fast.where(F.col("window") == spec), rows_path.where(F.col("window") == spec),
+                ["k"], aggs)  # fmt: skip

@@ -12,7 +12,10 @@ A slice is the span between two consecutive edges of the windows' fused grids
 ``[start, end)`` holds exactly the slices that start inside it. Sessions add a grid whose
 period is the gap: a slice then spans less than the gap, so all its rows share one session,
 and two consecutive slices of a key share one when the first time of the second is at most
-the gap after the last time of the first (each slice keeps both; Scotty, Section 4.2).
+the gap after the last time of the first (each slice keeps both; Scotty, Section 4.2). Count
+windows alone slice each key's rows in time order into runs of ``g`` rows (``g`` the greatest
+common divisor of their sizes and slides), which keep their row count and first and last
+time: a window is ``size / g`` whole slices.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import NamedTuple
 from ..slicing import Session, Sliding
 from .window_plan import WindowPlan
 
-__all__ = ["MERGED", "Partial", "grids", "mergeable", "over_partials", "partials"]
+__all__ = ["MERGED", "Partial", "counted", "grids", "mergeable", "over_partials", "partials"]
 
 #: the SQL aggregations a window answers from its slices' partials
 MERGED = ("sum", "count", "mean", "min", "max")
@@ -42,12 +45,16 @@ class Partial(NamedTuple):
     column: str | None
 
 
+def counted(plan: WindowPlan) -> bool:
+    """Whether the windows are count windows (all of them: their slices are runs of rows)."""
+    return all(getattr(w, "measure", "time") == "count" for w in plan.windows)
+
+
 def mergeable(plan: WindowPlan) -> bool:
-    """Whether every entry merges from SQL partials and every window is made of slices (time
-    windows and sessions; not count windows)."""
-    return all(e.sql in MERGED for e in plan.entries) and all(
-        isinstance(w, Session) or w.measure == "time" for w in plan.windows
-    )
+    """Whether every entry merges from SQL partials and every window is made of slices: time
+    windows and sessions (slices of time), or count windows only (slices of rows)."""
+    timed = all(isinstance(w, Session) or w.measure == "time" for w in plan.windows)
+    return all(e.sql in MERGED for e in plan.entries) and (timed or counted(plan))
 
 
 def grids(plan: WindowPlan) -> list[tuple[float, float]]:
@@ -65,7 +72,9 @@ def partials(plan: WindowPlan) -> list[Partial]:
     for e in plan.entries:
         for fn in NEEDS[e.sql] if e.column is not None else ("count",):
             out.setdefault((fn, e.column), Partial(f"__wa_p{len(out)}", fn, e.column))
-    if any(isinstance(w, Session) for w in plan.windows):
+    if counted(plan):  # each slice's rows
+        out.setdefault(("count", None), Partial(f"__wa_p{len(out)}", "count", None))
+    if counted(plan) or any(isinstance(w, Session) for w in plan.windows):
         for fn in ("tmin", "tmax"):
             out[(fn, None)] = Partial(f"__wa_{fn}", fn, None)
     return list(out.values())
@@ -85,6 +94,8 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
                                    counts=name[("count", e.column)]))  # fmt: skip
         else:
             entries.append(replace(e, column=name[(e.sql, e.column)]))
-    spans = ("__wa_tmin", "__wa_tmax") if any(isinstance(w, Session) for w in plan.windows) \
-        else None  # fmt: skip
-    return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans)
+    spanned = counted(plan) or any(isinstance(w, Session) for w in plan.windows)
+    spans = ("__wa_tmin", "__wa_tmax") if spanned else None
+    rows = name[("count", None)] if counted(plan) else None
+    return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans,
+                   positions=rows)  # fmt: skip

@@ -36,6 +36,7 @@ class WindowPlan:
     lateness: float = 0.0  # streaming: in the time column's internal unit
     order_by: tuple[str, ...] = ()
     spans: tuple[str, str] | None = None  # rows that are partials: their first and last time
+    positions: str | None = None  # partials of count windows: the column of their row counts
 
     @property
     def unit(self) -> float | None:

@@ -26,7 +26,7 @@ from .rolling import Frames
 from .rolling_table import evaluate, segments, sort_order, times_of
 from .window_plan import WindowPlan
 
-__all__ = ["WindowBounds", "output_schema", "window_bounds", "window_table"]
+__all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]
 
 
 class WindowBounds(NamedTuple):
@@ -51,14 +51,16 @@ def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray,
-                  spans: tuple[np.ndarray, np.ndarray] | None = None) -> WindowBounds:  # fmt: skip
+                  spans: tuple[np.ndarray, np.ndarray] | None = None,
+                  positions: np.ndarray | None = None, g: int = 1) -> WindowBounds:  # fmt: skip
     """Every window of ``w`` that holds a row, key by key, in order of start. ``spans``: rows
-    that are slices, their first and last times (sessions)."""
+    that are slices, their first and last times; ``positions``: slices of count windows,
+    their row counts (each holds ``g`` rows, :func:`grain`, a key's last one up to that)."""
     if isinstance(w, Session):
         first, last = (times, times) if spans is None else spans
         return _sessions(w.gap, first, last, seg)
     if w.measure == "count":
-        return _counted(int(w.size), int(w.slide), times, seg)
+        return _counted(int(w.size), int(w.slide), times, seg, spans, positions, g)
     from ..kernels.frames import sliding_windows
 
     empty = np.empty(0, np.int64)
@@ -87,17 +89,33 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
     return WindowBounds(owner[starts], a[starts], b[ends - 1] + gap, lo, hi)
 
 
-def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray) -> WindowBounds:
+def grain(windows: Any) -> int:
+    """The rows per slice of count windows: the greatest common divisor of their sizes and
+    slides (a window is then a run of whole slices)."""
+    import math
+
+    return math.gcd(*[int(x) for w in windows if getattr(w, "measure", "time") == "count"
+                      for x in (w.size, w.slide)])  # fmt: skip
+
+
+def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray, spans: Any = None,
+             positions: np.ndarray | None = None, g: int = 1) -> WindowBounds:  # fmt: skip
     """Count windows: positions ``[k * slide, k * slide + size)`` of each key's rows in time
-    order, the complete ones; start and end are the times of the first and last row."""
+    order, the complete ones; start and end are the times of the first and last row. Over
+    slices of ``g`` rows each (``positions``: their counts), a window is ``size / g`` slices."""
     first, last = _finite(times, seg)
-    n = last - first
+    if positions is None:
+        n = last - first
+    else:  # every slice of a key holds g rows but its last
+        at = np.r_[0, np.cumsum(positions)]
+        n = at[last] - at[first]
     per = np.where(n >= size, (n - size) // slide + 1, 0)
     key = np.repeat(np.arange(len(per)), per)
     k = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
-    lo = first[key] + k * slide
-    hi = lo + size
-    return WindowBounds(key, times[lo], times[hi - 1], lo, hi)
+    lo = first[key] + k * (slide // g)
+    hi = lo + size // g
+    a, b = (times, times) if spans is None else spans
+    return WindowBounds(key, a[lo], b[hi - 1], lo, hi)
 
 
 def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
@@ -131,9 +149,13 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None) -
     if run.spans is not None:  # slices: each one's first and last time (null: no time)
         spans = tuple(table.column(c).to_numpy(zero_copy_only=False).astype(float)
                       for c in run.spans)  # fmt: skip
+    positions = None
+    if run.positions is not None:  # slices of count windows: their row counts
+        positions = table.column(run.positions).to_numpy(zero_copy_only=False).astype(np.int64)
     parts = []
     for j, (w, spec) in enumerate(zip(plan.windows, plan.specs)):
-        b = window_bounds(w, times, seg, spans)
+        b = window_bounds(w, times, seg, spans, positions, grain(plan.windows) if positions
+                          is not None else 1)  # fmt: skip
         if not len(b.lo):
             continue
         entries = [replace(e, frame=j) for e in run.entries]

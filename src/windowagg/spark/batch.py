@@ -2,15 +2,16 @@
 inside Spark's Python workers, over partitions of rows hash-partitioned by key (one per core).
 
 When every entry merges from SQL partials (sum, count, mean, min, max over tumbling, sliding
-and session windows; :mod:`windowagg.engine.window_partials`), Spark SQL first reduces each
-(key, slice) to one row holding every entry's partials in Spark's own types (the slice is the
-last window edge at or before the event, over the fused edge grids of the slicer, with a grid
-of the session gap's period for sessions), in one aggregate, so what crosses into Python is one
+and session windows, or over count windows alone; :mod:`windowagg.engine.window_partials`),
+Spark SQL first reduces each (key, slice) to one row holding every entry's partials in Spark's
+own types (the slice is the last window edge at or before the event, over the fused edge grids
+of the slicer, with a grid of the session gap's period for sessions; for count windows a run
+of rows numbered per key in time order), in one aggregate, so what crosses into Python is one
 row per slice, not per event; the engine answers every window of every key of a partition from
-them in one call (``mapInArrow``: Arrow in and out). Otherwise (count windows, first/last,
-stddev, the library's aggregations and the user's own) the rows themselves go to the workers,
-sorted by key and time within each partition, and the engine answers each key once its rows
-have all arrived, with every entry in the same pass.
+them in one call (``mapInArrow``: Arrow in and out). Otherwise (first/last, stddev, the
+library's aggregations and the user's own, count windows beside time windows) the rows
+themselves go to the workers, sorted by key and time within each partition, and the engine
+answers each key once its rows have all arrived, with every entry in the same pass.
 The query is built in as few DataFrame steps as possible, its expressions as SQL text: each
 step costs the driver a round trip and an analysis of the plan.
 """
@@ -82,6 +83,18 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
         return f"{p.fn}({'1' if p.column is None else quoted(p.column)})"
 
     aggs = [F.expr(sql(p)).alias(p.name) for p in partials(plan)]
+    from ..engine.window_partials import counted
+
+    if counted(plan):  # runs of g rows of each key in time order (nulls are in no window)
+        from pyspark.sql import Window
+
+        from ..engine.window_table import grain
+
+        order = Window.partitionBy(*[F.col(quoted(k)) for k in plan.keys]).orderBy(
+            F.expr(time_sql(plan)))  # fmt: skip
+        rows = df.where(F.col(quoted(plan.time)).isNotNull())
+        ranked = rows.withColumn(S, F.floor((F.row_number().over(order) - 1) / grain(plan.windows)))
+        return ranked.groupBy(*key_columns(plan), F.col(S)).agg(*aggs)
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)) \
         .agg(*aggs)  # fmt: skip
 
