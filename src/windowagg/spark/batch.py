@@ -31,10 +31,10 @@ def quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def time_sql(plan: WindowPlan) -> str:
-    """The time column as numbers, in Spark SQL: microseconds since the epoch for
-    timestamps."""
-    col = quoted(plan.time)
+def time_sql(plan: WindowPlan, col: str | None = None) -> str:
+    """The time column (or ``col``, an expression of its type) as numbers, in Spark SQL:
+    microseconds since the epoch for timestamps."""
+    col = quoted(plan.time) if col is None else col
     if plan.timestamp:
         return f"unix_micros(CAST({col} AS TIMESTAMP))"
     return f"CAST({col} AS DOUBLE)"
@@ -78,8 +78,8 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     from ..engine.window_partials import partials
 
     def sql(p) -> str:
-        if p.fn in ("tmin", "tmax"):  # a slice's first and last time (sessions)
-            return f"{p.fn[1:]}({time_sql(plan)})"
+        if p.fn in ("tmin", "tmax"):  # a slice's first and last time, converted once per slice
+            return time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})")
         return f"{p.fn}({'1' if p.column is None else quoted(p.column)})"
 
     aggs = [F.expr(sql(p)).alias(p.name) for p in partials(plan)]
@@ -87,12 +87,14 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
 
     if counted(plan):  # runs of g rows of each key in time order (nulls are in no window)
         from pyspark.sql import Window
+        from pyspark.sql.types import DoubleType, FloatType
 
         from ..engine.window_table import grain
 
-        order = Window.partitionBy(*[F.col(quoted(k)) for k in plan.keys]).orderBy(
-            F.expr(time_sql(plan)))  # fmt: skip
-        rows = df.where(F.col(quoted(plan.time)).isNotNull())
+        t = F.col(quoted(plan.time))  # itself: no converted copy to shuffle and sort
+        order = Window.partitionBy(*[F.col(quoted(k)) for k in plan.keys]).orderBy(t)
+        floating = isinstance(df.schema[plan.time].dataType, DoubleType | FloatType)
+        rows = df.where(t.isNotNull() & ~F.isnan(t) if floating else t.isNotNull())
         ranked = rows.withColumn(S, F.floor((F.row_number().over(order) - 1) / grain(plan.windows)))
         return ranked.groupBy(*key_columns(plan), F.col(S)).agg(*aggs)
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)) \
