@@ -43,11 +43,10 @@ class WindowBounds(NamedTuple):
 def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each key's rows with a time (null times sort first as -inf, NaN last as +inf)."""
     s, e = seg[:-1], seg[1:]
-    first = s + np.add.reduceat(np.r_[times == -np.inf, False].astype(np.int64), s)[: len(s)] \
-        if len(times) else s  # fmt: skip
-    last = e - np.add.reduceat(np.r_[times == np.inf, False].astype(np.int64), s)[: len(s)] \
-        if len(times) else e  # fmt: skip
-    return first, np.maximum(first, last)
+    null = np.r_[0, np.cumsum(times == -np.inf)]
+    nan = np.r_[0, np.cumsum(times == np.inf)]
+    first = s + null[e] - null[s]
+    return first, np.maximum(first, e - (nan[e] - nan[s]))
 
 
 def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray,

@@ -55,13 +55,14 @@ def _state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     parts = [f for f in frames if len(f)]
     if not parts:
         return None
-    pdf = pd.concat(parts, ignore_index=True)[schema.names]
+    whole = pd.concat(parts, ignore_index=True)
+    pdf = whole[schema.names].copy()
     for f in schema:
         if pa.types.is_timestamp(f.type) and f.type.tz and pdf[f.name].dt.tz is None:
             pdf[f.name] = pdf[f.name].dt.tz_localize(f.type.tz)
     table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
     for col, flag in flags.items():
-        nan = pa.array(pd.concat(parts, ignore_index=True)[flag].fillna(False).to_numpy(bool))
+        nan = pa.array(whole[flag].fillna(False).to_numpy(bool))
         i = table.schema.get_field_index(col)
         table = table.set_column(i, col, pc.if_else(nan, np.nan, table.column(col)))
     return table
