@@ -93,7 +93,7 @@ def test_spark_suite_sides_agree() -> None:
     assert {k[:2] for k in groups} == {
         ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
         ("median", "median, sliding s"), ("collect", "collect, sliding s"),
-        ("sum", "count window"),
+        ("sum", "count window"), ("sum", "count window, slide 50"), ("median", "count window"),
         ("sum", "aggregations"), ("holistic", "aggregations"),
     }  # fmt: skip
     for same_work in groups.values():

@@ -182,19 +182,24 @@ def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
         r = rng.random()
         x = None if r < 0.08 else math.nan if r < 0.11 else float(rng.randrange(-40, 90))
         k = None if i % 37 == 0 else rng.randrange(3)
-        data.append((k, T0 + dt.timedelta(milliseconds=370 * i), x, rng.randrange(-9, 9)))
-    data.append((7, T0, 1.0, 1))  # a key with one row: in no window
-    df = spark.createDataFrame(data, "k int, ts timestamp, x double, i int")
+        d = None if r > 0.93 else Decimal(rng.randrange(-9999, 9999)) / 100
+        data.append((k, T0 + dt.timedelta(milliseconds=370 * i), x, rng.randrange(-9, 9), d))
+    data.append((7, T0, 1.0, 1, None))  # a key with one row: in no window
+    df = spark.createDataFrame(data, "k int, ts timestamp, x double, i int, d decimal(12, 2)")
     aggs = {"n": ("count", "*"), "nx": ("count", "x"), "sx": ("sum", "x"), "si": ("sum", "i"),
-            "ax": ("mean", "x"), "mx": ("max", "x"), "li": ("min", "i")}  # fmt: skip
+            "ax": ("mean", "x"), "mx": ("max", "x"), "li": ("min", "i"), "sd": ("sum", "d"),
+            "ad": ("mean", "d"), "xd": ("max", "d")}  # fmt: skip
     from pyspark.sql import functions as F
 
     fast = window_aggregate(df, time="ts", windows=windows, aggs=aggs, key="k")
     rows_path = window_aggregate(df, time="ts", windows=windows, key="k",
-                                 aggs=aggs | {"sd": ("stddev", "x")})  # fmt: skip
+                                 aggs=aggs | {"dev": ("stddev", "x")})  # fmt: skip
+    assert fast.schema.fields == rows_path.schema.fields[:-1]  # the same types
     planned = fast._jdf.queryExecution().analyzed().toString()
     assert "row_number" in planned  # runs of rows reduced in SQL, not the rows path
     assert "row_number" not in rows_path._jdf.queryExecution().analyzed().toString()
+    # one tumbling count window is answered in SQL alone: no Python stage
+    assert ("MapInArrow" in planned) == (windows != ["count-tumbling:7"])
     for spec in windows:
         compare(fast.where(F.col("window") == spec), rows_path.where(F.col("window") == spec),
                 ["k"], aggs)  # fmt: skip

@@ -123,7 +123,7 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
           ("Spark collect_list", lambda: sizes(by_window.agg(collected)))],
          agg="collect")  # fmt: skip
     df.unpersist()
-    _counted(spark, n, pair)
+    _counted(spark, n if quick else 10 * n, pair)
     _five(spark, n if quick else 10 * n, report, pair)
     return rows
 
@@ -140,9 +140,11 @@ HOLISTIC = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
 
 
 def _counted(spark, n: int, pair) -> None:
-    """Count windows (tumbling, 100 events per key) against the query a Spark user writes for
-    them: a row number per key in time order, its bucket, a group by bucket (complete buckets
-    only). Times are distinct here, so that both sides order every key's events alike."""
+    """Count windows (100 events per key; tumbling, and sliding by 50) against the queries a
+    Spark user writes for them: a row number per key in time order, its bucket (for sliding
+    windows each of the two buckets that hold the row, by ``explode``), a group by bucket
+    (complete buckets only); a sum, and a median (``percentile_approx``, as for time windows).
+    Times are distinct here, so that both sides order every key's events alike."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -153,17 +155,32 @@ def _counted(spark, n: int, pair) -> None:
     df = spark.range(n).select((F.col("id") % 100).cast("int").alias("k"), ts.alias("ts"),
                                v.alias("v")).cache()  # fmt: skip
     df.count()
-    rank = F.row_number().over(Window.partitionBy("k").orderBy("ts"))
-    buckets = df.select("k", "v", F.floor((rank - 1) / 100).alias("b")).groupBy("k", "b").agg(
-        F.sum("v").alias("value"), F.count("*").alias("c")).where("c = 100")  # fmt: skip
+    rank = df.select("k", "v", (F.row_number().over(Window.partitionBy("k").orderBy("ts")) - 1)
+                     .alias("r"))  # fmt: skip
+    median = F.percentile_approx("v", 0.5, 1_000_000)
+
+    def buckets(b, agg=None):
+        agg = F.sum("v") if agg is None else agg
+        return rank.select("k", "v", b.alias("b")).where("b >= 0").groupBy("k", "b").agg(
+            agg.alias("value"), F.count("*").alias("c")).where("c = 100")  # fmt: skip
 
     def total(out) -> float:
         return float(out.agg(F.sum("value")).first()[0])
 
-    pair("count window", 100,
-         [("windowagg window_aggregate", lambda: total(window_aggregate(
-             df, time="ts", value="v", windows=["count-tumbling:100"], agg="sum", key="k"))),
-          ("Spark row_number() buckets", lambda: total(buckets))])  # fmt: skip
+    def ours(spec, agg="sum"):
+        return lambda: total(window_aggregate(df, time="ts", value="v", windows=[spec],
+                                              agg=agg, key="k"))  # fmt: skip
+
+    by_100 = F.floor(F.col("r") / 100)
+    both = F.explode(F.array(F.floor(F.col("r") / 50), F.floor(F.col("r") / 50) - 1))
+    for name, spec, query, agg in [
+        ("count window", "count-tumbling:100", buckets(by_100), "sum"),
+        ("count window, slide 50", "count-sliding:100/50", buckets(both), "sum"),
+        ("count window", "count-tumbling:100", buckets(by_100, median), "median"),
+    ]:
+        pair(name, 100, [("windowagg window_aggregate", ours(spec, agg)),
+                         ("Spark row_number() buckets", lambda q=query: total(q))],
+             agg=agg, events=n, times=3)  # fmt: skip
     df.unpersist()
 
 

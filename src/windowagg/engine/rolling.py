@@ -29,6 +29,9 @@ __all__ = ["Frames", "distinct", "quantiles", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
+#: quantiles select in each frame while the frames hold at most this many times the rows
+#: (beyond, the rank tree's O(log n) per row wins; ``windowagg bench rolling`` measures both)
+SELECT_OVERLAP = 16
 
 
 class Frames:
@@ -164,18 +167,28 @@ def _reference(values, args, los, his, agg) -> np.ndarray:
 
 def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
     """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
-    values; NaN is missing) of every frame, compiled
-    (:func:`windowagg.kernels.order_stats.rank_quantiles`): O(log n) per row and frame."""
-    from ..kernels.order_stats import rank_quantiles
+    values; NaN is missing) of every frame, compiled: frames that together hold few more rows
+    than there are (tumbling windows, runs of rows) by a selection in each
+    (:func:`windowagg.kernels.order_stats.select_quantiles`, O(w) expected per frame), others
+    by a tree over the values' ranks (:func:`windowagg.kernels.order_stats.rank_quantiles`,
+    O(log n) per row and frame, whatever their overlap)."""
+    from ..kernels import order_stats
 
     values = np.ascontiguousarray(values, float)
+    lo, hi = frames.bounds()
+    width = hi - lo
+    if len(lo) and int(width.sum()) <= SELECT_OVERLAP * max(1, len(values)):
+        out = np.empty(len(lo))
+        work = np.empty(max(1, int(width.max())))
+        order_stats.select_quantiles(values, lo, hi, float(q), work, out)
+        return out
     order = np.argsort(values, kind="stable")  # NaN sort last
     valid = int(np.count_nonzero(~np.isnan(values)))
     ranks = np.zeros(len(values), np.int64)
     ranks[order[:valid]] = np.arange(1, valid + 1)
-    lo, hi = frames.bounds()
     picked = np.empty(len(lo), np.int64)
-    rank_quantiles(ranks, lo, hi, float(q), np.zeros(len(values) + 1, np.int64), picked)
+    order_stats.rank_quantiles(ranks, lo, hi, float(q), np.zeros(len(values) + 1, np.int64),
+                               picked)  # fmt: skip
     out = np.full(len(lo), np.nan)
     some = picked > 0
     out[some] = values[order[picked[some] - 1]]

@@ -2,10 +2,14 @@
 (rolling frames, and the windows of one spec). Quantiles: a Fenwick tree over the values'
 ranks holds the frame's values; a row entering or leaving updates one path of it, and the
 k-th smallest value is one descent, so a frame costs O(log n) amortized whatever its length (a
-sort per frame costs O(w log w)). Distinct counts: a count per distinct value, and the number
+sort per frame costs O(w log w)). Frames that overlap little (tumbling windows, runs of rows)
+are cheaper one by one: a copy of the frame's values and a selection in it, O(w) expected per
+frame, with no sort of all values. Distinct counts: a count per distinct value, and the number
 of values whose count is not zero, O(1) per row."""
 
 import math
+
+import numpy as np
 
 from .jit import kernel
 
@@ -63,6 +67,53 @@ def rank_quantiles(ranks, lo, hi, q, tree, out):
                 tree[r] -= 1
                 r += r & -r
         a += 1
+
+
+@kernel
+def select_quantiles(values, lo, hi, q, work, out):
+    """``out[j]``: the ``ceil(q * c)``-th smallest of the c values (NaN: none) among rows
+    ``lo[j]`` to ``hi[j] - 1``, NaN if c is 0. ``work`` (float64, as long as the longest frame)
+    holds a frame's values while they are selected from: quickselect with a random pivot and a
+    three-way partition (runs of equal values settle at once), O(w) expected per frame. Any
+    bounds."""
+    for j in range(lo.shape[0]):
+        c = 0
+        for i in range(lo[j], hi[j]):
+            if values[i] == values[i]:  # not NaN
+                work[c] = values[i]
+                c += 1
+        if c == 0:
+            out[j] = np.nan
+            continue
+        k = max(1, math.ceil(q * c)) - 1
+        a = 0
+        b = c - 1
+        while a < b:
+            p = work[np.random.randint(a, b + 1)]
+            lt = a
+            i = a
+            gt = b
+            while i <= gt:  # [a, lt): below p, [lt, i): equal, (gt, b]: above
+                x = work[i]
+                if x < p:
+                    work[i] = work[lt]
+                    work[lt] = x
+                    lt += 1
+                    i += 1
+                elif x > p:
+                    work[i] = work[gt]
+                    work[gt] = x
+                    gt -= 1
+                else:
+                    i += 1
+            if k < lt:
+                b = lt - 1
+            elif k > gt:
+                a = gt + 1
+            else:
+                work[k] = p
+                break
+        out[j] = work[k]
 
 
 @kernel

@@ -7,7 +7,8 @@ Spark SQL first reduces each (key, slice) to one row holding every entry's parti
 own types (the slice is the last window edge at or before the event, over the fused edge grids
 of the slicer, with a grid of the session gap's period for sessions; for count windows a run
 of rows numbered per key in time order), in one aggregate, so what crosses into Python is one
-row per slice, not per event; the engine answers every window of every key of a partition from
+row per slice, not per event (one tumbling count window needs no Python stage: its runs are its
+windows); the engine answers every window of every key of a partition from
 them in one call (``mapInArrow``: Arrow in and out). Otherwise (first/last, stddev, the
 library's aggregations and the user's own, count windows beside time windows) the rows
 themselves go to the workers, sorted by key and time within each partition, and the engine
@@ -23,7 +24,7 @@ from typing import Any
 
 from ..engine.window_plan import WindowPlan
 
-T, S, K = "__wa_t", "__wa_s", "__wa_k"  # internal column names
+T, S, K, R = "__wa_t", "__wa_s", "__wa_k", "__wa_r"  # internal column names
 
 
 def quoted(name: str) -> str:
@@ -85,20 +86,60 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     aggs = [F.expr(sql(p)).alias(p.name) for p in partials(plan)]
     from ..engine.window_partials import counted
 
-    if counted(plan):  # runs of g rows of each key in time order (nulls are in no window)
-        from pyspark.sql import Window
-        from pyspark.sql.types import DoubleType, FloatType
-
+    if counted(plan):  # runs of g rows of each key in time order
         from ..engine.window_table import grain
 
-        t = F.col(quoted(plan.time))  # itself: no converted copy to shuffle and sort
-        order = Window.partitionBy(*[F.col(quoted(k)) for k in plan.keys]).orderBy(t)
-        floating = isinstance(df.schema[plan.time].dataType, DoubleType | FloatType)
-        rows = df.where(t.isNotNull() & ~F.isnan(t) if floating else t.isNotNull())
-        ranked = rows.withColumn(S, F.floor((F.row_number().over(order) - 1) / grain(plan.windows)))
-        return ranked.groupBy(*key_columns(plan), F.col(S)).agg(*aggs)
+        return _ranked(df, plan, grain(plan.windows)).groupBy(*key_columns(plan), F.col(S)) \
+            .agg(*aggs)  # fmt: skip
     return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)) \
         .agg(*aggs)  # fmt: skip
+
+
+def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
+    """One tumbling count window of SQL-merged entries, answered in Spark SQL alone: each run
+    of ``size`` rows of a key (its rows numbered in time order) is a window, its bounds the
+    times of its first and last row; the last, incomplete run is in no window. None where the
+    call needs more (several windows, sliding ones: windows of several runs)."""
+    from pyspark.sql import functions as F
+
+    from .plan import output_schema
+
+    w = plan.windows[0]
+    if len(plan.windows) > 1 or getattr(w, "measure", "time") != "count" or w.size != w.slide:
+        return None
+    sql = {"sum": "sum", "count": "count", "mean": "avg", "min": "min", "max": "max"}
+    schema = output_schema(df, plan)
+    t = quoted(plan.time)
+    cols = [F.expr(f"{sql[e.sql]}({'1' if e.column is None else quoted(e.column)})")
+            for e in plan.entries]  # fmt: skip
+    bounds = [F.expr(f"min({t})"), F.expr(f"max({t})")]
+    out = (
+        _ranked(df, plan, int(w.size))
+        .groupBy(*key_columns(plan), F.col(S))
+        .agg(
+            F.count(F.lit(1)).alias(R),
+            *[c.alias(f"__wa_e{i}") for i, c in enumerate(bounds + cols)],
+        )
+    )
+    named = [F.col(n).alias(k) for n, k in zip(key_names(plan), plan.keys)]
+    named += [F.lit(plan.specs[0]).alias("window")]
+    named += [F.col(f"__wa_e{i}").cast(f.dataType).alias(f.name)
+              for i, f in enumerate(schema.fields[len(plan.keys) + 1:])]  # fmt: skip
+    return out.where(F.col(R) == int(w.size)).select(*named)
+
+
+def _ranked(df: Any, plan: WindowPlan, g: int) -> Any:
+    """The rows with a time, each with its run of ``g`` rows of its key in time order (column
+    ``S``); nulls and NaN times are in no window."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    t = F.col(quoted(plan.time))  # itself: no converted copy to shuffle and sort
+    order = Window.partitionBy(*[F.col(quoted(k)) for k in plan.keys]).orderBy(t)
+    floating = isinstance(df.schema[plan.time].dataType, DoubleType | FloatType)
+    rows = df.where(t.isNotNull() & ~F.isnan(t) if floating else t.isNotNull())
+    return rows.withColumn(S, F.floor((F.row_number().over(order) - 1) / g))
 
 
 def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
@@ -157,6 +198,8 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
     keys = key_names(plan)
     spread = (lambda d: d.repartition(cores(df), *keys)) if keys else \
         (lambda d: d.repartition(1))  # fmt: skip
+    if mergeable(plan) and (sql := _tumbling_rows(df, plan)) is not None:
+        return sql
     if mergeable(plan):  # per (key, slice) partials, then a partition per core by key
         pre = spread(_partials_query(df, plan, grids(plan)))
         over = over_partials(plan, S, tuple(keys))

@@ -1,0 +1,70 @@
+"""Nearest-rank quantiles over frames: the selection per frame and the rank tree against the
+definition (sort the frame's values, take the ``ceil(q * n)``-th), with NaN, ties and empty
+frames, and which of the two a call runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windowagg.engine import rolling
+from windowagg.engine.rolling import Frames, quantiles
+from windowagg.kernels import order_stats
+
+
+def definition(values, lo, hi, q) -> list[float]:
+    out = []
+    for a, b in zip(lo, hi):
+        xs = sorted(x for x in values[a:b] if not math.isnan(x))
+        out.append(xs[max(1, math.ceil(q * len(xs))) - 1] if xs else math.nan)
+    return out
+
+
+values_ = st.lists(st.sampled_from([math.nan, -1.0, 0.0, 0.5, 2.0, 3.0, 7.0]) | st.floats(-5, 5),
+                   min_size=1, max_size=60)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(values_, st.data(), st.sampled_from([0.0, 0.1, 0.25, 0.5, 0.9, 1.0]))
+def test_selection_and_rank_tree_equal_the_definition(xs, data, q) -> None:
+    values = np.array(xs)
+    n = len(values)
+    m = data.draw(st.integers(1, 20))
+    lo = np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m)))
+    hi = np.maximum(lo, np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
+    lo, hi = np.array(lo, np.int64), np.array(hi, np.int64)
+    want = definition(values, lo, hi, q)
+    picked = np.empty(m)
+    order_stats.select_quantiles(values, lo, hi, q, np.empty(n), picked)
+    frames = Frames.given(np.arange(n, dtype=float), lo, hi)
+    for overlap, kernel in [(0, "rank_quantiles"), (10**9, "select_quantiles")]:
+        rolling.SELECT_OVERLAP = overlap
+        try:
+            got = quantiles(values, frames, q)
+        finally:
+            rolling.SELECT_OVERLAP = 16
+        assert np.array_equal(got, want, equal_nan=True), kernel
+    assert np.array_equal(picked, want, equal_nan=True)
+
+
+@pytest.mark.parametrize("size,slide,kernel", [(50, 50, "select_quantiles"),
+                                               (100, 10, "select_quantiles"),
+                                               (400, 1, "rank_quantiles")])  # fmt: skip
+def test_little_overlap_selects_in_each_frame(monkeypatch, size, slide, kernel) -> None:
+    """Tumbling and mildly sliding frames select in each (no sort of all values); frames that
+    hold each row many times take the rank tree."""
+    calls = []
+    for name in ("select_quantiles", "rank_quantiles"):
+        real = getattr(order_stats, name)
+        monkeypatch.setattr(order_stats, name,
+                            lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])  # fmt: skip
+    values = np.random.default_rng(1).random(4000)
+    lo = np.arange(0, 4000 - size, slide, dtype=np.int64)
+    hi = lo + size
+    got = quantiles(values, Frames.given(np.arange(4000.0), lo, hi), 0.5)
+    assert calls == [kernel]
+    assert np.array_equal(got, definition(values, lo, hi, 0.5))
