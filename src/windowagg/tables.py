@@ -1,5 +1,6 @@
-"""Window aggregates and rolling frames on local tables: a pandas DataFrame, a pyarrow Table,
-or a dict of numpy arrays, with the same vocabulary, output columns and rules as
+"""Window aggregates and rolling frames on local tables: a pandas DataFrame, a Polars
+DataFrame (Polars is imported only when one is passed), a pyarrow Table, or a dict of numpy
+arrays, with the same vocabulary, output columns and rules as
 :func:`windowagg.spark.window_aggregate` and :func:`windowagg.spark.rolling_aggregate` (one
 engine: :mod:`windowagg.engine` runs here and inside every Spark worker)."""
 
@@ -10,9 +11,14 @@ from typing import Any
 import numpy as np
 
 from .engine.rolling_plan import plan_rolling
-from .engine.rolling_table import compute, sort_order
+from .engine.rolling_table import arrange, compute
 
 __all__ = ["rolling_aggregate", "window_aggregate"]
+
+
+def _polars(table: Any) -> bool:
+    """Whether ``table`` is a Polars DataFrame (without importing Polars for any other)."""
+    return type(table).__module__.split(".")[0] == "polars" and hasattr(table, "to_arrow")
 
 
 def _to_arrow(table: Any) -> tuple[Any, str]:
@@ -20,6 +26,8 @@ def _to_arrow(table: Any) -> tuple[Any, str]:
 
     if isinstance(table, pa.Table):
         return table, "arrow"
+    if _polars(table):
+        return table.to_arrow(), "polars"
     if isinstance(table, dict):
         return pa.table({k: np.asarray(v) for k, v in table.items()}), "dict"
     try:
@@ -28,8 +36,10 @@ def _to_arrow(table: Any) -> tuple[Any, str]:
         pd = None
     if pd is not None and isinstance(table, pd.DataFrame):
         return pa.Table.from_pandas(table, preserve_index=False), "pandas"
-    raise TypeError("windowagg's table functions take a pandas DataFrame, a pyarrow Table or a "
-                    f"dict of numpy arrays, got {type(table).__name__}")  # fmt: skip
+    raise TypeError(
+        "windowagg's table functions take a pandas DataFrame, a Polars DataFrame, a pyarrow "
+        f"Table or a dict of numpy arrays, got {type(table).__name__}"
+    )
 
 
 def _from_arrow(out: Any, kind: str) -> Any:
@@ -38,6 +48,10 @@ def _from_arrow(out: Any, kind: str) -> Any:
         return out
     if kind == "dict":
         return {n: c.to_numpy(zero_copy_only=False) for n, c in zip(out.column_names, out.columns)}
+    if kind == "polars":
+        import polars as pl
+
+        return pl.from_arrow(out)
     return out.to_pandas()
 
 
@@ -46,7 +60,7 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
 
     Parameters
     ----------
-    table : pandas.DataFrame, pyarrow.Table or dict of numpy arrays
+    table : pandas.DataFrame, polars.DataFrame, pyarrow.Table or dict of numpy arrays
         The rows, in any order (pandas' NaN is missing, as in :func:`rolling_aggregate`).
     time : str
         Places rows in windows: timestamps, dates or numbers (then windows are in its unit).
@@ -84,7 +98,7 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
 
     Parameters
     ----------
-    table : pandas.DataFrame, pyarrow.Table or dict of numpy arrays
+    table : pandas.DataFrame, polars.DataFrame, pyarrow.Table or dict of numpy arrays
         The rows, in any order; in pandas, NaN in a float column is missing (pandas' own
         convention), in Arrow and numpy it is a value.
     time : str
@@ -113,8 +127,9 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
     import pyarrow as pa
 
-    order = sort_order(plan, arrow)
-    columns = compute(plan, (arrow if order is None else arrow.take(order)).combine_chunks())
+    order, times, seg = arrange(plan, arrow)
+    columns = compute(plan, (arrow if order is None else arrow.take(order)).combine_chunks(),
+                      times, seg)  # fmt: skip
     if order is None:
         new = columns
     else:  # back to the input's order
@@ -122,8 +137,9 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
         back[order] = np.arange(len(order))
         new = [c.take(pa.array(back)) for c in columns]
     names = [e.name for e in plan.entries]
-    if kind == "arrow":
-        return pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
+    if kind in ("arrow", "polars"):
+        out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
+        return _from_arrow(out, kind)
     if kind == "dict":
         out = dict(table)
         out.update({n: c.to_numpy(zero_copy_only=False) for n, c in zip(names, new)})

@@ -58,21 +58,20 @@ def test_measure_interleaved_alternates_the_runs() -> None:
 
 def test_rolling_suite_sides_agree() -> None:
     """windowagg bench rolling: every side of a case (windowagg, Spark's default and segment
-    tree; pandas and Polars) folds the same answers into the same checksum."""
+    tree) folds the same answers into the same checksum."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.rolling import local_cases, spark_cases
+    from windowagg.bench.rolling import spark_cases
 
     lines: list[str] = []
     rows = spark_cases(True, lines.append)
     groups: dict[tuple, list] = defaultdict(list)
-    for side, part in (("local", local_cases(True, lines.append)), ("spark", rows)):
-        for r in part:
-            if r.param != "peak MiB" and r.agg != "floor":  # the floor computes no answer
-                groups[(side, r.agg, r.param)].append(r)
+    for r in rows:
+        if r.param != "peak MiB" and r.agg != "floor":  # the floor computes no answer
+            groups[(r.agg, r.param)].append(r)
     floor = [r for r in rows if r.agg == "floor"]
     assert [r.case for r in floor] == ["windowagg rolling_aggregate",
                                        "shuffle, sort, Arrow round trip only"]  # fmt: skip
-    assert len(groups) == 3 * 2 + 4 * 2 + 1  # local, Spark frames, six entries
+    assert len(groups) == 4 * 2 + 1  # Spark frames, six entries
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
@@ -99,3 +98,24 @@ def test_spark_suite_sides_agree() -> None:
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
+
+
+def test_local_suite_sides_agree() -> None:
+    """windowagg bench local: windowagg, Polars, DuckDB and pandas give the same windows and
+    totals, or the same per-row results, in every case; windowagg's peak memory is sampled."""
+    from windowagg.bench.local import local_suite
+
+    rows = local_suite(True, lambda line: None)
+    groups: dict[tuple, list] = defaultdict(list)
+    for r in rows:
+        if r.agg != "peak MiB":
+            groups[(r.agg, r.param, r.x)].append(r)
+    assert {k[:2] for k in groups} == {
+        ("sum", "sliding"), ("sum", "tumbling"), ("sum", "session"), ("five", "sliding"),
+        *[(a, f) for a in ("sum", "max") for f in ("range:10s", "range:600s", "rows:1000")],
+    }  # fmt: skip
+    for same_work in groups.values():
+        assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
+        assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
+    peaks = [r for r in rows if r.agg == "peak MiB"]
+    assert len(peaks) == 4 and all(r.checksum > 0 for r in peaks)

@@ -24,7 +24,7 @@ from tests.engine.sql_oracle import frames, sql_aggregate
 from windowagg.aggregations import resolve
 from windowagg.engine.rolling_plan import plan_rolling
 from windowagg.engine.rolling_stream import RollingStream
-from windowagg.engine.rolling_table import compute, sort_order
+from windowagg.engine.rolling_table import arrange, compute
 from windowagg.frames import FrameError, frame
 
 SQL = ["sum", "count", "mean", "min", "max", "stddev", "first", "last"]
@@ -197,7 +197,7 @@ def test_a_stream_of_batches_equals_the_whole_table(seed, cuts, min_rows) -> Non
     table's, every row once, whatever the cuts and however often the stream rounds."""
     table = arrow(random_rows(seed, 150))
     plan = plan_rolling(table.schema, time="t", key="k", order_by="id", aggs=PLAN_AGGS)
-    order = sort_order(plan, table)
+    order = arrange(plan, table)[0]
     whole = table if order is None else table.take(order)
     cols = compute(plan, whole.combine_chunks())
     want = {r["id"]: r for r in pa.Table.from_arrays(
@@ -255,7 +255,7 @@ def test_bad_input_is_one_clear_error(kw, error, message) -> None:
     kw = {"time": "t"} | kw
     with pytest.raises(error, match=message.replace("(", r"\(").replace(")", r"\)")):
         windowagg.rolling_aggregate(table, **kw)
-    with pytest.raises(TypeError, match="pandas DataFrame, a pyarrow Table"):
+    with pytest.raises(TypeError, match="pandas DataFrame, a Polars DataFrame, a pyarrow Table"):
         windowagg.rolling_aggregate([1, 2], time="t", aggs={"s": ("sum", "x", "rows:3")})
 
 

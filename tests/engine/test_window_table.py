@@ -218,3 +218,32 @@ def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
     assert out.column("q").to_pylist()[:3] == [4.0, 8.0, 13.0]
     assert out.column("cd").to_pylist()[:3] == out.column("h").to_pylist()[:3] == [3, 3, 3]
     assert out.column("col").to_pylist()[0] == [0.0, 1.0, 2.0, 0.0, 1.0]
+
+
+def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
+    """Every key in one call of each compiled kernel: the (key, slice) partials of sums and
+    maxima (one pass per partial column, not per key), the order by key and time of the rows
+    (a median needs them: one counting sort, one sort of every key's times)."""
+    import windowagg.kernels.keyed as keyed
+
+    calls: dict[str, int] = {}
+    for name in ("slice_index", "slice_cells", "cell_sums", "cell_extremes", "order_by_code",
+                 "sort_segments"):  # fmt: skip
+        real = getattr(keyed, name)
+
+        def spy(*a, _real=real, _name=name):
+            calls[_name] = calls.get(_name, 0) + 1
+            return _real(*a)
+
+        monkeypatch.setattr(keyed, name, spy)
+    rng = np.random.default_rng(4)
+    t = pa.table({"k": rng.integers(0, 50, 5000), "t": rng.permutation(5000) / 10,
+                  "v": rng.random(5000)})  # fmt: skip
+    aggs = {"s": ("sum", "v"), "m": ("max", "v")}
+    out = windowagg.window_aggregate(t, time="t", windows="sliding:100/10", aggs=aggs, key="k")
+    assert calls == {"slice_index": 1, "slice_cells": 1, "cell_sums": 1, "cell_extremes": 1}
+    assert set(out.column("k").to_pylist()) == set(range(50))
+    calls.clear()
+    windowagg.window_aggregate(t, time="t", windows="sliding:100/10", key="k",
+                               aggs=aggs | {"md": ("median", "v")})  # fmt: skip
+    assert calls == {"order_by_code": 1, "sort_segments": 1}

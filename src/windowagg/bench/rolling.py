@@ -16,12 +16,10 @@ otherwise run, side by side in one session on the same data.
 * Skew: half of all rows in one key; the peak resident memory of Spark's Python workers during
   ``rolling_aggregate``, against the uniform keys and against ``applyInPandas`` (a key's rows
   in one pandas frame).
-* Local tables (the same rows, sorted by key and time): ``windowagg.rolling_aggregate`` on an
-  Arrow table against pandas ``groupby().rolling()`` and, when installed, Polars
-  ``rolling_<agg>_by(...).over(key)``.
 
-Every case and its baselines are timed in turn in each repetition (Spark: 3, six entries 2;
-local: 7; ``--quick``: 1 and 3), after one warm-up of each side. Values are whole numbers,
+Local tables are ``windowagg bench local`` (:mod:`.local`). Every case and its baselines are
+timed in turn in each repetition (3, six entries 2; ``--quick``: 1), after one warm-up of
+each side. Values are whole numbers,
 so sums are exact and every side's checksum (the sum of its output column) is equal.
 """
 
@@ -284,52 +282,5 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
     return rows
 
 
-def local_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    import pyarrow as pa
-
-    from ..tables import rolling_aggregate
-
-    n, span = (100_000, 100.0) if quick else (1_000_000, 1000.0)
-    reps = 3 if quick else 7
-    rng = np.random.default_rng(3)
-    k = rng.integers(0, 100, n)
-    step = int(span * 1e6) // n  # distinct times (pandas' frames leave out later peers)
-    t = rng.permutation(n) * step + rng.integers(0, step, n)
-    order = np.lexsort((t, k))
-    k, t = k[order], t[order]
-    v = np.floor(rng.random(n) * 100)
-    table = pa.table({"k": k, "ts": pa.array(t, pa.timestamp("us")), "v": v})
-    pdf = table.to_pandas()
-    try:
-        import polars as pl
-    except ImportError:
-        pl = None
-        report("  (Polars is not installed: pip install polars to compare with it)")
-    rows: list[Row] = []
-    report(f"Local tables, {n:,} rows sorted by key and time, 100 keys:")
-    for text in RANGES:
-        span_text = text.split(":")[1]
-        for agg in ("sum", "max"):
-            cases: list[tuple[str, Callable[[], np.ndarray]]] = [
-                ("windowagg rolling_aggregate", lambda a=agg, s=text: rolling_aggregate(
-                    table, time="ts", key="k", aggs={"o": (a, "v", s)}).column("o").to_numpy()),
-                ("pandas groupby().rolling()", lambda a=agg, s=span_text: getattr(
-                    pdf.groupby("k").rolling(s, on="ts", closed="both")["v"], a)().to_numpy()),
-            ]  # fmt: skip
-            if pl is not None:
-                frame = pl.from_arrow(table)
-
-                def polars(a=agg, s=span_text, f=frame) -> np.ndarray:
-                    by = getattr(pl.col("v"), f"rolling_{a}_by")
-                    out = f.select(by("ts", window_size=s, closed="both").over("k"))
-                    return out.to_series().to_numpy()
-
-                cases.append(("Polars rolling_*_by().over()", polars))
-            stats = measure_interleaved([r for _, r in cases], reps)
-            rows += _rows(report, text, ROWS_PER_FRAME[text], n, cases, stats, agg)
-    return rows
-
-
 def rolling_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    rows = local_cases(quick, report)
-    return rows + spark_cases(quick, report)
+    return spark_cases(quick, report)

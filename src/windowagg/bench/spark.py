@@ -143,7 +143,9 @@ def _counted(spark, n: int, pair) -> None:
     """Count windows (100 events per key; tumbling, and sliding by 50) against the queries a
     Spark user writes for them: a row number per key in time order, its bucket (for sliding
     windows each of the two buckets that hold the row, by ``explode``), a group by bucket
-    (complete buckets only); a sum, and a median (``percentile_approx``, as for time windows).
+    (complete buckets only), with each window's first and last time (windowagg's
+    ``window_start`` and ``window_end``); a sum, and a median (``percentile_approx``, as for
+    time windows).
     Times are distinct here, so that both sides order every key's events alike."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -155,14 +157,15 @@ def _counted(spark, n: int, pair) -> None:
     df = spark.range(n).select((F.col("id") % 100).cast("int").alias("k"), ts.alias("ts"),
                                v.alias("v")).cache()  # fmt: skip
     df.count()
-    rank = df.select("k", "v", (F.row_number().over(Window.partitionBy("k").orderBy("ts")) - 1)
-                     .alias("r"))  # fmt: skip
+    number = F.row_number().over(Window.partitionBy("k").orderBy("ts")) - 1
+    rank = df.select("k", "ts", "v", number.alias("r"))
     median = F.percentile_approx("v", 0.5, 1_000_000)
 
     def buckets(b, agg=None):
         agg = F.sum("v") if agg is None else agg
-        return rank.select("k", "v", b.alias("b")).where("b >= 0").groupBy("k", "b").agg(
-            agg.alias("value"), F.count("*").alias("c")).where("c = 100")  # fmt: skip
+        return rank.select("k", "ts", "v", b.alias("b")).where("b >= 0").groupBy("k", "b").agg(
+            agg.alias("value"), F.count("*").alias("c"), F.min("ts").alias("window_start"),
+            F.max("ts").alias("window_end")).where("c = 100")  # fmt: skip
 
     def total(out) -> float:
         return float(out.agg(F.sum("value")).first()[0])

@@ -439,3 +439,12 @@ def _rolling(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["rolling"] = _rolling
+
+
+def _local(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .local import local_suite
+
+    return local_suite(quick, report)
+
+
+SUITES["local"] = _local

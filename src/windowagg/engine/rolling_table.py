@@ -25,7 +25,7 @@ from ..compiled import EXACT
 from .rolling import Frames, distinct, quantiles, rolling
 from .rolling_plan import Entry, RollingPlan
 
-__all__ = ["compute", "evaluate", "segments", "sort_order", "times_of"]
+__all__ = ["arrange", "compute", "evaluate", "segments", "times_of"]
 
 
 def _sorted(columns: list[Any]) -> bool:
@@ -52,19 +52,27 @@ def _sorted(columns: list[Any]) -> bool:
     return True
 
 
-def sort_order(plan: RollingPlan, table: Any) -> np.ndarray | None:
-    """Row order by key, time, then ``order_by``, nulls first (Spark's ascending order); None
-    when the rows are in that order already."""
+def arrange(plan: RollingPlan, table: Any) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """The row order by key, time, then ``order_by``, nulls first (Spark's ascending order;
+    None when the rows are in that order already), the times in that order
+    (:func:`times_of`) and the key segments of that order (:func:`segments`). Without
+    ``order_by``, the keys' codes and a sort of each key's times, keys in parallel
+    (:func:`windowagg.engine.keys.keyed_order`); ties keep the input's order."""
     import pyarrow.compute as pc
 
+    from .keys import key_codes, keyed_order
+
+    times = times_of(plan, table)
     cols = [*plan.keys, plan.time, *plan.order_by]
-    if not table.num_rows:
-        return None
-    if _sorted([table.column(c).combine_chunks() for c in cols]):
-        return None
+    if not table.num_rows or _sorted([table.column(c).combine_chunks() for c in cols]):
+        return None, times, segments(plan, table)
+    if not plan.order_by:
+        order, seg = keyed_order(key_codes(table, plan.keys), times)
+        return order, times[order], seg
     sub = table.select(cols).rename_columns([f"c{i}" for i in range(len(cols))])
     keys = [(f"c{i}", "ascending", "at_start") for i in range(len(cols))]
-    return pc.sort_indices(sub, sort_keys=keys).to_numpy()
+    order = pc.sort_indices(sub, sort_keys=keys).to_numpy()
+    return order, times[order], segments(plan, table.take(order))
 
 
 def segments(plan: RollingPlan, table: Any) -> np.ndarray:
@@ -401,7 +409,7 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
 
 def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
             seg: np.ndarray | None = None, frames: dict | None = None) -> list[Any]:  # fmt: skip
-    """Every entry's column over ``table`` (a ``pyarrow.Table`` sorted by :func:`sort_order`),
+    """Every entry's column over ``table`` (a ``pyarrow.Table`` in the order of :func:`arrange`),
     in the plan's order. ``frames`` (optional, filled here): each frame's
     :class:`~windowagg.engine.rolling.Frames`, for a caller that needs the bounds too."""
     times = times_of(plan, table) if times is None else times

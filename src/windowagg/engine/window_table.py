@@ -23,7 +23,7 @@ import numpy as np
 
 from ..slicing import Session, Window
 from .rolling import Frames
-from .rolling_table import evaluate, segments, sort_order, times_of
+from .rolling_table import arrange, evaluate, times_of
 from .window_plan import WindowPlan
 
 __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]
@@ -130,20 +130,31 @@ def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
     return pa.schema(fields)
 
 
-def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None) -> Any:
+def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None,
+                 seg: np.ndarray | None = None) -> Any:  # fmt: skip
     """Every window's row: the keys, the window's spec and bounds, every entry (a
     ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and
     start). ``over``: the plan that reads ``table`` when its rows are partials
-    (:func:`windowagg.engine.window_partials.over_partials`)."""
+    (:func:`windowagg.engine.window_partials.over_partials`); ``seg``: the table is in key
+    and time order already, with these key segments. Rows whose entries all merge from
+    partials are first reduced per key and slice, compiled
+    (:func:`windowagg.engine.slice_table.slice_partials`)."""
     import pyarrow as pa
 
+    if over is None and seg is None:
+        from .slice_table import slice_partials
+
+        reduced = slice_partials(plan, table)
+        if reduced is not None:
+            return window_table(plan, *reduced)
     run = plan if over is None else over
     schema = output_schema(plan, [table.schema.field(k) for k in run.keys])
-    order = sort_order(run, table)
-    if order is not None:
-        table = table.take(pa.array(order))
-    times = times_of(run, table)
-    seg = segments(run, table)
+    if seg is None:
+        order, times, seg = arrange(run, table)
+        if order is not None:
+            table = table.take(pa.array(order))
+    else:
+        times = times_of(run, table)
     spans = None
     if run.spans is not None:  # slices: each one's first and last time (null: no time)
         spans = tuple(table.column(c).to_numpy(zero_copy_only=False).astype(float)
@@ -162,7 +173,7 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None) -
                            table.column(run.time))  # fmt: skip
         at = pa.array(b.lo)
         cols = [table.column(k).take(at) for k in run.keys]
-        cols += [pa.array(np.full(len(b.lo), spec, object), pa.string()),
+        cols += [pa.repeat(pa.scalar(spec, pa.string()), len(b.lo)),
                  _bound(b.start, plan.bound), _bound(b.end, plan.bound)]  # fmt: skip
         cols += results
         parts.append(pa.Table.from_arrays(cols, schema=schema))

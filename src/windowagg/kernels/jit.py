@@ -28,6 +28,9 @@ def _decorator(**options: Any):
 
 #: an entry point called from Python, cached on disk
 kernel = _decorator(cache=True, _nrt=False)
+#: an entry point whose ``prange`` loop runs on every core (work on different keys), cached;
+#: it releases the GIL
+parallel_kernel = _decorator(cache=True, _nrt=False, parallel=True, nogil=True)
 #: inlined into its callers at numba level
 inline = _decorator(inline="always", _nrt=False)
 #: a kernel called only from other kernels (the B-tree's helpers): without the wrappers that

@@ -1,0 +1,208 @@
+"""``windowagg bench local``: window aggregates and rolling frames on local tables, against
+what a user of one machine runs today: Polars (``group_by_dynamic``, ``rolling_*_by``), DuckDB
+(a hash aggregate per window; each event unnested into its sliding windows; sessions from a
+gap flag and a running sum) and pandas (``rolling``).
+
+Workload (seeded, ``default_rng(2)``): keys uniform over 100 or 100,000 keys, times distinct
+integer microseconds spread uniformly over ``n / keys`` seconds (about one event per key and
+second; distinct, because pandas' time frames leave out a row's later peers) in random order,
+values uniform integers 0-99 as doubles, so every side's sums are exact and their checksums
+(windows and total, or the sum of every row's value) equal. Polars and DuckDB are optional
+(the ``bench`` extra): a side that is not installed is left out. Each case and its baselines
+run in turn in every repetition, after a warm-up; medians and spreads. Peak memory: a child
+process runs windowagg once on the same table and reports its peak resident memory over what
+it held before, beside the input's and the output's sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from .core import Row, measure_interleaved
+
+__all__ = ["local_suite"]
+
+#: the rolling frames, and their Polars/pandas spelling
+FRAMES = {"range:10s": "10s", "range:600s": "600s", "rows:1000": 1000}
+
+
+def events(n: int, keys: int, seed: int = 2):
+    """The workload as a pyarrow Table: ``k`` (int64), ``ts`` (timestamp, us), ``v``; about
+    one event per key and second, over ``n / keys`` seconds."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, keys, n)
+    width = 1_000_000 // keys  # microseconds per event: n / keys seconds in all
+    t = rng.permutation(n) * width + rng.integers(0, width, n)  # distinct
+    v = rng.integers(0, 100, n).astype(float)
+    return pa.table({"k": k, "ts": pa.array(t, pa.timestamp("us")), "v": v})
+
+
+def _optional(name: str):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+def window_cases(table, what: str, five: bool = False) -> list[tuple[str, Callable]]:
+    """windowagg and the baselines for ``what``: ``sliding`` (60 s / 1 s), ``tumbling``
+    (1 min) or ``session`` (gap 2 s); each returns (windows, total of the first entry)."""
+    from ..tables import window_aggregate
+
+    spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}
+    aggs = {"s": ("sum", "v")}
+    if five:
+        aggs |= {"n": ("count", "*"), "hi": ("max", "v"), "a": ("mean", "v"), "lo": ("min", "v")}
+
+    def ours():
+        out = window_aggregate(table, time="ts", windows=spec[what], aggs=aggs, key="k")
+        return np.array([out.num_rows, np.sum(out.column("s").to_numpy())])
+
+    cases = [("windowagg window_aggregate", ours)]
+    pl, duckdb = _optional("polars"), _optional("duckdb")
+    if pl is not None and what != "session":  # Polars has no session windows
+        frame = pl.from_arrow(table)
+        every, period, offset = ("1s", "60s", "-59s") if what == "sliding" else ("1m", "1m", "0s")
+        exprs = [pl.col("v").sum().alias("s")]
+        if five:
+            exprs += [pl.len(), pl.col("v").max().alias("hi"), pl.col("v").mean().alias("a"),
+                      pl.col("v").min().alias("lo")]  # fmt: skip
+
+        def polars():
+            out = frame.sort("k", "ts", maintain_order=True).group_by_dynamic(
+                "ts", every=every, period=period, offset=offset, group_by="k", closed="left",
+                start_by="window").agg(*exprs)  # fmt: skip
+            return np.array([out.height, out["s"].sum()])
+
+        cases.append(("Polars group_by_dynamic", polars))
+    if duckdb is not None:
+        con = duckdb.connect()
+        con.register("events", table)
+        fns = "sum(v) AS s" + (", count(*), max(v), avg(v), min(v)" if five else "")
+        us = "epoch_us(ts)"  # whole microseconds (epoch_ms rounds)
+        sql = {
+            "tumbling": f"SELECT k, {us} // 60000000 AS w, {fns} FROM events GROUP BY k, w",
+            "sliding": f"SELECT k, w, {fns} FROM (SELECT k, v, unnest(range({us} // 1000000 - "
+                       f"59, {us} // 1000000 + 1)) AS w FROM events) GROUP BY k, w",
+            "session": f"SELECT k, g, {fns} FROM (SELECT k, v, sum(f) OVER (PARTITION BY k "
+                       "ORDER BY ts ROWS UNBOUNDED PRECEDING) AS g FROM (SELECT k, ts, v, CASE "
+                       "WHEN ts - lag(ts) OVER (PARTITION BY k ORDER BY ts) <= INTERVAL 2 SECOND "
+                       "THEN 0 ELSE 1 END AS f FROM events)) GROUP BY k, g",
+        }[what]  # fmt: skip
+
+        def duck():
+            n, s = con.execute(f"SELECT count(*), sum(s) FROM ({sql})").fetchone()
+            return np.array([n, s])
+
+        name = {"tumbling": "GROUP BY window", "sliding": "unnest + GROUP BY",
+                "session": "lag, running sum, GROUP BY"}[what]  # fmt: skip
+        cases.append(("DuckDB " + name, duck))
+    return cases
+
+
+def rolling_cases(table, frame: str, agg: str) -> list[tuple[str, Callable]]:
+    """windowagg ``rolling_aggregate`` against Polars and pandas, per row, every key; each
+    returns the sum of every row's result."""
+    from ..tables import rolling_aggregate
+
+    def ours():
+        out = rolling_aggregate(table, time="ts", key="k", aggs={"o": (agg, "v", frame)})
+        return np.array([np.sum(out.column("o").to_numpy())])
+
+    cases = [("windowagg rolling_aggregate", ours)]
+    size = FRAMES[frame]
+    pl = _optional("polars")
+    if pl is not None:
+        pframe = pl.from_arrow(table)
+        if isinstance(size, int):
+            expr = getattr(pl.col("v"), f"rolling_{agg}")(window_size=size, min_samples=1)
+        else:
+            expr = getattr(pl.col("v"), f"rolling_{agg}_by")("ts", window_size=size,
+                                                            closed="both")  # fmt: skip
+
+        def polars():
+            out = pframe.sort("k", "ts", maintain_order=True).select(expr.over("k"))
+            return np.array([out.to_series().sum()])
+
+        cases.append(("Polars rolling" + ("_*" if isinstance(size, int) else "_*_by"), polars))
+    pdf = table.to_pandas()
+
+    def pandas():
+        sorted_ = pdf.sort_values(["k", "ts"], kind="stable")
+        by = sorted_.groupby("k")
+        r = by.rolling(size, min_periods=1) if isinstance(size, int) else \
+            by.rolling(size, on="ts", closed="both")  # fmt: skip
+        return np.array([getattr(r["v"], agg)().sum()])
+
+    cases.append(("pandas groupby().rolling()", pandas))
+    return cases
+
+
+def peak_memory(n: int, keys: int, what: str) -> dict:
+    """windowagg's peak resident memory on the workload, in a child process (MiB over what it
+    held with the input built), with the input's and the output's sizes."""
+    code = (
+        "import json, resource, sys\n"
+        "import pyarrow as pa\n"
+        "from windowagg.bench.local import events\n"
+        "from windowagg.tables import window_aggregate\n"
+        "n, keys, spec = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]\n"
+        "window_aggregate(events(1000, 10), time='ts', windows=spec, aggs={'s': ('sum', 'v')},"
+        " key='k')\n"
+        "t = events(n, keys)\n"
+        "def rss():\n"
+        "    with open('/proc/self/statm') as f:\n"
+        "        return int(f.read().split()[1]) * resource.getpagesize()\n"
+        "base = rss()\n"
+        "out = window_aggregate(t, time='ts', windows=spec, aggs={'s': ('sum', 'v')}, key='k')\n"
+        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
+        "print(json.dumps({'peak': (peak - base) / 2**20, 'input': t.nbytes / 2**20,"
+        " 'output': out.nbytes / 2**20}))\n"
+    )
+    spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}[what]
+    done = subprocess.run([sys.executable, "-c", code, str(n), str(keys), spec],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    sizes = [100_000] if quick else [1_000_000, 10_000_000]
+    rows: list[Row] = []
+
+    def pair(cases, param, x, n, agg, reps):
+        stats = measure_interleaved([run for _, run in cases], reps)
+        got = []
+        for (name, _), (med, spread, chk) in zip(cases, stats):
+            got.append(Row("local", name, agg, param, x, med, spread, n, chk))
+            report(f"  {param:18s} {agg:5s} {name:34s} {med:8.3f} s  ({n / med / 1e6:6.1f} M "
+                   f"events/s, spread {spread:.0%}, checksum {chk:.10g})")  # fmt: skip
+        report("       " + ", ".join(f"{r.case}: {r.median_s / got[0].median_s:.2f}x"
+                                     for r in got[1:]))  # fmt: skip
+        rows.extend(got)
+
+    for n in sizes:
+        reps = 5 if n <= 1_000_000 else 3
+        for keys in (100, 100_000):
+            table = events(n, keys)
+            report(f"{n:,} events, {keys:,} keys, times in random order:")
+            for what in ("sliding", "tumbling", "session"):
+                pair(window_cases(table, what), what, keys, n, "sum", reps)
+            pair(window_cases(table, "sliding", five=True), "sliding", keys, n, "five", reps)
+            if keys == 100:
+                for frame in FRAMES:
+                    for agg in ("sum", "max"):
+                        pair(rolling_cases(table, frame, agg), frame, keys, n, agg, reps)
+            for what in ("sliding", "session"):
+                mem = peak_memory(n, keys, what)
+                rows.append(Row("local", "windowagg window_aggregate", "peak MiB", what, keys,
+                                0.0, 0.0, n, mem["peak"], mem))  # fmt: skip
+                report(f"  {what} peak memory {mem['peak']:.0f} MiB (input {mem['input']:.0f} "
+                       f"MiB, output {mem['output']:.0f} MiB)")  # fmt: skip
+    return rows

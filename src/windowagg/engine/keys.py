@@ -1,0 +1,91 @@
+"""Keys as dense codes, and the row order by key and time from them, for every engine pass
+over many keys at once (:mod:`windowagg.kernels.keyed`).
+
+A key column of any type (strings, numbers, dates; several columns) becomes one code per row,
+``0`` to ``m - 1`` in the keys' sorted order, nulls first (Spark's ascending order, in which
+``partitionBy`` groups a null key as one key): each column is dictionary-encoded (Arrow's
+hash; integers of a small range are their own offsets), its few distinct values sorted, and
+several columns combine lexicographically.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["Keyed", "key_codes", "keyed_order"]
+
+
+class Keyed(NamedTuple):
+    """Rows grouped by key: ``codes[i]`` row i's key (``m`` keys), ``first[k]`` a row of key
+    k (where its key values are read)."""
+
+    codes: np.ndarray
+    m: int
+    first: np.ndarray
+
+
+def _column_codes(col: Any) -> tuple[np.ndarray, int]:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_integer(col.type) and not col.null_count and len(col):
+        lo, hi = (v.as_py() for v in pc.min_max(col).values())
+        if hi - lo < 4 * len(col) + 16:  # small integers: their offsets are the codes
+            return col.to_numpy().astype(np.int64) - lo, hi - lo + 1
+    enc = pc.dictionary_encode(col, null_encoding="encode")
+    dictionary = enc.dictionary
+    rank = np.empty(len(dictionary), np.int64)
+    rank[pc.array_sort_indices(dictionary, null_placement="at_start").to_numpy()] = np.arange(
+        len(dictionary)
+    )
+    return rank[enc.indices.to_numpy(zero_copy_only=False)], len(dictionary)
+
+
+def _dense(codes: np.ndarray, m: int) -> tuple[np.ndarray, int]:
+    """Codes renumbered ``0..`` over the ones present, order kept."""
+    if m <= 4 * len(codes) + 16:
+        present = np.bincount(codes, minlength=m) > 0
+        remap = np.cumsum(present) - 1
+        return remap[codes], int(present.sum())
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    return inverse.astype(np.int64), len(uniq)
+
+
+def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
+    """Every row's key as a dense code in the keys' sorted order (nulls first)."""
+    n = table.num_rows
+    if not keys:
+        return Keyed(np.zeros(n, np.int64), 1 if n else 0, np.zeros(1 if n else 0, np.int64))
+    codes, m = None, 1
+    for k in keys:
+        c, size = _column_codes(table.column(k))
+        if codes is None:
+            codes, m = c, size
+            continue
+        if m * size >= 1 << 62:  # lexicographic codes would overflow: renumber first
+            codes, m = _dense(codes, m)
+        codes, m = codes * size + c, m * size
+    codes, m = _dense(codes, m)
+    from ..kernels.keyed import first_rows
+
+    first = np.full(m, n, np.int64)
+    first_rows(codes, first)
+    return Keyed(codes, m, first)
+
+
+def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows by key, then time (stable: ties keep the input's order), and the key
+    segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``."""
+    from ..kernels.keyed import order_by_code, sort_segments
+
+    n = len(keyed.codes)
+    seg = np.zeros(keyed.m + 1, np.int64)
+    order = np.empty(n, np.int64)
+    order_by_code(keyed.codes, seg, order)
+    sort_segments(np.ascontiguousarray(times, float), seg, order, np.empty(n), np.empty(n),
+                  np.empty(n, np.int64))  # fmt: skip
+    return order, seg

@@ -1,0 +1,154 @@
+"""Per (key, slice) partials of a local table, compiled, before any sort: the local
+counterpart of the Spark SQL pre-aggregation (:mod:`.window_partials`, Scotty, Section 5:
+general stream slicing). Slices are fewer than rows, so the window engine then sorts and walks
+the slices, not the rows.
+
+Each row's slice is its step on the windows' grid (one grid: the slides' and the session gap's
+greatest common divisor, :func:`windowagg.engine.window_partials.grids`); a key's slices from
+its first to its last are one run of cells of a flat array, and every row adds itself to its
+cell in one pass (:mod:`windowagg.kernels.keyed`), all keys at once. Where the keys' runs
+would hold many more cells than there are rows (a long grid between sparse rows), the cells
+are the runs of equal (key, step) in the rows' order by key and step instead. Cells without a
+row are dropped; what is left is in key and slice order already.
+
+Partials per cell follow Spark's rules, as the SQL aggregates would: a sum of the valid values
+(NaN makes it NaN, a cell without a value is null), counts, min and max in the column's type
+with NaN the largest, the first and last time (sessions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .keys import Keyed, key_codes, keyed_order
+from .rolling_table import times_of
+from .window_partials import counted, grids, mergeable, over_partials, partials
+from .window_plan import WindowPlan
+
+__all__ = ["SLICE", "slice_partials"]
+
+#: the partials table's slice column (each slice's start on the grid, in the time's unit)
+SLICE = "__wa_s"
+#: cells per row beyond which a key's run of cells is too sparse to lay out flat
+SPARSE = 2
+
+
+def _compiled(fn: str, t: Any) -> bool:
+    """Whether the compiled pass takes partial ``fn`` of a column of type ``t``: counts of
+    any column, sums of numbers, min and max of numbers, timestamps and dates."""
+    import pyarrow as pa
+
+    numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
+    return fn == "count" or numeric or (fn in ("min", "max") and (
+        pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_duration(t)))  # fmt: skip
+
+
+def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.ndarray] | None:
+    """The partials table (key columns, ``SLICE``, one column per partial), the plan that
+    answers ``plan`` over it, and its key segments; None where the call needs the rows
+    (entries without SQL partials, count windows, grids that are not one, non-numeric
+    columns)."""
+    import pyarrow as pa
+
+    if not mergeable(plan) or counted(plan) or len(grids(plan)) != 1:
+        return None
+    parts = partials(plan)
+    if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
+           for p in parts):  # fmt: skip
+        return None
+    from ..kernels.keyed import cell_extremes, cell_sums, slice_cells, slice_index
+
+    (period, offset), n = grids(plan)[0], table.num_rows
+    times = times_of(plan, table)
+    keyed = key_codes(table, plan.keys)
+    steps = np.empty(n, np.int64)
+    slice_index(times, float(period), float(offset), steps)
+    lo = np.full(keyed.m, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(keyed.m, np.iinfo(np.int64).min, np.int64)
+    base = np.zeros(keyed.m + 1, np.int64)
+    cell = np.empty(n, np.int64)
+    cells = int(slice_cells(keyed.codes, steps, lo, hi, base, cell))
+    if cells > SPARSE * n + keyed.m:
+        cell, cell_code, cell_step, cells = _runs(keyed, steps)
+    else:
+        cell_code = np.repeat(np.arange(keyed.m), np.diff(base))
+        cell_step = lo[cell_code] + np.arange(cells) - base[cell_code]
+    rows = np.bincount(cell[cell >= 0], minlength=cells)
+    keep = np.flatnonzero(rows)
+    done: dict[tuple, tuple] = {}  # one pass per column and kind of partial
+
+    def valid_of(name: str) -> np.ndarray:
+        col = table.column(name)
+        return np.ones(n, bool) if not col.null_count else \
+            ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)  # fmt: skip
+
+    def column(name: str | None) -> tuple[np.ndarray, np.ndarray, Any]:
+        if name is None:  # the times: every row with one is in a cell
+            return times, np.ones(n, bool), None
+        col, valid = table.column(name), valid_of(name)
+        if pa.types.is_date32(col.type):
+            data = col.cast(pa.int32())
+        elif pa.types.is_temporal(col.type):
+            data = col.cast(pa.int64())
+        else:
+            data = col
+        return data.fill_null(0).to_numpy(zero_copy_only=False), valid, col.type
+
+    def extremes(name: str | None) -> tuple:
+        if ("x", name) not in done:
+            values, valid, type_ = column(name)
+            lo, hi = np.empty(cells, values.dtype), np.empty(cells, values.dtype)
+            counts = np.zeros(cells, np.int64)
+            cell_extremes(cell, values, valid, lo, hi, counts)
+            done[("x", name)] = (lo, hi, counts[keep] == 0, type_)
+        return done[("x", name)]
+
+    def sums(name: str) -> tuple:
+        if ("s", name) not in done:
+            values, valid, _ = column(name)
+            wide = np.float64 if np.issubdtype(values.dtype, np.floating) else np.int64
+            total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
+            cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
+            done[("s", name)] = (total[keep], counts[keep])
+        return done[("s", name)]
+
+    cols: dict[str, Any] = {}
+    for p in parts:
+        if p.fn == "count" and p.column is None:
+            cols[p.name] = pa.array(rows[keep])
+        elif p.fn in ("tmin", "tmax"):
+            cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"][keep])
+        elif p.fn == "count":
+            valid = valid_of(p.column)
+            cols[p.name] = pa.array(np.bincount(cell[valid & (cell >= 0)], minlength=cells)[keep])
+        elif p.fn == "sum":
+            total, counts = sums(p.column)
+            cols[p.name] = pa.array(total, mask=counts == 0)
+        else:
+            lo, hi, none, type_ = extremes(p.column)
+            cols[p.name] = pa.array((lo if p.fn == "min" else hi)[keep], mask=none).cast(type_)
+    codes = cell_code[keep]
+    at = pa.array(keyed.first[codes])
+    out = {k: table.column(k).take(at) for k in plan.keys}
+    out[SLICE] = pa.array(cell_step[keep] * float(period) + float(offset))
+    seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
+    if not len(keep):
+        seg = np.zeros(1, np.int64)
+    over = over_partials(plan, SLICE, tuple(plan.keys))
+    return pa.table(out | cols), over, seg
+
+
+def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Cells as the runs of equal (key, step) in the rows' order by key and step."""
+    none = np.iinfo(np.int64).min
+    order, _seg = keyed_order(keyed, steps.astype(float))
+    c, s = keyed.codes[order], steps[order]
+    timed = s != none
+    c, s, order = c[timed], s[timed], order[timed]
+    new = np.r_[True, (c[1:] != c[:-1]) | (s[1:] != s[:-1])] if len(c) else np.zeros(0, bool)
+    run = np.cumsum(new) - 1
+    cell = np.full(len(steps), -1, np.int64)
+    cell[order] = run
+    return cell, c[new], s[new], int(new.sum())

@@ -1,0 +1,166 @@
+"""Rows of many keys in one compiled pass: keys are dense codes (0 to m - 1, in the keys'
+sorted order), a key's rows are one segment of the row order, and a slice (Scotty, Section 5:
+the span between two window edges) of a key is one cell of a flat array.
+
+* :func:`order_by_code` and :func:`sort_segments`: the order by key, then time, stable (ties
+  keep the input's order): a counting sort by code, O(n), then each key's rows sorted by time,
+  keys in parallel (``prange``), a key whose rows are already in time order in one linear
+  check. One global sort of (key, time) pairs costs O(n log n) comparisons of two columns.
+* :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,
+  slice) before any sort (slices are fewer than rows): every key's slices from its first to its
+  last are one run of cells, and each row adds itself to its cell, O(n).
+"""
+
+import numpy as np
+from numba import prange
+
+from .jit import kernel, parallel_kernel
+
+
+@kernel
+def order_by_code(codes, seg, order):
+    """``order``: the rows by code, stable; ``seg`` (m + 1 entries, zeroed): code k's rows
+    are ``order[seg[k]:seg[k + 1]]``."""
+    for i in range(codes.shape[0]):
+        seg[codes[i] + 1] += 1
+    for k in range(1, seg.shape[0]):
+        seg[k] += seg[k - 1]
+    for i in range(codes.shape[0]):  # seg[k] is code k's next free place, then its end
+        k = codes[i]
+        order[seg[k]] = i
+        seg[k] += 1
+    for k in range(seg.shape[0] - 1, 0, -1):
+        seg[k] = seg[k - 1]
+    seg[0] = 0
+
+
+@parallel_kernel
+def sort_segments(times, seg, order, keys, work_keys, work_rows):
+    """Each segment of ``order`` sorted by ``times`` of its rows, stably (merge sort, runs of
+    the input's order kept); ``keys``, ``work_keys``, ``work_rows``: work space, one entry
+    per row. Segments in parallel."""
+    for g in prange(seg.shape[0] - 1):
+        s = seg[g]
+        e = seg[g + 1]
+        ordered = True
+        for i in range(s, e):
+            keys[i] = times[order[i]]
+            if i > s and keys[i] < keys[i - 1]:
+                ordered = False
+        if ordered:
+            continue
+        width = 1
+        src_is_main = True
+        while width < e - s:
+            for a in range(s, e, 2 * width):
+                m = min(a + width, e)
+                b = min(a + 2 * width, e)
+                i = a
+                j = m
+                for o in range(a, b):
+                    if src_is_main:
+                        take_left = j >= b or (i < m and keys[i] <= keys[j])
+                        if take_left:
+                            work_keys[o] = keys[i]
+                            work_rows[o] = order[i]
+                            i += 1
+                        else:
+                            work_keys[o] = keys[j]
+                            work_rows[o] = order[j]
+                            j += 1
+                    else:
+                        take_left = j >= b or (i < m and work_keys[i] <= work_keys[j])
+                        if take_left:
+                            keys[o] = work_keys[i]
+                            order[o] = work_rows[i]
+                            i += 1
+                        else:
+                            keys[o] = work_keys[j]
+                            order[o] = work_rows[j]
+                            j += 1
+            src_is_main = not src_is_main
+            width *= 2
+        if not src_is_main:  # the last pass wrote the work space
+            for i in range(s, e):
+                keys[i] = work_keys[i]
+                order[i] = work_rows[i]
+
+
+@kernel
+def slice_index(times, period, offset, out):
+    """``out[i]``: the grid step ``j`` with ``j * period + offset <= times[i]`` and the next
+    above it; rows without a time (+-inf) get the smallest int64 (in no slice)."""
+    none = np.iinfo(np.int64).min
+    for i in range(times.shape[0]):
+        t = times[i]
+        if t == np.inf or t == -np.inf:
+            out[i] = none
+            continue
+        j = np.floor((t - offset) / period)
+        while j * period + offset > t:  # rounding of the division
+            j -= 1
+        while (j + 1) * period + offset <= t:
+            j += 1
+        out[i] = np.int64(j)
+
+
+@kernel
+def slice_cells(codes, steps, first, last, base, cell):
+    """Every key's run of cells, from its first slice to its last: ``first``/``last``
+    (int64, one per code; first at the largest int64, last at the smallest) get each code's
+    first and last step, ``base`` (m + 1) the start of each code's run, ``cell[i]`` row i's
+    cell (-1: no time). Returns the number of cells."""
+    none = np.iinfo(np.int64).min
+    for i in range(codes.shape[0]):
+        j = steps[i]
+        if j == none:
+            continue
+        k = codes[i]
+        if j < first[k]:
+            first[k] = j
+        if j > last[k]:
+            last[k] = j
+    base[0] = 0
+    for k in range(first.shape[0]):
+        base[k + 1] = base[k] + (last[k] - first[k] + 1 if last[k] >= first[k] else 0)
+    for i in range(codes.shape[0]):
+        j = steps[i]
+        cell[i] = -1 if j == none else base[codes[i]] + j - first[codes[i]]
+    return base[first.shape[0]]
+
+
+@kernel
+def cell_sums(cell, values, valid, sums, counts):
+    """Each cell's sum and count of the valid values (NaN adds as a value: the sum is NaN)."""
+    for i in range(cell.shape[0]):
+        c = cell[i]
+        if c >= 0 and valid[i]:
+            sums[c] += values[i]
+            counts[c] += 1
+
+
+@kernel
+def cell_extremes(cell, values, valid, lo, hi, counts):
+    """Each cell's smallest and largest valid value, NaN the largest (Spark's order), and the
+    count of valid values (0: the cell has none, ``lo``/``hi`` undefined)."""
+    for i in range(cell.shape[0]):
+        c = cell[i]
+        if c < 0 or not valid[i]:
+            continue
+        x = values[i]
+        if counts[c] == 0:
+            lo[c] = x
+            hi[c] = x
+        else:
+            if x < lo[c] or (lo[c] != lo[c] and x == x):
+                lo[c] = x
+            if x != x or (hi[c] == hi[c] and x > hi[c]):
+                hi[c] = x
+        counts[c] += 1
+
+
+@kernel
+def first_rows(codes, first):
+    """``first[k]`` (filled with the row count): the first row of code k."""
+    for i in range(codes.shape[0] - 1, -1, -1):
+        first[codes[i]] = i
