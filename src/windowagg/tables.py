@@ -128,14 +128,17 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     import pyarrow as pa
 
     order, times, seg = arrange(plan, arrow)
-    columns = compute(plan, (arrow if order is None else arrow.take(order)).combine_chunks(),
+    used = [plan.time, *plan.order_by, *{e.column for e in plan.entries} - {None, plan.time}]
+    rows = arrow.select(list(dict.fromkeys(used)))  # what the entries read, in sorted order
+    columns = compute(plan, (rows if order is None else rows.take(order)).combine_chunks(),
                       times, seg)  # fmt: skip
     if order is None:
         new = columns
     else:  # back to the input's order
         back = np.empty_like(order)
         back[order] = np.arange(len(order))
-        new = [c.take(pa.array(back)) for c in columns]
+        at = pa.array(back)
+        new = [c.take(at) for c in columns]
     names = [e.name for e in plan.entries]
     if kind in ("arrow", "polars"):
         out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])

@@ -247,3 +247,37 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     windowagg.window_aggregate(t, time="t", windows="sliding:100/10", key="k",
                                aggs=aggs | {"md": ("median", "v")})  # fmt: skip
     assert calls == {"order_by_code": 1, "sort_segments": 1}
+
+
+def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
+    """With the keys in parts on threads (here from 1 row on), windows and rolling frames
+    equal the answers of one pass over every key: the sort of each key's times, the FIFO
+    sweeps, the shared deques of min and max, the range bounds, the windows' answers in
+    chunks."""
+    from windowagg.engine import rolling
+
+    rng = np.random.default_rng(9)
+    n = 3000
+    v = rng.random(n)
+    v[rng.random(n) < 0.05] = np.nan
+    t = pa.table({"k": rng.integers(0, 20, n), "t": rng.permutation(n) / 7.0, "v": v})
+    wins = {"s": ("sum", "v"), "hi": ("max", "v"), "lo": ("min", "v"), "md": ("median", "v"),
+            "c": (Concat(), "v")}  # fmt: skip
+    frames = {"s": ("sum", "v", "range:40"), "hi": ("max", "v", "rows:30"),
+              "lo": ("min", "v", "range:-5,+9"), "sd": ("stddev", "v", "range:100")}  # fmt: skip
+
+    def both():
+        w = windowagg.window_aggregate(t, time="t", windows=["sliding:50/10", "session:3"],
+                                       aggs=wins, key="k")  # fmt: skip
+        r = windowagg.rolling_aggregate(t, time="t", key="k", aggs=frames)
+        nan = lambda x: "NaN" if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
+        return [[{c: nan(x) for c, x in row.items()} for row in out.to_pylist()] for out in (w, r)]
+
+    one = both()
+    pieces = []
+    real = rolling.on_cores
+    monkeypatch.setattr(rolling, "PARALLEL_ROWS", 1)
+    monkeypatch.setattr(rolling, "on_cores", lambda run, ps: (pieces.append(len(ps)),
+                                                              real(run, ps))[1])  # fmt: skip
+    assert both() == one
+    assert max(pieces) >= 2

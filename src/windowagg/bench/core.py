@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import math
 import statistics
 import time
@@ -43,13 +44,15 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
     return measure_interleaved([run], reps, warm)[0]
 
 
-def measure_interleaved(runs: list[Callable[[], Any]], reps: int,
-                        warm: int = 1) -> list[tuple[float, float, float]]:  # fmt: skip
+def measure_interleaved(runs: list[Callable[[], Any]], reps: int, warm: int = 1,
+                        settle: float = 0.0) -> list[tuple[float, float, float]]:  # fmt: skip
     """``measure`` for several runs side by side: each repetition times every run once, in
     turn, so that a machine whose speed drifts during the benchmark slows them alike and
     their ratio stays meaningful; the order rotates from one repetition to the next, so that
     no run always follows the same one (a Spark query that follows a heavy one can pay for
-    the garbage that one left)."""
+    the garbage that one left). ``settle``: seconds to wait, after a garbage collection,
+    before each timed run (libraries whose worker threads spin for a while after their work,
+    as Polars' and DuckDB's do, would otherwise slow whatever runs next)."""
     results: list[Any] = [None] * len(runs)
     for _ in range(warm):
         results = [run() for run in runs]
@@ -57,6 +60,9 @@ def measure_interleaved(runs: list[Callable[[], Any]], reps: int,
     for rep in range(reps):
         for j in range(len(runs)):
             i = (j + rep) % len(runs)
+            if settle:
+                gc.collect()
+                time.sleep(settle)
             start = time.perf_counter()
             results[i] = runs[i]()
             times[i].append(time.perf_counter() - start)

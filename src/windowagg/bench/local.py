@@ -9,9 +9,11 @@ second; distinct, because pandas' time frames leave out a row's later peers) in 
 values uniform integers 0-99 as doubles, so every side's sums are exact and their checksums
 (windows and total, or the sum of every row's value) equal. Polars and DuckDB are optional
 (the ``bench`` extra): a side that is not installed is left out. Each case and its baselines
-run in turn in every repetition, after a warm-up; medians and spreads. Peak memory: a child
-process runs windowagg once on the same table and reports its peak resident memory over what
-it held before, beside the input's and the output's sizes.
+run in turn in every repetition, after a warm-up, each after a garbage collection and a pause
+of 0.3 s (Polars' and DuckDB's threads spin on after their work); medians and spreads. Peak
+memory: a child process runs windowagg twice on the same table and reports the peak resident
+memory of the second run (sampled every millisecond) over what it held before, beside the
+input's and the output's sizes.
 """
 
 from __future__ import annotations
@@ -145,29 +147,45 @@ def rolling_cases(table, frame: str, agg: str) -> list[tuple[str, Callable]]:
     return cases
 
 
+#: the child process of :func:`peak_memory`
+_PEAK = """
+import json, sys, threading, time
+import pyarrow as pa
+from windowagg.bench.local import events
+from windowagg.tables import window_aggregate
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+n, keys, spec = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+t = events(n, keys)
+run = lambda: window_aggregate(t, time="ts", windows=spec, aggs={"s": ("sum", "v")}, key="k")
+run()  # warm: compiled code loaded, Arrow's pool grown once
+base, peak, done = rss(), [0], threading.Event()
+
+def sample():
+    while not done.is_set():
+        peak[0] = max(peak[0], rss())
+        time.sleep(0.001)
+
+thread = threading.Thread(target=sample)
+thread.start()
+out = run()
+done.set()
+thread.join()
+peak[0] = max(peak[0], rss())
+print(json.dumps({"peak": (peak[0] - base) / 2**20, "input": t.nbytes / 2**20,
+                  "output": out.nbytes / 2**20}))
+"""
+
+
 def peak_memory(n: int, keys: int, what: str) -> dict:
-    """windowagg's peak resident memory on the workload, in a child process (MiB over what it
-    held with the input built), with the input's and the output's sizes."""
-    code = (
-        "import json, resource, sys\n"
-        "import pyarrow as pa\n"
-        "from windowagg.bench.local import events\n"
-        "from windowagg.tables import window_aggregate\n"
-        "n, keys, spec = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]\n"
-        "window_aggregate(events(1000, 10), time='ts', windows=spec, aggs={'s': ('sum', 'v')},"
-        " key='k')\n"
-        "t = events(n, keys)\n"
-        "def rss():\n"
-        "    with open('/proc/self/statm') as f:\n"
-        "        return int(f.read().split()[1]) * resource.getpagesize()\n"
-        "base = rss()\n"
-        "out = window_aggregate(t, time='ts', windows=spec, aggs={'s': ('sum', 'v')}, key='k')\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024\n"
-        "print(json.dumps({'peak': (peak - base) / 2**20, 'input': t.nbytes / 2**20,"
-        " 'output': out.nbytes / 2**20}))\n"
-    )
+    """windowagg's peak resident memory on the workload, in a child process: the most it held
+    during a second run (sampled every millisecond) over what it held before, in MiB, with the
+    input's and the output's sizes."""
     spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}[what]
-    done = subprocess.run([sys.executable, "-c", code, str(n), str(keys), spec],
+    done = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), spec],
                           capture_output=True, text=True, check=True)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -177,7 +195,7 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     rows: list[Row] = []
 
     def pair(cases, param, x, n, agg, reps):
-        stats = measure_interleaved([run for _, run in cases], reps)
+        stats = measure_interleaved([run for _, run in cases], reps, settle=0.3)
         got = []
         for (name, _), (med, spread, chk) in zip(cases, stats):
             got.append(Row("local", name, agg, param, x, med, spread, n, chk))

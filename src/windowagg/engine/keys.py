@@ -49,6 +49,8 @@ def _dense(codes: np.ndarray, m: int) -> tuple[np.ndarray, int]:
     """Codes renumbered ``0..`` over the ones present, order kept."""
     if m <= 4 * len(codes) + 16:
         present = np.bincount(codes, minlength=m) > 0
+        if present.all():
+            return codes, m
         remap = np.cumsum(present) - 1
         return remap[codes], int(present.sum())
     uniq, inverse = np.unique(codes, return_inverse=True)
@@ -77,15 +79,43 @@ def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
     return Keyed(codes, m, first)
 
 
+def _sortable(times: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
+    keys in the same order (-inf first, +inf last) and the bits they need, for a radix sort;
+    None for other times, or a span that would need more than four passes of 12 bits."""
+    finite = times[np.isfinite(times)]
+    if not len(finite):
+        return np.where(times == -np.inf, 0, 1).astype(np.int64), 1
+    lo, hi = finite.min(), finite.max()
+    span = hi - lo + 3
+    if span >= 2.0**48 or not np.array_equal(finite, np.floor(finite)):
+        return None
+    keys = np.clip(times - (lo - 1), 0, span - 1).astype(np.int64)  # -inf 0, +inf span - 1
+    return keys, int(span).bit_length()
+
+
 def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows by key, then time (stable: ties keep the input's order), and the key
-    segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``."""
-    from ..kernels.keyed import order_by_code, sort_segments
+    segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``. Times in whole
+    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a radix sort of
+    the times, then a counting sort by key, both stable, O(n); other times: a counting sort
+    by key, then each key's times sorted, parts of the keys on threads."""
+    from ..kernels.keyed import order_by_code, order_of_code, radix_order, sort_segments
+    from .rolling import on_cores, parts
 
     n = len(keyed.codes)
     seg = np.zeros(keyed.m + 1, np.int64)
     order = np.empty(n, np.int64)
+    times = np.ascontiguousarray(times, float)
+    sortable = _sortable(times) if n else None
+    if sortable is not None:
+        keys, bits = sortable
+        by_time = np.empty(n, np.int64)
+        radix_order(keys, bits, by_time, np.empty(n, np.int64), np.empty(n, np.int64),
+                    np.empty(4096, np.int64))  # fmt: skip
+        order_of_code(keyed.codes, by_time, seg, order)
+        return order, seg
     order_by_code(keyed.codes, seg, order)
-    sort_segments(np.ascontiguousarray(times, float), seg, order, np.empty(n), np.empty(n),
-                  np.empty(n, np.int64))  # fmt: skip
+    work = np.empty(n), np.empty(n), np.empty(n, np.int64)
+    on_cores(lambda part: sort_segments(times, part, order, *work), parts(seg))
     return order, seg

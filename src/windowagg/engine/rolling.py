@@ -6,8 +6,9 @@ first found as a range of rows ``[lo, hi)`` (:func:`bounds`: two pointers per ke
 frames, arithmetic for rows frames), once per frame whatever the number of aggregations over
 it. Within a segment both bounds only move forward, so the frame is a FIFO window (DABA paper,
 Section 2.1): each row enters and leaves it once. The compiled path runs a FIFO algorithm's
-kernel over all rows in one call (:func:`windowagg.kernels.driver.fifo_frames`); aggregations
-without a kernel run the same sweep over the Python reference.
+kernel over every key in one call per core (:func:`windowagg.kernels.driver.fifo_frames`; the
+keys in parts of about equal rows, :func:`parts`, on threads: the kernels release the GIL);
+aggregations without a kernel run the same sweep over the Python reference.
 
 Complexity: O(n) combines for n rows with Two-Stacks Lite (amortized; DABA paper, Section
 3.1, the Lite variant of Section 4), whatever the frame's length; memory O(longest frame).
@@ -16,6 +17,7 @@ Nothing subtracts on eviction, so float sums do not drift.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -29,6 +31,8 @@ __all__ = ["Frames", "distinct", "quantiles", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
+#: rows below which one core answers every key (a thread's start costs more than it saves)
+PARALLEL_ROWS = 100_000
 #: quantiles select in each frame while the frames hold at most this many times the rows
 #: (beyond, the rank tree's O(log n) per row wins; ``windowagg bench rolling`` measures both)
 SELECT_OVERLAP = 16
@@ -86,8 +90,50 @@ class Frames:
 
             n = len(self.times)
             self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
-            range_bounds(self.times, self.seg, *self.offsets(), self.lo, self.hi)
+            on_cores(lambda part: range_bounds(self.times, part, *self.offsets(), self.lo,
+                                               self.hi), parts(self.seg))  # fmt: skip
         return self.lo, self.hi
+
+
+def parts(seg: np.ndarray) -> list[np.ndarray]:
+    """Key segments split at key boundaries into one part of about equal rows per core
+    (numba's thread count), each a segment array of its own; one part for few rows."""
+    import numba
+
+    n, cores = int(seg[-1] - seg[0]), numba.get_num_threads()
+    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 3:
+        return [seg]
+    cuts = np.searchsorted(seg, seg[0] + np.arange(1, cores) * n / cores)
+    cuts = np.unique(np.clip(cuts, 1, len(seg) - 2))
+    edges = [0, *cuts.tolist(), len(seg) - 1]
+    return [seg[a : b + 1] for a, b in itertools.pairwise(edges) if b > a]
+
+
+def chunks(n: int) -> list[np.ndarray]:
+    """Answers ``0..n-1`` of given frames in one part per core (any cut will do: each part's
+    sweep starts empty), each as a segment array ``[a, b]``; one part for few answers."""
+    import numba
+
+    cores = numba.get_num_threads()
+    if cores < 2 or n < PARALLEL_ROWS:
+        return [np.array([0, n], np.int64)]
+    cuts = [n * c // cores for c in range(cores + 1)]
+    return [np.array([a, b], np.int64) for a, b in itertools.pairwise(cuts)]
+
+
+def on_cores(run: Any, pieces: list) -> list:
+    """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
+    if len(pieces) == 1:
+        return [run(pieces[0])]
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL = ThreadPoolExecutor(thread_name_prefix="windowagg")
+    return list(_POOL.map(run, pieces))
+
+
+_POOL = None
 
 
 def rolling(values: np.ndarray, frames: Frames, agg: Any,
@@ -127,15 +173,19 @@ def rolling(values: np.ndarray, frames: Frames, agg: Any,
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
         lo, hi, seg = np.empty(n, np.int64), np.empty(n, np.int64), frames.seg
-    state = FifoState(ALGORITHM, family, capacity_for(1024))
     out = np.empty((n, 1))
-    pos = np.zeros(4, np.int64)
-    while True:
-        state.frames(code, values, args, frames.times, seg, *frames.offsets(), given, lo, hi,
-                     pos, out)  # fmt: skip
-        if pos[0] >= len(seg) - 1:
-            break
-        state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
+
+    def sweep(part: np.ndarray) -> None:  # the keys of one part, on one core
+        state = FifoState(ALGORITHM, family, capacity_for(1024))
+        pos = np.zeros(4, np.int64)
+        while True:
+            state.frames(code, values, args, frames.times, part, *frames.offsets(), given, lo,
+                         hi, pos, out)  # fmt: skip
+            if pos[0] >= len(part) - 1:
+                break
+            state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
+
+    on_cores(sweep, chunks(n) if given else parts(seg))
     if not given:
         frames.lo, frames.hi = lo, hi
     return out[:, 0]

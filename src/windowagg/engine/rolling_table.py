@@ -316,6 +316,7 @@ def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray
     the smallest for min; -1 if the frame has no value): one shared deque for all of them
     (:func:`windowagg.kernels.select_frames.select_frames`)."""
     from ..kernels.select_frames import select_frames
+    from .rolling import chunks, on_cores, parts
 
     keys = _select_keys(col)
     keys = np.ascontiguousarray(keys if sql == "max" else -keys)
@@ -324,8 +325,18 @@ def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray
     for j, fr in enumerate(frames):
         lo[j] = fr.bounds()[0]
     out = np.empty((k, n), np.int64)
-    select_frames(keys, lo, frames[0].bounds()[1], np.empty(len(keys), np.int64),
-                  np.empty(k, np.int64), out)  # fmt: skip
+    hi = frames[0].bounds()[1]
+
+    def run(part: np.ndarray) -> None:
+        a, b = int(part[0]), int(part[-1])
+        if b <= a:
+            return
+        first = int(lo[:, a].min())  # no frame of these answers starts before it
+        select_frames(keys, lo, hi, a, b, first, np.empty(max(int(hi[b - 1]) - first, 1),
+                      np.int64), np.empty(k, np.int64), out)  # fmt: skip
+
+    # per-row frames: the keys in parts, one per core; a window's answers: in chunks
+    on_cores(run, parts(frames[0].seg) if frames[0].frame is not None else chunks(n))
     return list(out)
 
 

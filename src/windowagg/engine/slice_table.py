@@ -58,7 +58,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
            for p in parts):  # fmt: skip
         return None
-    from ..kernels.keyed import cell_extremes, cell_sums, slice_cells, slice_index
+    from ..kernels.keyed import cell_extremes, cell_rows, cell_sums, slice_cells, slice_index
 
     (period, offset), n = grids(plan)[0], table.num_rows
     times = times_of(plan, table)
@@ -75,7 +75,8 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     else:
         cell_code = np.repeat(np.arange(keyed.m), np.diff(base))
         cell_step = lo[cell_code] + np.arange(cells) - base[cell_code]
-    rows = np.bincount(cell[cell >= 0], minlength=cells)
+    rows = np.zeros(cells, np.int64)
+    cell_rows(cell, np.ones(n, bool), rows)
     keep = np.flatnonzero(rows)
     done: dict[tuple, tuple] = {}  # one pass per column and kind of partial
 
@@ -94,7 +95,8 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             data = col.cast(pa.int64())
         else:
             data = col
-        return data.fill_null(0).to_numpy(zero_copy_only=False), valid, col.type
+        data = data.fill_null(0) if data.null_count else data
+        return data.to_numpy(zero_copy_only=False), valid, col.type
 
     def extremes(name: str | None) -> tuple:
         if ("x", name) not in done:
@@ -122,7 +124,9 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"][keep])
         elif p.fn == "count":
             valid = valid_of(p.column)
-            cols[p.name] = pa.array(np.bincount(cell[valid & (cell >= 0)], minlength=cells)[keep])
+            counts = np.zeros(cells, np.int64)
+            cell_rows(cell, valid, counts)
+            cols[p.name] = pa.array(counts[keep])
         elif p.fn == "sum":
             total, counts = sums(p.column)
             cols[p.name] = pa.array(total, mask=counts == 0)

@@ -120,6 +120,8 @@ def fifo_frames(code, buf, aux, iaux, ptr, tmp, cap, values, args, times, seg, l
         e = seg[k + 1]
         if i <= s:  # a key's first row: the window is empty (emptied after the last key)
             i, lo, hi = s, s, s
+            if given:  # answers s.. (a part of them): the window starts at the first's rows
+                lo, hi = lo_row[s], lo_row[s]
         while i < e:
             if given:
                 want_lo = lo_row[i]

@@ -26,11 +26,9 @@ def _decorator(**options: Any):
     return decorate
 
 
-#: an entry point called from Python, cached on disk
-kernel = _decorator(cache=True, _nrt=False)
-#: an entry point whose ``prange`` loop runs on every core (work on different keys), cached;
-#: it releases the GIL
-parallel_kernel = _decorator(cache=True, _nrt=False, parallel=True, nogil=True)
+#: an entry point called from Python, cached on disk; it releases the GIL, so that threads
+#: can run it on different keys at once (:func:`windowagg.engine.rolling.on_cores`)
+kernel = _decorator(cache=True, _nrt=False, nogil=True)
 #: inlined into its callers at numba level
 inline = _decorator(inline="always", _nrt=False)
 #: a kernel called only from other kernels (the B-tree's helpers): without the wrappers that

@@ -2,19 +2,21 @@
 sorted order), a key's rows are one segment of the row order, and a slice (Scotty, Section 5:
 the span between two window edges) of a key is one cell of a flat array.
 
-* :func:`order_by_code` and :func:`sort_segments`: the order by key, then time, stable (ties
-  keep the input's order): a counting sort by code, O(n), then each key's rows sorted by time,
-  keys in parallel (``prange``), a key whose rows are already in time order in one linear
-  check. One global sort of (key, time) pairs costs O(n log n) comparisons of two columns.
+* :func:`radix_order` and :func:`order_of_code`: the order by key, then time, stable (ties
+  keep the input's order) for whole-number times: a radix sort of the times, then a counting
+  sort by key, O(n). :func:`order_by_code` and :func:`sort_segments`, for other times: a
+  counting sort by code, then each key's rows merge-sorted by time, parts of the keys on
+  threads (:func:`windowagg.engine.rolling.on_cores`), a key already in time order in one
+  linear check. One global sort of (key, time) pairs costs O(n log n) comparisons of two
+  columns.
 * :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,
   slice) before any sort (slices are fewer than rows): every key's slices from its first to its
   last are one run of cells, and each row adds itself to its cell, O(n).
 """
 
 import numpy as np
-from numba import prange
 
-from .jit import kernel, parallel_kernel
+from .jit import kernel
 
 
 @kernel
@@ -34,12 +36,13 @@ def order_by_code(codes, seg, order):
     seg[0] = 0
 
 
-@parallel_kernel
+@kernel
 def sort_segments(times, seg, order, keys, work_keys, work_rows):
     """Each segment of ``order`` sorted by ``times`` of its rows, stably (merge sort, runs of
     the input's order kept); ``keys``, ``work_keys``, ``work_rows``: work space, one entry
-    per row. Segments in parallel."""
-    for g in prange(seg.shape[0] - 1):
+    per row (each segment uses its own rows of them: parts of the segments can be sorted on
+    several threads at once)."""
+    for g in range(seg.shape[0] - 1):
         s = seg[g]
         e = seg[g + 1]
         ordered = True
@@ -130,6 +133,14 @@ def slice_cells(codes, steps, first, last, base, cell):
 
 
 @kernel
+def cell_rows(cell, valid, rows):
+    """``rows[c]``: the valid rows in cell c (rows without a time, cell -1, in none)."""
+    for i in range(cell.shape[0]):
+        if cell[i] >= 0 and valid[i]:
+            rows[cell[i]] += 1
+
+
+@kernel
 def cell_sums(cell, values, valid, sums, counts):
     """Each cell's sum and count of the valid values (NaN adds as a value: the sum is NaN)."""
     for i in range(cell.shape[0]):
@@ -164,3 +175,55 @@ def first_rows(codes, first):
     """``first[k]`` (filled with the row count): the first row of code k."""
     for i in range(codes.shape[0] - 1, -1, -1):
         first[codes[i]] = i
+
+
+@kernel
+def radix_order(keys, bits, order, keys_work, order_work, counts):
+    """``order``: the rows by ``keys`` (int64, 0 to ``2**bits - 1``), stably: a least
+    significant digit radix sort, 12 bits per pass, each key moved with its row. ``keys`` is
+    overwritten; ``keys_work``, ``order_work`` (one per row) and ``counts`` (4096) are work
+    space."""
+    n = keys.shape[0]
+    for i in range(n):
+        order[i] = i
+    shift = 0
+    flipped = False
+    while shift < bits:
+        src_k, src_o = (keys_work, order_work) if flipped else (keys, order)
+        dst_k, dst_o = (keys, order) if flipped else (keys_work, order_work)
+        for d in range(4096):
+            counts[d] = 0
+        for i in range(n):
+            counts[(src_k[i] >> shift) & 4095] += 1
+        total = 0
+        for d in range(4096):
+            c = counts[d]
+            counts[d] = total
+            total += c
+        for i in range(n):
+            d = (src_k[i] >> shift) & 4095
+            dst_k[counts[d]] = src_k[i]
+            dst_o[counts[d]] = src_o[i]
+            counts[d] += 1
+        flipped = not flipped
+        shift += 12
+    if flipped:
+        for i in range(n):
+            order[i] = order_work[i]
+
+
+@kernel
+def order_of_code(codes, rows, seg, order):
+    """``order``: ``rows`` (a permutation) by code, stably (their order within a code kept);
+    ``seg`` (m + 1 entries, zeroed): code k's rows are ``order[seg[k]:seg[k + 1]]``."""
+    for i in range(rows.shape[0]):
+        seg[codes[rows[i]] + 1] += 1
+    for k in range(1, seg.shape[0]):
+        seg[k] += seg[k - 1]
+    for i in range(rows.shape[0]):
+        k = codes[rows[i]]
+        order[seg[k]] = rows[i]
+        seg[k] += 1
+    for k in range(seg.shape[0] - 1, 0, -1):
+        seg[k] = seg[k - 1]
+    seg[0] = 0

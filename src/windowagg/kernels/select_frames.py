@@ -15,17 +15,17 @@ from .jit import kernel
 
 
 @kernel
-def select_frames(keys, lo, hi, dq, ptr, out):
-    """``out[j, i]``: the row of the largest ``keys`` value (NaN: missing) among rows
-    ``lo[j, i]`` to ``hi[i] - 1``, or -1 if none; ``lo[j]`` and ``hi`` never decrease. ``dq``
-    (int64, one per row) and ``ptr`` (int64, one per frame) are work space."""
-    n = hi.shape[0]
+def select_frames(keys, lo, hi, a, b, first, dq, ptr, out):
+    """``out[j, i]`` for the answers ``a`` to ``b - 1``: the row of the largest ``keys`` value
+    (NaN: missing) among rows ``lo[j, i]`` to ``hi[i] - 1``, or -1 if none; ``lo[j]`` and
+    ``hi`` never decrease, and no frame of these answers reaches before row ``first``. ``dq``
+    (int64, one per row of these frames) and ``ptr`` (int64, one per frame) are work space."""
     k = lo.shape[0]
     tail = 0
-    pushed = 0
+    pushed = first
     for j in range(k):
         ptr[j] = 0
-    for i in range(n):
+    for i in range(a, b):
         h = hi[i]
         while pushed < h:
             x = keys[pushed]

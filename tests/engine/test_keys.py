@@ -1,0 +1,56 @@
+"""Keys as dense codes and the order by key and time: against numpy's stable lexsort, for
+whole-number times (the radix sort) and others (a merge sort per key), with ties, null
+(-inf) and NaN (+inf) times, on one thread and on several."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windowagg.engine import rolling
+from windowagg.engine.keys import _sortable, key_codes, keyed_order
+from windowagg.kernels import keyed as kernels
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 9), st.sampled_from(["whole", "fractional"]),
+       st.booleans(), st.integers(0, 2**32 - 1))  # fmt: skip
+def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, seed) -> None:
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, m, n)
+    times = rng.integers(-50, 50, n).astype(float) * (1.0 if kind == "whole" else 0.37)
+    times[rng.random(n) < 0.05] = -np.inf
+    times[rng.random(n) < 0.05] = np.inf
+    keyed = key_codes(pa.table({"k": codes}), ["k"])
+    old = rolling.PARALLEL_ROWS
+    rolling.PARALLEL_ROWS = 1 if threads else old
+    try:
+        order, seg = keyed_order(keyed, times)
+    finally:
+        rolling.PARALLEL_ROWS = old
+    want = np.lexsort((times, keyed.codes))  # stable: ties in the input's order
+    assert np.array_equal(order, want)
+    assert np.array_equal(seg, np.r_[0, np.cumsum(np.bincount(keyed.codes))])
+    finite = times[np.isfinite(times)]
+    assert (_sortable(times) is not None) == (kind == "whole" or not (finite % 1).any())
+
+
+def test_the_radix_sort_runs_for_timestamps(monkeypatch) -> None:
+    """Whole-number times take the radix sort (not a comparison sort per key)."""
+    calls = []
+    real = kernels.radix_order
+    monkeypatch.setattr(kernels, "radix_order", lambda *a: (calls.append(1), real(*a))[1])
+    times = np.array([5.0, 3.0, 3.0, 9.0, -np.inf, np.inf]) * 1e6
+    order, _ = keyed_order(key_codes(pa.table({"k": [1, 1, 2, 1, 2, 1]}), ["k"]), times)
+    assert calls == [1]
+    assert order.tolist() == [1, 0, 3, 5, 4, 2]  # key 1 by time (+inf last), then key 2
+
+
+def test_key_codes_follow_sparks_order() -> None:
+    """Codes in the keys' sorted order, a null key first, several columns lexicographic."""
+    t = pa.table({"a": ["b", None, "a", "b", "a"], "b": [2, 1, 1, 1, 2]})
+    keyed = key_codes(t, ["a", "b"])
+    assert keyed.codes.tolist() == [4, 0, 1, 3, 2]
+    assert keyed.m == 5 and keyed.first.tolist() == [1, 2, 4, 3, 0]
