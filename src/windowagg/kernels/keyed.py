@@ -16,7 +16,7 @@ the span between two window edges) of a key is one cell of a flat array.
 
 import numpy as np
 
-from .jit import kernel
+from .jit import inline, kernel
 
 
 @kernel
@@ -34,6 +34,23 @@ def order_by_code(codes, seg, order):
     for k in range(seg.shape[0] - 1, 0, -1):
         seg[k] = seg[k - 1]
     seg[0] = 0
+
+
+@inline
+def _merge(src_k, src_o, dst_k, dst_o, a, m, b):
+    """The sorted runs ``[a, m)`` and ``[m, b)`` of ``src`` merged into ``dst[a:b]``, the
+    left run first on ties (stable)."""
+    i = a
+    j = m
+    for o in range(a, b):
+        if j >= b or (i < m and src_k[i] <= src_k[j]):
+            dst_k[o] = src_k[i]
+            dst_o[o] = src_o[i]
+            i += 1
+        else:
+            dst_k[o] = src_k[j]
+            dst_o[o] = src_o[j]
+            j += 1
 
 
 @kernel
@@ -56,31 +73,12 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
         src_is_main = True
         while width < e - s:
             for a in range(s, e, 2 * width):
-                m = min(a + width, e)
-                b = min(a + 2 * width, e)
-                i = a
-                j = m
-                for o in range(a, b):
-                    if src_is_main:
-                        take_left = j >= b or (i < m and keys[i] <= keys[j])
-                        if take_left:
-                            work_keys[o] = keys[i]
-                            work_rows[o] = order[i]
-                            i += 1
-                        else:
-                            work_keys[o] = keys[j]
-                            work_rows[o] = order[j]
-                            j += 1
-                    else:
-                        take_left = j >= b or (i < m and work_keys[i] <= work_keys[j])
-                        if take_left:
-                            keys[o] = work_keys[i]
-                            order[o] = work_rows[i]
-                            i += 1
-                        else:
-                            keys[o] = work_keys[j]
-                            order[o] = work_rows[j]
-                            j += 1
+                if src_is_main:
+                    _merge(keys, order, work_keys, work_rows, a, min(a + width, e),
+                           min(a + 2 * width, e))  # fmt: skip
+                else:
+                    _merge(work_keys, work_rows, keys, order, a, min(a + width, e),
+                           min(a + 2 * width, e))  # fmt: skip
             src_is_main = not src_is_main
             width *= 2
         if not src_is_main:  # the last pass wrote the work space
