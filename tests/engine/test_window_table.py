@@ -227,7 +227,7 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     import windowagg.kernels.keyed as keyed
 
     calls: dict[str, int] = {}
-    for name in ("slice_index", "slice_cells", "cell_sums", "cell_extremes", "order_by_code",
+    for name in ("slice_index", "slice_cells", "cell_sums", "cell_extremes", "order_of_code",
                  "sort_segments"):  # fmt: skip
         real = getattr(keyed, name)
 
@@ -246,7 +246,7 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     calls.clear()
     windowagg.window_aggregate(t, time="t", windows="sliding:100/10", key="k",
                                aggs=aggs | {"md": ("median", "v")})  # fmt: skip
-    assert calls == {"order_by_code": 1, "sort_segments": 1}
+    assert calls == {"order_of_code": 1, "sort_segments": 1}
 
 
 def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:

@@ -100,7 +100,7 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a radix sort of
     the times, then a counting sort by key, both stable, O(n); other times: a counting sort
     by key, then each key's times sorted, parts of the keys on threads."""
-    from ..kernels.keyed import order_by_code, order_of_code, radix_order, sort_segments
+    from ..kernels.keyed import order_of_code, radix_order, sort_segments
     from .rolling import on_cores, parts
 
     n = len(keyed.codes)
@@ -108,14 +108,14 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     order = np.empty(n, np.int64)
     times = np.ascontiguousarray(times, float)
     sortable = _sortable(times) if n else None
-    if sortable is not None:
+    if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable
         by_time = np.empty(n, np.int64)
         radix_order(keys, bits, by_time, np.empty(n, np.int64), np.empty(n, np.int64),
                     np.empty(4096, np.int64))  # fmt: skip
         order_of_code(keyed.codes, by_time, seg, order)
         return order, seg
-    order_by_code(keyed.codes, seg, order)
+    order_of_code(keyed.codes, np.arange(n), seg, order)  # rows by key, then each key's times
     work = np.empty(n), np.empty(n), np.empty(n, np.int64)
     on_cores(lambda part: sort_segments(times, part, order, *work), parts(seg))
     return order, seg

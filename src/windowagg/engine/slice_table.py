@@ -52,7 +52,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     columns)."""
     import pyarrow as pa
 
-    if not mergeable(plan) or counted(plan) or len(grids(plan)) != 1:
+    if not mergeable(plan) or counted(plan) or len(grid := grids(plan)) != 1:
         return None
     parts = partials(plan)
     if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
@@ -60,7 +60,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         return None
     from ..kernels.keyed import cell_extremes, cell_rows, cell_sums, slice_cells, slice_index
 
-    (period, offset), n = grids(plan)[0], table.num_rows
+    (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
     keyed = key_codes(table, plan.keys)
     steps = np.empty(n, np.int64)
@@ -104,7 +104,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             lo, hi = np.empty(cells, values.dtype), np.empty(cells, values.dtype)
             counts = np.zeros(cells, np.int64)
             cell_extremes(cell, values, valid, lo, hi, counts)
-            done[("x", name)] = (lo, hi, counts[keep] == 0, type_)
+            done[("x", name)] = (lo[keep], hi[keep], counts[keep] == 0, type_)
         return done[("x", name)]
 
     def sums(name: str) -> tuple:
@@ -121,7 +121,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         if p.fn == "count" and p.column is None:
             cols[p.name] = pa.array(rows[keep])
         elif p.fn in ("tmin", "tmax"):
-            cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"][keep])
+            cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"])
         elif p.fn == "count":
             valid = valid_of(p.column)
             counts = np.zeros(cells, np.int64)
@@ -132,7 +132,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             cols[p.name] = pa.array(total, mask=counts == 0)
         else:
             lo, hi, none, type_ = extremes(p.column)
-            cols[p.name] = pa.array((lo if p.fn == "min" else hi)[keep], mask=none).cast(type_)
+            cols[p.name] = pa.array(lo if p.fn == "min" else hi, mask=none).cast(type_)
     codes = cell_code[keep]
     at = pa.array(keyed.first[codes])
     out = {k: table.column(k).take(at) for k in plan.keys}

@@ -4,7 +4,7 @@ the span between two window edges) of a key is one cell of a flat array.
 
 * :func:`radix_order` and :func:`order_of_code`: the order by key, then time, stable (ties
   keep the input's order) for whole-number times: a radix sort of the times, then a counting
-  sort by key, O(n). :func:`order_by_code` and :func:`sort_segments`, for other times: a
+  sort by key, O(n). :func:`order_of_code` and :func:`sort_segments`, for other times: a
   counting sort by code, then each key's rows merge-sorted by time, parts of the keys on
   threads (:func:`windowagg.engine.rolling.on_cores`), a key already in time order in one
   linear check. One global sort of (key, time) pairs costs O(n log n) comparisons of two
@@ -17,23 +17,6 @@ the span between two window edges) of a key is one cell of a flat array.
 import numpy as np
 
 from .jit import inline, kernel
-
-
-@kernel
-def order_by_code(codes, seg, order):
-    """``order``: the rows by code, stable; ``seg`` (m + 1 entries, zeroed): code k's rows
-    are ``order[seg[k]:seg[k + 1]]``."""
-    for i in range(codes.shape[0]):
-        seg[codes[i] + 1] += 1
-    for k in range(1, seg.shape[0]):
-        seg[k] += seg[k - 1]
-    for i in range(codes.shape[0]):  # seg[k] is code k's next free place, then its end
-        k = codes[i]
-        order[seg[k]] = i
-        seg[k] += 1
-    for k in range(seg.shape[0] - 1, 0, -1):
-        seg[k] = seg[k - 1]
-    seg[0] = 0
 
 
 @inline

@@ -198,9 +198,10 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
     keys = key_names(plan)
     spread = (lambda d: d.repartition(cores(df), *keys)) if keys else \
         (lambda d: d.repartition(1))  # fmt: skip
-    if mergeable(plan) and (sql := _tumbling_rows(df, plan)) is not None:
-        return sql
     if mergeable(plan):  # per (key, slice) partials, then a partition per core by key
+        whole = _tumbling_rows(df, plan)
+        if whole is not None:
+            return whole
         pre = spread(_partials_query(df, plan, grids(plan)))
         over = over_partials(plan, S, tuple(keys))
         return pre.mapInArrow(_engine(plan, over, by_key=False), schema)
