@@ -33,7 +33,7 @@ def _run(args: argparse.Namespace) -> int:
 
     ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
                  tuple(args.agg or ()), args.output, args.format, args.time_unit, args.master,
-                 tuple(args.rolling or ()), tuple(args.order_by or ()))  # fmt: skip
+                 tuple(args.rolling or ()), tuple(args.order_by or ()), args.engine)  # fmt: skip
     try:
         summary = run(ra)
     except UserError as e:
@@ -101,7 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--format", choices=["parquet", "csv"], default="parquet")
     run.add_argument("--time-unit", choices=["s", "ms", "us", "none"], default="ms",
                      help="unit of a numeric time column (none: plain numbers)")  # fmt: skip
-    run.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    run.add_argument("--master", help="Spark master (default local[2])")
+    run.add_argument("--engine", choices=["spark", "local"], default="spark",
+                     help="spark (default), or local: the same engine on this machine, without "
+                          "Spark or Java")  # fmt: skip
     run.set_defaults(func=_run)
     demo = sub.add_parser("demo", help="run the Spark pipeline on generated data")
     demo.add_argument("--events", type=_positive, default=200_000, help="trips to generate")

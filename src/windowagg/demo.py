@@ -76,7 +76,7 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
 
     from pyspark.sql import functions as F
 
-    from .pipeline import write_atomically
+    from .pipeline import spark_writer, write_atomically
     from .spark import spark_session, window_aggregate
 
     trips = taxi_stream(events, seed=seed)
@@ -144,13 +144,13 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
         import shutil
 
         shutil.rmtree(results)
-    write_atomically(revenue, results, "parquet")
+    write_atomically(spark_writer(revenue, "parquet"), results)
     per_trip = out / "per-trip"
     if per_trip.exists():
         import shutil
 
         shutil.rmtree(per_trip)
-    write_atomically(features, per_trip, "parquet")
+    write_atomically(spark_writer(features, "parquet"), per_trip)
     chart = out / "zone5.png"
     first_day = F.col("window_start") < F.lit(EPOCH + 2 * 86400).cast("timestamp")
     _chart(revenue.where((F.col("zone") == 5) & first_day).toPandas(), chart)

@@ -3,8 +3,9 @@
 Reads CSV (with a header), JSON lines or Parquet (a file or a directory of them), checks every
 argument before any work, runs ``windowagg.spark.window_aggregate`` (``--window``) or
 ``windowagg.spark.rolling_aggregate`` (``--rolling NAME=AGG:COLUMN:FRAME``: every input row
-with the new columns) in Spark local mode (or on ``--master``), and writes Parquet or CSV into
-a temporary directory beside the output, renamed into place only when complete: a failed run
+with the new columns) in Spark local mode (or on ``--master``; ``--engine local``: the same
+engine without Spark, :mod:`windowagg.pipeline_local`), and writes Parquet or CSV into a
+temporary directory beside the output, renamed into place only when complete: a failed run
 leaves nothing at the output path.
 """
 
@@ -38,9 +39,10 @@ class RunArgs:
     output: str
     format: str = "parquet"
     time_unit: str = "ms"
-    master: str = "local[2]"
+    master: str | None = None  # Spark's master; None: local[2]
     rolling: tuple[str, ...] = ()
     order_by: tuple[str, ...] = ()
+    engine: str = "spark"  # or "local": the same engine on one machine, without Spark
 
 
 def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, str, str]]:
@@ -104,12 +106,15 @@ def window_entries(specs: tuple[str, ...] | list[str] | str | None,
     return aggs
 
 
+def files_of(path: Path) -> list[Path]:
+    """The input's files: ``path`` itself, or every file under it but hidden ones, in order."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+
+
 def input_format(path: Path) -> str:
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-    )
+    files = files_of(path)
     kinds = {FORMATS.get(p.suffix.lower()) for p in files}
     kinds.discard(None)
     if not files or not kinds:
@@ -131,6 +136,11 @@ def check(args: RunArgs) -> tuple[Path, str]:
     out = Path(args.output)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UserError(f"output {args.output} exists and is not an empty directory")
+    if args.engine not in ("spark", "local"):
+        raise UserError(f"--engine must be spark or local, got {args.engine!r}")
+    if args.engine == "local" and args.master is not None:
+        raise UserError("--master runs Spark; --engine local runs on this machine without it: "
+                        "give one or the other")  # fmt: skip
     if args.time_unit not in (*UNITS, "none"):
         raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")
     if args.rolling:
@@ -218,17 +228,26 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
 
 
-def write_atomically(result: Any, out: Path, fmt: str) -> int:
-    """Write into a temporary sibling directory, then rename it into place."""
+def spark_writer(result: Any, fmt: str) -> Any:
+    """Writes a Spark DataFrame into a directory that does not exist yet."""
+
+    def write(directory: Path) -> None:
+        writer = result.write.mode("error")
+        if fmt == "csv":
+            writer.option("header", True).csv(str(directory))
+        else:
+            writer.parquet(str(directory))
+
+    return write
+
+
+def write_atomically(write: Any, out: Path) -> int:
+    """``write`` a temporary sibling directory, then rename it into place."""
     out = out.resolve()
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        writer = result.write.mode("error")
-        if fmt == "csv":
-            writer.option("header", True).csv(str(tmp))
-        else:
-            writer.parquet(str(tmp))
+        write(tmp)
         if out.exists():
             out.rmdir()  # checked empty before the run
         os.replace(tmp, out)
@@ -245,10 +264,17 @@ def run(args: RunArgs, log: Any = None) -> dict:
     if args.format not in ("parquet", "csv"):
         raise UserError(f"--format must be parquet or csv, got {args.format!r}")
     start = time.perf_counter()
+    if args.engine == "local":
+        from .pipeline_local import compute
+
+        rows = compute(args, src, fmt, log)
+        return {"rows": rows, "seconds": time.perf_counter() - start,
+                "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
     from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
+    master = args.master or "local[2]"
     try:
-        spark = spark_session(args.master)
+        spark = spark_session(master)
     except SparkUnavailable as e:
         raise UserError(str(e)) from None
     spark.sparkContext.setLogLevel("ERROR")
@@ -277,12 +303,12 @@ def run(args: RunArgs, log: Any = None) -> dict:
         raise UserError(str(e)) from None
     result = result.cache()
     what = "rolling frames" if args.rolling else "windows"
-    log(f"computing {what} (Spark local mode)" if args.master.startswith("local")
-        else f"computing {what} on {args.master}")  # fmt: skip
+    log(f"computing {what} (Spark local mode)" if master.startswith("local")
+        else f"computing {what} on {master}")  # fmt: skip
     rows = result.count()
     log(f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
         f"({args.format})")  # fmt: skip
-    write_atomically(result, Path(args.output), args.format)
+    write_atomically(spark_writer(result, args.format), Path(args.output))
     summary = {"rows": rows, "seconds": time.perf_counter() - start,
                "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
     result.unpersist()

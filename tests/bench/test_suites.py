@@ -94,6 +94,7 @@ def test_spark_suite_sides_agree() -> None:
         ("median", "median, sliding s"), ("collect", "collect, sliding s"),
         ("sum", "count window"), ("sum", "count window, slide 50"), ("median", "count window"),
         ("sum", "aggregations"), ("holistic", "aggregations"),
+        ("sum", "one event per key and second, sliding s"),
     }  # fmt: skip
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")

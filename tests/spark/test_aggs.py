@@ -200,6 +200,8 @@ def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
     assert "row_number" not in rows_path._jdf.queryExecution().analyzed().toString()
     # one tumbling count window is answered in SQL alone: no Python stage
     assert ("MapInArrow" in planned) == (windows != ["count-tumbling:7"])
+    # one shuffle: the row numbers' partitioning by key also places each key's runs
+    assert fast._jdf.queryExecution().executedPlan().toString().count("Exchange ") == 1
     for spec in windows:
         compare(fast.where(F.col("window") == spec), rows_path.where(F.col("window") == spec),
                 ["k"], aggs)  # fmt: skip

@@ -196,3 +196,67 @@ def test_bad_aggs_are_one_line(argv, message, trips, tmp_path, capsys):
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not out.exists()
+
+
+def _rows(path, spark):
+    """Every row of a run's Parquet output, times as microseconds (Spark writes instants, the
+    local engine naive timestamps: the same wall-clock values here, the session is UTC)."""
+    df = spark.read.parquet(str(path))
+    return sorted(tuple(v.timestamp() if hasattr(v, "timestamp") else v for v in r)
+                  for r in df.collect())  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", [
+    ["--key", "zone", "--window", "tumbling:20s", "--window", "sliding:30s/10s",
+     "--window", "session:3s", "--agg", "sum:fare", "--agg", "count", "--agg", "max:fare",
+     "--agg", "q=quantile(q=0.5):fare"],
+    ["--key", "zone", "--rolling", "s10=sum:fare:range:10s", "--rolling", "n=count:*:rows:3",
+     "--rolling", "m=max:fare:range:-6s,+6s"],
+])  # fmt: skip
+def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, capsys):
+    """``--engine local`` answers as the Spark run does, and starts no Spark to do it."""
+    csv, _ = trips
+    assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "spark") == 0
+    import windowagg.spark as ws
+
+    def no_spark(*a, **k):
+        raise AssertionError("the local engine started Spark")
+
+    monkeypatch.setattr(ws, "spark_session", no_spark)
+    assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "local", "--engine",
+               "local") == 0  # fmt: skip
+    assert "local engine" in capsys.readouterr().out
+    assert _rows(tmp_path / "local", spark) == _rows(tmp_path / "spark", spark)
+
+
+def test_local_engine_json_epoch_and_csv_out(trips, tmp_path):
+    _, jl = trips
+    out = tmp_path / "out"
+    assert run(jl, "--time", "ms", "--value", "fare", "--window", "session:5s", "--agg",
+               "count", "--output", out, "--format", "csv", "--engine", "local") == 0  # fmt: skip
+    lines = (out / "part-00000.csv").read_text().splitlines()
+    assert len(lines) == 2 and lines[1].endswith(",30")  # one session of 30 rows
+
+
+@pytest.mark.parametrize("case,message", [
+    ("master", "give one or the other"),
+    ("column", "no column 'nope'"),
+    ("times", "cannot parse 'yesterday'"),
+])  # fmt: skip
+def test_local_engine_errors(case, message, trips, tmp_path, capsys):
+    csv, _ = trips
+    out = tmp_path / "out"
+    args = [csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg", "sum",
+            "--output", out, "--engine", "local"]  # fmt: skip
+    if case == "master":
+        args += ["--master", "local[1]"]
+    elif case == "column":
+        args[2] = "nope"
+    else:
+        bad = tmp_path / "bad.csv"
+        bad.write_text("ts,fare\n2024-01-01 00:00:01,1\nyesterday,2\n")
+        args[0] = bad
+    assert run(*args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not out.exists() and not list(tmp_path.glob(".out.tmp*"))

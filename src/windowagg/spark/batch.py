@@ -191,7 +191,7 @@ def key_columns(plan: WindowPlan) -> list[Any]:
 def run_batch(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
 
-    from ..engine.window_partials import grids, mergeable, over_partials
+    from ..engine.window_partials import counted, grids, mergeable, over_partials
     from .plan import output_schema
 
     schema = output_schema(df, plan)
@@ -202,7 +202,9 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
         whole = _tumbling_rows(df, plan)
         if whole is not None:
             return whole
-        pre = spread(_partials_query(df, plan, grids(plan)))
+        pre = _partials_query(df, plan, grids(plan))
+        if not counted(plan):  # count windows' partials: clustered by key by the row numbers
+            pre = spread(pre)
         over = over_partials(plan, S, tuple(keys))
         return pre.mapInArrow(_engine(plan, over, by_key=False), schema)
     cols = sorted({e.column for e in plan.entries if e.column is not None} - {plan.time})

@@ -1,0 +1,119 @@
+"""``windowagg run --engine local``: the same command without Spark or Java. The files are read
+into one Arrow table (Arrow's readers and type inference), the time column is prepared by the
+same rules as on Spark (ISO-8601 strings parsed, numbers as epoch times in ``--time-unit``,
+or plain numbers with ``none``), :func:`windowagg.tables.window_aggregate` or
+:func:`windowagg.tables.rolling_aggregate` runs the engine that Spark's workers run, and the
+result is written as one Parquet or CSV file (``part-00000``) into a temporary directory
+beside the output, renamed into place when complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .pipeline import (
+    UNITS,
+    RunArgs,
+    UserError,
+    files_of,
+    rolling_entries,
+    window_entries,
+    write_atomically,  # fmt: skip
+)
+
+__all__ = ["compute", "prepare_time", "read"]
+
+
+def read(src: Path, fmt: str) -> Any:
+    """The input as one ``pyarrow.Table`` (every file of a directory, in name order)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    try:
+        return ds.dataset([str(p) for p in files_of(src)], format=fmt).to_table()
+    except (pa.ArrowException, OSError) as e:  # Arrow's own message, on one line
+        raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
+
+
+def prepare_time(table: Any, args: RunArgs) -> Any:
+    """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
+    plain numbers with --time-unit none; dates and timestamps as they are."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
+             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
+    if args.value:
+        named.append((args.value, "--value"))
+    for name, role in named:
+        if name not in table.column_names:
+            raise UserError(f"{role}: no column {name!r} in the input (columns: "
+                            f"{', '.join(table.column_names)})")  # fmt: skip
+    at = table.column_names.index(args.time)
+    col = table.column(at)
+    if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
+        return table
+    if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+        try:
+            parsed = pc.cast(col, pa.timestamp("us"))
+        except pa.ArrowInvalid as e:
+            bad = str(e).split("string: ", 1)[-1].split(" as a scalar")[0]
+            raise UserError(f"--time: cannot parse {bad} in column {args.time!r} as a time "
+                            "(use ISO-8601, e.g. 2021-01-01 08:30:00)") from None  # fmt: skip
+        return table.set_column(at, args.time, parsed)
+    if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
+        if args.time_unit == "none":
+            return table
+        factor = 1_000_000 // UNITS[args.time_unit]
+        micros = pc.multiply(pc.cast(col, pa.int64()) if pa.types.is_integer(col.type) else
+                             col, factor)  # fmt: skip
+        micros = pc.cast(micros, pa.int64(), safe=False)  # fractions truncated, as Spark's cast
+        return table.set_column(at, args.time, pc.cast(micros, pa.timestamp("us")))
+    raise UserError(f"--time: column {args.time!r} is {col.type}, not a time")
+
+
+def _write(table: Any, fmt: str) -> Any:
+    def write(directory: Path) -> None:
+        directory.mkdir()
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(table, directory / "part-00000.csv")
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, directory / "part-00000.parquet")
+
+    return write
+
+
+def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
+    """Read, compute and write on one machine; the number of rows written."""
+    from .specs import SpecError
+    from .tables import rolling_aggregate, window_aggregate
+
+    log(f"reading {src} ({fmt}, local engine)")
+    table = read(src, fmt)
+    if not table.num_columns:
+        raise UserError(f"{src}: no columns (an empty file?)")
+    if not table.num_rows:
+        raise UserError(f"{src}: no rows, only a header")
+    table = prepare_time(table, args)
+    what = "rolling frames" if args.rolling else "windows"
+    log(f"computing {what} over {table.num_rows:,} rows (local engine)")
+    try:
+        if args.rolling:
+            result = rolling_aggregate(table, time=args.time, key=args.key or None,
+                                       aggs=rolling_entries(args.rolling),
+                                       order_by=list(args.order_by) or None)  # fmt: skip
+        else:
+            result = window_aggregate(table, time=args.time, windows=args.windows,
+                                      aggs=window_entries(args.agg, args.value),
+                                      key=args.key or None)  # fmt: skip
+    except (SpecError, ValueError, TypeError) as e:
+        raise UserError(str(e)) from None
+    log(f"writing {result.num_rows:,} {'rows' if args.rolling else 'window rows'} to "
+        f"{args.output} ({args.format})")  # fmt: skip
+    write_atomically(_write(result, args.format), Path(args.output))
+    return result.num_rows
