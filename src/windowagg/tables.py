@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .engine.memory import keep_freed_memory
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import arrange, compute
 
@@ -87,6 +88,7 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
     from .engine.window_plan import plan_windows
     from .engine.window_table import window_table
 
+    keep_freed_memory()
     arrow, kind = _to_arrow(table)
     plan = plan_windows(arrow.schema, time=time, windows=windows, aggs=aggs, key=key)
     return _from_arrow(window_table(plan, arrow.combine_chunks()), kind)
@@ -123,6 +125,7 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     A sort by key and time, then O(rows) per entry whatever the frame's length (each row enters
     and leaves a FIFO window once); a frame's bounds are found once for all its entries.
     """
+    keep_freed_memory()
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
     import pyarrow as pa

@@ -45,17 +45,19 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
 
 
 def measure_interleaved(runs: list[Callable[[], Any]], reps: int, warm: int = 1,
-                        settle: float = 0.0) -> list[tuple[float, float, float]]:  # fmt: skip
+                        settle: float = 0.0, self_timed: bool = False,
+                        ) -> list[tuple[float, float, float]]:  # fmt: skip
     """``measure`` for several runs side by side: each repetition times every run once, in
     turn, so that a machine whose speed drifts during the benchmark slows them alike and
     their ratio stays meaningful; the order rotates from one repetition to the next, so that
     no run always follows the same one (a Spark query that follows a heavy one can pay for
     the garbage that one left). ``settle``: seconds to wait, after a garbage collection,
     before each timed run (libraries whose worker threads spin for a while after their work,
-    as Polars' and DuckDB's do, would otherwise slow whatever runs next)."""
+    as Polars' and DuckDB's do, would otherwise slow whatever runs next). ``self_timed``: each
+    run returns ``(seconds, result)``, timed where it ran (in another process)."""
     results: list[Any] = [None] * len(runs)
     for _ in range(warm):
-        results = [run() for run in runs]
+        results = [run()[1] if self_timed else run() for run in runs]
     times: list[list[float]] = [[] for _ in runs]
     for rep in range(reps):
         for j in range(len(runs)):
@@ -65,7 +67,10 @@ def measure_interleaved(runs: list[Callable[[], Any]], reps: int, warm: int = 1,
                 time.sleep(settle)
             start = time.perf_counter()
             results[i] = runs[i]()
-            times[i].append(time.perf_counter() - start)
+            took = time.perf_counter() - start
+            if self_timed:
+                took, results[i] = results[i]
+            times[i].append(took)
     out = []
     for ts, result in zip(times, results):
         med = statistics.median(ts)

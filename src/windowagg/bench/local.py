@@ -10,7 +10,10 @@ values uniform integers 0-99 as doubles, so every side's sums are exact and thei
 (windows and total, or the sum of every row's value) equal. Polars and DuckDB are optional
 (the ``bench`` extra): a side that is not installed is left out. Each case and its baselines
 run in turn in every repetition, after a warm-up, each after a garbage collection and a pause
-of 0.3 s (Polars' and DuckDB's threads spin on after their work); medians and spreads. Peak
+of 0.3 s (Polars' and DuckDB's threads spin on after their work); medians and spreads. Every
+side runs in a process of its own (:class:`Side`), as a user runs one library: in one process,
+the memory that one library frees and takes back changes what the next one's allocations
+cost (after DuckDB's sliding query, the next call there paid seconds of page faults). Peak
 memory: a child process runs windowagg twice on the same table and reports the peak resident
 memory of the second run (sampled every millisecond) over what it held before, beside the
 input's and the output's sizes.
@@ -18,10 +21,12 @@ input's and the output's sizes.
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -147,6 +152,45 @@ def rolling_cases(table, frame: str, agg: str) -> list[tuple[str, Callable]]:
     return cases
 
 
+_BUILD = {"window": window_cases, "rolling": rolling_cases}
+_TABLE: dict = {}
+
+
+def _serve_init(n: int, keys: int) -> None:
+    _TABLE["events"] = events(n, keys)
+
+
+def _serve(kind: str, args: tuple, name: str) -> tuple[float, Any]:
+    """In a :class:`Side`'s process: run case ``name`` of ``_BUILD[kind](table, *args)`` once
+    (the cases of the last request kept), timed here, after a garbage collection."""
+    import time
+
+    if _TABLE.get("key") != (kind, args):
+        _TABLE.pop("cases", None)  # the last case's state (a connection, a frame) freed first
+        _TABLE["cases"], _TABLE["key"] = dict(_BUILD[kind](_TABLE["events"], *args)), (kind, args)
+    run = _TABLE["cases"][name]
+    gc.collect()
+    start = time.perf_counter()
+    result = run()
+    return time.perf_counter() - start, result
+
+
+class Side:
+    """One library's side of the bench in a process of its own, holding the workload."""
+
+    def __init__(self, n: int, keys: int):
+        import multiprocessing
+
+        self.pool = multiprocessing.get_context("spawn").Pool(1, _serve_init, (n, keys))
+
+    def run(self, kind: str, args: tuple, name: str) -> tuple[float, Any]:
+        return self.pool.apply(_serve, (kind, args, name))
+
+    def close(self) -> None:
+        self.pool.terminate()
+        self.pool.join()
+
+
 #: the child process of :func:`peak_memory`
 _PEAK = """
 import json, sys, threading, time
@@ -194,10 +238,14 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     sizes = [100_000] if quick else [1_000_000, 10_000_000]
     rows: list[Row] = []
 
-    def pair(cases, param, x, n, agg, reps):
-        stats = measure_interleaved([run for _, run in cases], reps, settle=0.3)
+    def pair(request, param, x, n, agg, reps):
+        kind, args = request
+        names = [name for name, _ in _BUILD[kind](small, *args)]
+        sides = [sides_of[name.split()[0]] for name in names]
+        runs = [lambda s=s, name=name: s.run(kind, args, name) for s, name in zip(sides, names)]
+        stats = measure_interleaved(runs, reps, settle=0.3, self_timed=True)
         got = []
-        for (name, _), (med, spread, chk) in zip(cases, stats):
+        for name, (med, spread, chk) in zip(names, stats):
             got.append(Row("local", name, agg, param, x, med, spread, n, chk))
             report(f"  {param:18s} {agg:5s} {name:34s} {med:8.3f} s  ({n / med / 1e6:6.1f} M "
                    f"events/s, spread {spread:.0%}, checksum {chk:.10g})")  # fmt: skip
@@ -208,15 +256,20 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     for n in sizes:
         reps = 5 if n <= 1_000_000 else 3
         for keys in (100, 100_000):
-            table = events(n, keys)
+            small = events(1000, keys)
+            sides_of = {lib: Side(n, keys) for lib in ("windowagg", "Polars", "DuckDB", "pandas")}
             report(f"{n:,} events, {keys:,} keys, times in random order:")
-            for what in ("sliding", "tumbling", "session"):
-                pair(window_cases(table, what), what, keys, n, "sum", reps)
-            pair(window_cases(table, "sliding", five=True), "sliding", keys, n, "five", reps)
-            if keys == 100:
-                for frame in FRAMES:
-                    for agg in ("sum", "max"):
-                        pair(rolling_cases(table, frame, agg), frame, keys, n, agg, reps)
+            try:
+                for what in ("sliding", "tumbling", "session"):
+                    pair(("window", (what,)), what, keys, n, "sum", reps)
+                pair(("window", ("sliding", True)), "sliding", keys, n, "five", reps)
+                if keys == 100:
+                    for frame in FRAMES:
+                        for agg in ("sum", "max"):
+                            pair(("rolling", (frame, agg)), frame, keys, n, agg, reps)
+            finally:
+                for side in sides_of.values():
+                    side.close()
             for what in ("sliding", "session"):
                 mem = peak_memory(n, keys, what)
                 rows.append(Row("local", "windowagg window_aggregate", "peak MiB", what, keys,

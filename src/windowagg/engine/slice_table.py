@@ -58,7 +58,14 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
            for p in parts):  # fmt: skip
         return None
-    from ..kernels.keyed import cell_extremes, cell_rows, cell_sums, slice_cells, slice_index
+    from ..kernels.keyed import (
+        cell_extremes,
+        cell_rows,
+        cell_sums,
+        compact_cells,
+        slice_cells,
+        slice_index,
+    )
 
     (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
@@ -72,12 +79,15 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     cells = int(slice_cells(keyed.codes, steps, lo, hi, base, cell))
     if cells > SPARSE * n + keyed.m:
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
-    else:
-        cell_code = np.repeat(np.arange(keyed.m), np.diff(base))
-        cell_step = lo[cell_code] + np.arange(cells) - base[cell_code]
-    rows = np.zeros(cells, np.int64)
-    cell_rows(cell, np.ones(n, bool), rows)
-    keep = np.flatnonzero(rows)
+        rows = np.zeros(cells, np.int64)
+        cell_rows(cell, np.ones(n, bool), rows)
+    else:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
+        rows = np.zeros(cells, np.int64)
+        cell_rows(cell, np.ones(n, bool), rows)
+        cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
+        new = np.empty(cells, np.int64)
+        cells = int(compact_cells(cell, rows, lo, base, cell_code, cell_step, new))
+        rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
     done: dict[tuple, tuple] = {}  # one pass per column and kind of partial
 
     def valid_of(name: str) -> np.ndarray:
@@ -104,7 +114,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             lo, hi = np.empty(cells, values.dtype), np.empty(cells, values.dtype)
             counts = np.zeros(cells, np.int64)
             cell_extremes(cell, values, valid, lo, hi, counts)
-            done[("x", name)] = (lo[keep], hi[keep], counts[keep] == 0, type_)
+            done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
 
     def sums(name: str) -> tuple:
@@ -113,32 +123,32 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
             wide = np.float64 if np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
             cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
-            done[("s", name)] = (total[keep], counts[keep])
+            done[("s", name)] = (total, counts)
         return done[("s", name)]
 
     cols: dict[str, Any] = {}
     for p in parts:
         if p.fn == "count" and p.column is None:
-            cols[p.name] = pa.array(rows[keep])
+            cols[p.name] = pa.array(rows)
         elif p.fn in ("tmin", "tmax"):
             cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"])
         elif p.fn == "count":
             valid = valid_of(p.column)
             counts = np.zeros(cells, np.int64)
             cell_rows(cell, valid, counts)
-            cols[p.name] = pa.array(counts[keep])
+            cols[p.name] = pa.array(counts)
         elif p.fn == "sum":
             total, counts = sums(p.column)
             cols[p.name] = pa.array(total, mask=counts == 0)
         else:
             lo, hi, none, type_ = extremes(p.column)
             cols[p.name] = pa.array(lo if p.fn == "min" else hi, mask=none).cast(type_)
-    codes = cell_code[keep]
+    codes = cell_code
     at = pa.array(keyed.first[codes])
     out = {k: table.column(k).take(at) for k in plan.keys}
-    out[SLICE] = pa.array(cell_step[keep] * float(period) + float(offset))
+    out[SLICE] = pa.array(cell_step * float(period) + float(offset))
     seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
-    if not len(keep):
+    if not cells:
         seg = np.zeros(1, np.int64)
     over = over_partials(plan, SLICE, tuple(plan.keys))
     return pa.table(out | cols), over, seg

@@ -114,6 +114,27 @@ def slice_cells(codes, steps, first, last, base, cell):
 
 
 @kernel
+def compact_cells(cell, rows, first, base, code, step, new):
+    """Drop the cells without a row: the occupied ones numbered anew in order (``rows``
+    compacted in place, ``code`` and ``step`` get each one's key code and grid step from
+    ``first`` and ``base`` of :func:`slice_cells`; ``new``: work space, one per cell) and
+    ``cell`` renumbered in place. Returns how many cells are left."""
+    j = 0
+    for k in range(first.shape[0]):
+        for c in range(base[k], base[k + 1]):
+            if rows[c] > 0:
+                new[c] = j
+                code[j] = k
+                step[j] = first[k] + c - base[k]
+                rows[j] = rows[c]
+                j += 1
+    for i in range(cell.shape[0]):
+        if cell[i] >= 0:
+            cell[i] = new[cell[i]]
+    return j
+
+
+@kernel
 def cell_rows(cell, valid, rows):
     """``rows[c]``: the valid rows in cell c (rows without a time, cell -1, in none)."""
     for i in range(cell.shape[0]):

@@ -152,9 +152,11 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
     def go(batches: Any) -> Any:
         import pyarrow as pa
 
+        from ..engine.memory import keep_freed_memory
         from ..engine.rolling_table import segments
         from ..engine.window_table import window_table
 
+        keep_freed_memory()
         pending: list = []
         rows = 0
         for b in batches:
