@@ -227,10 +227,15 @@ print(json.dumps({"peak": (peak[0] - base) / 2**20, "input": t.nbytes / 2**20,
 def peak_memory(n: int, keys: int, what: str) -> dict:
     """windowagg's peak resident memory on the workload, in a child process: the most it held
     during a second run (sampled every millisecond) over what it held before, in MiB, with the
-    input's and the output's sizes."""
+    input's and the output's sizes. The child returns freed memory to the system
+    (``WINDOWAGG_KEEP_MIB=0``): kept, the first run's memory would serve the second, and the
+    second's peak would say nothing of what a call needs."""
     spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}[what]
+    import os
+
+    env = os.environ | {"WINDOWAGG_KEEP_MIB": "0"}  # freed memory returned: the call's own peak
     done = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), spec],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+                          capture_output=True, text=True, check=True, env=env)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
