@@ -18,7 +18,7 @@ LAYERS = {
     "fifo": 3, "ooo": 3,
     "arrays": 4, "engine": 4, "slicing": 4, "specs": 4,
     "tables": 5,
-    "spark": 6, "pipeline": 6, "warmup": 6,
+    "spark": 6, "pipeline": 6, "pipeline_local": 6, "warmup": 6,
     "bench": 7, "demo": 7, "cli": 8, "__init__": 9,
 }  # fmt: skip
 
