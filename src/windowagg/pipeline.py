@@ -257,6 +257,23 @@ def write_atomically(write: Any, out: Path) -> int:
     return 0
 
 
+def aggregate(table: Any, args: RunArgs, rolling_aggregate: Any, window_aggregate: Any) -> Any:
+    """``rolling_aggregate`` (``--rolling``) or ``window_aggregate`` of Spark's or the local
+    tables' functions on ``table``, as the arguments say; their errors as a UserError."""
+    from .specs import SpecError
+
+    try:
+        if args.rolling:
+            return rolling_aggregate(table, time=args.time, key=args.key or None,
+                                     aggs=rolling_entries(args.rolling),
+                                     order_by=list(args.order_by) or None)  # fmt: skip
+        return window_aggregate(table, time=args.time, windows=args.windows,
+                                aggs=window_entries(args.agg, args.value),
+                                key=args.key or None)  # fmt: skip
+    except (SpecError, ValueError, TypeError) as e:
+        raise UserError(str(e)) from None
+
+
 def run(args: RunArgs, log: Any = None) -> dict:
     """The pipeline; returns a small summary. Raises UserError for the user's mistakes."""
     log = log or (lambda msg: print(msg, flush=True))  # progress: stdout; errors: stderr
@@ -287,21 +304,7 @@ def run(args: RunArgs, log: Any = None) -> dict:
         raise UserError(f"{src}: no columns (an empty file?)")
     if df.isEmpty():
         raise UserError(f"{src}: no rows, only a header")
-    df = prepare_time(df, args)
-    from .specs import SpecError
-
-    try:
-        if args.rolling:
-            result = rolling_aggregate(df, time=args.time, key=args.key or None,
-                                       aggs=rolling_entries(args.rolling),
-                                       order_by=list(args.order_by) or None)  # fmt: skip
-        else:
-            result = window_aggregate(df, time=args.time, windows=args.windows,
-                                      aggs=window_entries(args.agg, args.value),
-                                      key=args.key or None)  # fmt: skip
-    except (SpecError, ValueError, TypeError) as e:
-        raise UserError(str(e)) from None
-    result = result.cache()
+    result = aggregate(prepare_time(df, args), args, rolling_aggregate, window_aggregate).cache()
     what = "rolling frames" if args.rolling else "windows"
     log(f"computing {what} (Spark local mode)" if master.startswith("local")
         else f"computing {what} on {master}")  # fmt: skip

@@ -12,15 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .pipeline import (
-    UNITS,
-    RunArgs,
-    UserError,
-    files_of,
-    rolling_entries,
-    window_entries,
-    write_atomically,  # fmt: skip
-)
+from .pipeline import UNITS, RunArgs, UserError, aggregate, files_of, write_atomically
 
 __all__ = ["compute", "prepare_time", "read"]
 
@@ -90,7 +82,6 @@ def _write(table: Any, fmt: str) -> Any:
 
 def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     """Read, compute and write on one machine; the number of rows written."""
-    from .specs import SpecError
     from .tables import rolling_aggregate, window_aggregate
 
     log(f"reading {src} ({fmt}, local engine)")
@@ -102,17 +93,7 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     table = prepare_time(table, args)
     what = "rolling frames" if args.rolling else "windows"
     log(f"computing {what} over {table.num_rows:,} rows (local engine)")
-    try:
-        if args.rolling:
-            result = rolling_aggregate(table, time=args.time, key=args.key or None,
-                                       aggs=rolling_entries(args.rolling),
-                                       order_by=list(args.order_by) or None)  # fmt: skip
-        else:
-            result = window_aggregate(table, time=args.time, windows=args.windows,
-                                      aggs=window_entries(args.agg, args.value),
-                                      key=args.key or None)  # fmt: skip
-    except (SpecError, ValueError, TypeError) as e:
-        raise UserError(str(e)) from None
+    result = aggregate(table, args, rolling_aggregate, window_aggregate)
     log(f"writing {result.num_rows:,} {'rows' if args.rolling else 'window rows'} to "
         f"{args.output} ({args.format})")  # fmt: skip
     write_atomically(_write(result, args.format), Path(args.output))

@@ -50,20 +50,25 @@ def test_json_lines_epoch_ms_in_csv_out(trips, tmp_path, spark):
     assert len(rows) == 1 and rows[0]["value"] == "30"  # one session: every 2 s
 
 
-@pytest.mark.parametrize("case,message", [
-    ("missing", "does not exist"),
-    ("column", "no column 'nope'"),
-    ("spec", "bad window spec"),
-    ("agg", "unknown aggregation"),
-    ("times", "cannot parse"),
-    ("exists", "exists and is not an empty directory"),
+@pytest.mark.parametrize("engine,case,message", [
+    ("spark", "missing", "does not exist"),
+    ("spark", "column", "no column 'nope'"),
+    ("spark", "spec", "bad window spec"),
+    ("spark", "agg", "unknown aggregation"),
+    ("spark", "times", "cannot parse"),
+    ("spark", "exists", "exists and is not an empty directory"),
+    ("local", "master", "give one or the other"),
+    ("local", "column", "no column 'nope'"),
+    ("local", "times", "cannot parse 'yesterday'"),
 ])  # fmt: skip
-def test_errors(case, message, trips, tmp_path, capsys):
+def test_errors(engine, case, message, trips, tmp_path, capsys):
     csv, _ = trips
     out = tmp_path / "out"
     args = [csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg", "sum",
-            "--output", out]  # fmt: skip
-    if case == "missing":
+            "--output", out, "--engine", engine]  # fmt: skip
+    if case == "master":
+        args += ["--master", "local[1]"]
+    elif case == "missing":
         args[0] = tmp_path / "absent.csv"
     elif case == "column":
         args[2] = "nope"
@@ -236,27 +241,3 @@ def test_local_engine_json_epoch_and_csv_out(trips, tmp_path):
                "count", "--output", out, "--format", "csv", "--engine", "local") == 0  # fmt: skip
     lines = (out / "part-00000.csv").read_text().splitlines()
     assert len(lines) == 2 and lines[1].endswith(",30")  # one session of 30 rows
-
-
-@pytest.mark.parametrize("case,message", [
-    ("master", "give one or the other"),
-    ("column", "no column 'nope'"),
-    ("times", "cannot parse 'yesterday'"),
-])  # fmt: skip
-def test_local_engine_errors(case, message, trips, tmp_path, capsys):
-    csv, _ = trips
-    out = tmp_path / "out"
-    args = [csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg", "sum",
-            "--output", out, "--engine", "local"]  # fmt: skip
-    if case == "master":
-        args += ["--master", "local[1]"]
-    elif case == "column":
-        args[2] = "nope"
-    else:
-        bad = tmp_path / "bad.csv"
-        bad.write_text("ts,fare\n2024-01-01 00:00:01,1\nyesterday,2\n")
-        args[0] = bad
-    assert run(*args) == 1
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and message in err[0]
-    assert not out.exists() and not list(tmp_path.glob(".out.tmp*"))
