@@ -184,6 +184,18 @@ def read(spark: Any, src: Path, fmt: str) -> Any:
     return reader.parquet(str(src))
 
 
+def check_columns(columns: list[str], args: RunArgs) -> None:
+    """Every column the arguments name is in the input."""
+    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
+             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
+    if args.value:
+        named.append((args.value, "--value"))
+    for name, role in named:
+        if name not in columns:
+            raise UserError(f"{role}: no column {name!r} in the input (columns: "
+                            f"{', '.join(columns)})")  # fmt: skip
+
+
 def prepare_time(df: Any, args: RunArgs) -> Any:
     """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
     plain numbers with --time-unit none."""
@@ -197,14 +209,7 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     )
 
     fields = {f.name: f.dataType for f in df.schema.fields}
-    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
-             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
-    if args.value:
-        named.append((args.value, "--value"))
-    for name, role in named:
-        if name not in fields:
-            raise UserError(f"{role}: no column {name!r} in the input (columns: "
-                            f"{', '.join(fields)})")  # fmt: skip
+    check_columns(list(fields), args)
     ttype = fields[args.time]
     col = F.col(args.time)
     if isinstance(ttype, TimestampType | TimestampNTZType):
@@ -285,8 +290,14 @@ def run(args: RunArgs, log: Any = None) -> dict:
         from .pipeline_local import compute
 
         rows = compute(args, src, fmt, log)
-        return {"rows": rows, "seconds": time.perf_counter() - start,
-                "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
+    else:
+        rows = _on_spark(args, src, fmt, log)
+    return {"rows": rows, "seconds": time.perf_counter() - start,
+            "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
+
+
+def _on_spark(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
+    """Read, compute and write on Spark; the number of rows written."""
     from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
     master = args.master or "local[2]"
@@ -312,7 +323,5 @@ def run(args: RunArgs, log: Any = None) -> dict:
     log(f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
         f"({args.format})")  # fmt: skip
     write_atomically(spark_writer(result, args.format), Path(args.output))
-    summary = {"rows": rows, "seconds": time.perf_counter() - start,
-               "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
     result.unpersist()
-    return summary
+    return rows

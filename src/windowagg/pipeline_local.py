@@ -12,7 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .pipeline import UNITS, RunArgs, UserError, aggregate, files_of, write_atomically
+from .pipeline import (
+    UNITS,
+    RunArgs,
+    UserError,
+    aggregate,
+    check_columns,
+    files_of,
+    write_atomically,  # fmt: skip
+)
 
 __all__ = ["compute", "prepare_time", "read"]
 
@@ -34,14 +42,7 @@ def prepare_time(table: Any, args: RunArgs) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
-             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
-    if args.value:
-        named.append((args.value, "--value"))
-    for name, role in named:
-        if name not in table.column_names:
-            raise UserError(f"{role}: no column {name!r} in the input (columns: "
-                            f"{', '.join(table.column_names)})")  # fmt: skip
+    check_columns(table.column_names, args)
     at = table.column_names.index(args.time)
     col = table.column(at)
     if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -231,8 +232,6 @@ def peak_memory(n: int, keys: int, what: str) -> dict:
     (``WINDOWAGG_KEEP_MIB=0``): kept, the first run's memory would serve the second, and the
     second's peak would say nothing of what a call needs."""
     spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}[what]
-    import os
-
     env = os.environ | {"WINDOWAGG_KEEP_MIB": "0"}  # freed memory returned: the call's own peak
     done = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), spec],
                           capture_output=True, text=True, check=True, env=env)  # fmt: skip

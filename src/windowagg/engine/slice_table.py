@@ -77,13 +77,12 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     base = np.zeros(keyed.m + 1, np.int64)
     cell = np.empty(n, np.int64)
     cells = int(slice_cells(keyed.codes, steps, lo, hi, base, cell))
-    if cells > SPARSE * n + keyed.m:
+    runs = cells > SPARSE * n + keyed.m
+    if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
-        rows = np.zeros(cells, np.int64)
-        cell_rows(cell, np.ones(n, bool), rows)
-    else:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
-        rows = np.zeros(cells, np.int64)
-        cell_rows(cell, np.ones(n, bool), rows)
+    rows = np.zeros(cells, np.int64)
+    cell_rows(cell, np.ones(n, bool), rows)
+    if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
         cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
         new = np.empty(cells, np.int64)
         cells = int(compact_cells(cell, rows, lo, base, cell_code, cell_step, new))
@@ -143,11 +142,10 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         else:
             lo, hi, none, type_ = extremes(p.column)
             cols[p.name] = pa.array(lo if p.fn == "min" else hi, mask=none).cast(type_)
-    codes = cell_code
-    at = pa.array(keyed.first[codes])
+    at = pa.array(keyed.first[cell_code])
     out = {k: table.column(k).take(at) for k in plan.keys}
     out[SLICE] = pa.array(cell_step * float(period) + float(offset))
-    seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
+    seg = np.flatnonzero(np.r_[True, cell_code[1:] != cell_code[:-1], True]).astype(np.int64)
     if not cells:
         seg = np.zeros(1, np.int64)
     over = over_partials(plan, SLICE, tuple(plan.keys))
