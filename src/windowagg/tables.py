@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.memory import keep_freed_memory
+from .engine.memory import engine_memory
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import arrange, compute
 
@@ -88,10 +88,11 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
     from .engine.window_plan import plan_windows
     from .engine.window_table import window_table
 
-    keep_freed_memory()
     arrow, kind = _to_arrow(table)
     plan = plan_windows(arrow.schema, time=time, windows=windows, aggs=aggs, key=key)
-    return _from_arrow(window_table(plan, arrow.combine_chunks()), kind)
+    with engine_memory():
+        out = window_table(plan, arrow.combine_chunks())
+    return _from_arrow(out, kind)
 
 
 def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
@@ -125,9 +126,27 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     A sort by key and time, then O(rows) per entry whatever the frame's length (each row enters
     and leaves a FIFO window once); a frame's bounds are found once for all its entries.
     """
-    keep_freed_memory()
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
+    with engine_memory():
+        names, new = _rolling_columns(plan, arrow)
+    import pyarrow as pa
+
+    if kind in ("arrow", "polars"):
+        out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
+        return _from_arrow(out, kind)
+    if kind == "dict":
+        out = dict(table)
+        out.update({n: c.to_numpy(zero_copy_only=False) for n, c in zip(names, new)})
+        return out
+    out = table.copy()
+    for n, c in zip(names, new):
+        out[n] = pa.chunked_array([c]).to_pandas().set_axis(table.index)
+    return out
+
+
+def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
+    """The entries' names and columns, in the input's row order."""
     import pyarrow as pa
 
     order, times, seg = arrange(plan, arrow)
@@ -142,15 +161,4 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
         back[order] = np.arange(len(order))
         at = pa.array(back)
         new = [c.take(at) for c in columns]
-    names = [e.name for e in plan.entries]
-    if kind in ("arrow", "polars"):
-        out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
-        return _from_arrow(out, kind)
-    if kind == "dict":
-        out = dict(table)
-        out.update({n: c.to_numpy(zero_copy_only=False) for n, c in zip(names, new)})
-        return out
-    out = table.copy()
-    for n, c in zip(names, new):
-        out[n] = pa.chunked_array([c]).to_pandas().set_axis(table.index)
-    return out
+    return [e.name for e in plan.entries], new

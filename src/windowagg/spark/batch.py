@@ -152,11 +152,10 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
     def go(batches: Any) -> Any:
         import pyarrow as pa
 
-        from ..engine.memory import keep_freed_memory
+        from ..engine.memory import engine_memory
         from ..engine.rolling_table import segments
         from ..engine.window_table import window_table
 
-        keep_freed_memory()
         pending: list = []
         rows = 0
         for b in batches:
@@ -168,11 +167,15 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
                 table = pa.Table.from_batches(pending).combine_chunks()
                 last = int(segments(run, table)[-2])  # the key still arriving
                 if last:
-                    yield from window_table(plan, table.slice(0, last), over).to_batches()
+                    with engine_memory():
+                        out = window_table(plan, table.slice(0, last), over)
+                    yield from out.to_batches()
                     pending, rows = table.slice(last).to_batches(), table.num_rows - last
         if pending:
             table = pa.Table.from_batches(pending).combine_chunks()
-            yield from window_table(plan, table, over).to_batches()
+            with engine_memory():
+                out = window_table(plan, table, over)
+            yield from out.to_batches()
 
     return go
 
