@@ -158,7 +158,7 @@ def test_sliding_windows_are_made_once_and_exactly() -> None:
     assert b.start.tolist() == [-4.0, 0.0, 4.0, 1e9 - 4, 1e9, 1e9 + 4]
     assert list(zip(b.lo.tolist(), b.hi.tolist())) == [(0, 1), (0, 2), (1, 2), (2, 3), (2, 4),
                                                        (3, 4)]  # fmt: skip
-    assert b.key.tolist() == [0, 0, 0, 1, 1, 1]
+    assert b.ends().tolist() == [4.0, 8.0, 12.0, 1e9 + 4, 1e9 + 8, 1e9 + 12]
 
 
 def test_decimal_sums_are_exact() -> None:

@@ -71,12 +71,16 @@ def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
         if m * size >= 1 << 62:  # lexicographic codes would overflow: renumber first
             codes, m = _dense(codes, m)
         codes, m = codes * size + c, m * size
-    codes, m = _dense(codes, m)
     from ..kernels.keyed import first_rows
 
+    if m > 4 * n + 16:  # sparse codes: renumbered by a sort
+        codes, m = _dense(codes, m)
     first = np.full(m, n, np.int64)
-    first_rows(codes, first)
-    return Keyed(codes, m, first)
+    first_rows(codes, first)  # a code without a row keeps n: renumber the others
+    present = first < n
+    if not present.all():
+        codes, first = (np.cumsum(present) - 1)[codes], first[present]
+    return Keyed(codes, len(first), first)
 
 
 def _sortable(times: np.ndarray) -> tuple[np.ndarray, int] | None:

@@ -80,12 +80,15 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     runs = cells > SPARSE * n + keyed.m
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
+    del steps  # from here on, each row's cell is all that is read of it (and its columns)
+    keyed = keyed._replace(codes=None)
     rows = np.zeros(cells, np.int64)
     cell_rows(cell, np.ones(n, bool), rows)
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
         cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
         new = np.empty(cells, np.int64)
         cells = int(compact_cells(cell, rows, lo, base, cell_code, cell_step, new))
+        del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
     done: dict[tuple, tuple] = {}  # one pass per column and kind of partial
 

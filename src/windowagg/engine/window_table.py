@@ -30,14 +30,18 @@ __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_ta
 
 
 class WindowBounds(NamedTuple):
-    """The windows of one spec: the key segment each belongs to, its start and end (times;
-    for count windows the times of its first and last row) and its rows ``[lo, hi)``."""
+    """The windows of one spec, key by key: each one's start and end (times; for count
+    windows the times of its first and last row; ``end`` None: ``start + size``) and its rows
+    ``[lo, hi)``."""
 
-    key: np.ndarray
     start: np.ndarray
-    end: np.ndarray
+    end: np.ndarray | None
     lo: np.ndarray
     hi: np.ndarray
+    size: float = 0.0
+
+    def ends(self) -> np.ndarray:
+        return self.start + self.size if self.end is None else self.end
 
 
 def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -64,11 +68,10 @@ def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray,
 
     empty = np.empty(0, np.int64)
     args = (times, seg, float(w.size), float(w.slide))
-    m = sliding_windows(*args, True, empty, np.empty(0), empty, empty)
-    key, start, lo, hi = np.empty(m, np.int64), np.empty(m), np.empty(m, np.int64), \
-        np.empty(m, np.int64)  # fmt: skip
-    sliding_windows(*args, False, key, start, lo, hi)
-    return WindowBounds(key, start, start + w.size, lo, hi)
+    m = sliding_windows(*args, True, np.empty(0), empty, empty)
+    start, lo, hi = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
+    sliding_windows(*args, False, start, lo, hi)
+    return WindowBounds(start, None, lo, hi, float(w.size))
 
 
 def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) -> WindowBounds:
@@ -78,14 +81,14 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
     rows = np.flatnonzero(np.isfinite(first))  # rows with a time
     if not len(rows):
         empty = np.empty(0, np.int64)
-        return WindowBounds(empty, np.empty(0), np.empty(0), empty, empty)
+        return WindowBounds(np.empty(0), np.empty(0), empty, empty)
     a, b = first[rows], last[rows]
     owner = np.searchsorted(seg, rows, side="right") - 1
     new = np.r_[True, (owner[1:] != owner[:-1]) | (a[1:] - b[:-1] > gap)]
     starts = np.flatnonzero(new)
     ends = np.r_[starts[1:], len(rows)]
     lo, hi = rows[starts], rows[ends - 1] + 1
-    return WindowBounds(owner[starts], a[starts], b[ends - 1] + gap, lo, hi)
+    return WindowBounds(a[starts], b[ends - 1] + gap, lo, hi)
 
 
 def grain(windows: Any) -> int:
@@ -114,7 +117,7 @@ def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray, spans: A
     lo = first[key] + k * (slide // g)
     hi = lo + size // g
     a, b = (times, times) if spans is None else spans
-    return WindowBounds(key, a[lo], b[hi - 1], lo, hi)
+    return WindowBounds(a[lo], b[hi - 1], lo, hi)
 
 
 def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
@@ -171,18 +174,31 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None,
         entries = [replace(e, frame=j) for e in run.entries]
         results = evaluate(entries, table, {j: Frames.given(times, b.lo, b.hi)},
                            table.column(run.time))  # fmt: skip
-        at = pa.array(b.lo)
+        start, end, lo = b.start, b.end, b.lo
+        n, size = len(lo), b.size
+        del b  # each window's last row: no longer needed
+        at = pa.array(lo)
         cols = [table.column(k).take(at) for k in run.keys]
-        cols += [pa.repeat(pa.scalar(spec, pa.string()), len(b.lo)),
-                 _bound(b.start, plan.bound), _bound(b.end, plan.bound)]  # fmt: skip
+        del at, lo
+        cols.append(pa.repeat(pa.scalar(spec, pa.string()), n))
+        end = start + size if end is None else end  # before start is converted in place
+        cols.append(_bound(start, plan.bound))
+        cols.append(_bound(end, plan.bound))
+        del start, end  # now the output's
         cols += results
         parts.append(pa.Table.from_arrays(cols, schema=schema))
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
 def _bound(x: np.ndarray, type_: Any) -> Any:
+    """Window bounds as the output's column; timestamps are converted in ``x``'s own memory
+    (the caller's array, not used after)."""
     import pyarrow as pa
 
     if pa.types.is_timestamp(type_):
-        return pa.array(np.rint(x).astype(np.int64), pa.int64()).cast(type_)
+        from ..kernels.frames import whole_in_place
+
+        whole = x.view(np.int64)
+        whole_in_place(x, whole)
+        return pa.array(whole, pa.int64()).cast(type_)
     return pa.array(x, pa.float64())

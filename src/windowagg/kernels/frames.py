@@ -39,7 +39,7 @@ def range_bounds(times, seg, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
 
 
 @kernel
-def sliding_windows(times, seg, size, slide, count_only, key, start, lo, hi):
+def sliding_windows(times, seg, size, slide, count_only, start, lo, hi):
     """The windows ``[k * slide, k * slide + size)`` that hold at least one row (Spark's
     ``window()`` makes no other), per key segment in order of start, with their rows
     ``lo`` to ``hi - 1``; rows with a time of +-inf (null, NaN) are in none. Returns how many;
@@ -74,7 +74,6 @@ def sliding_windows(times, seg, size, slide, count_only, key, start, lo, hi):
                         p_hi = p_lo
                     while p_hi < e and times[p_hi] < a + size:
                         p_hi += 1
-                    key[m] = g
                     start[m] = a
                     lo[m] = p_lo
                     hi[m] = p_hi
@@ -82,3 +81,11 @@ def sliding_windows(times, seg, size, slide, count_only, key, start, lo, hi):
                 k += 1
             last = max(last, top)
     return m
+
+
+@kernel
+def whole_in_place(x, out):
+    """``out[i] = round(x[i])`` where ``out`` is ``x``'s own memory seen as int64 (each element
+    read before it is written): whole numbers held as doubles become int64 without a copy."""
+    for i in range(x.shape[0]):
+        out[i] = np.int64(np.rint(x[i]))

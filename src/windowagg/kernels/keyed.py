@@ -90,10 +90,10 @@ def slice_index(times, period, offset, out):
 
 @kernel
 def slice_cells(codes, steps, first, last, base, cell):
-    """Every key's run of cells, from its first slice to its last: ``first``/``last``
-    (int64, one per code; first at the largest int64, last at the smallest) get each code's
-    first and last step, ``base`` (m + 1) the start of each code's run, ``cell[i]`` row i's
-    cell (-1: no time). Returns the number of cells."""
+    """Every key's run of cells, from its first slice to its last: ``first`` (int64, one per
+    code, at the largest int64) gets each code's first step, ``base`` (m + 1) the start of
+    each code's run, ``cell[i]`` row i's cell (-1: no time); ``last`` (one per code, at the
+    smallest int64) is work space. Returns the number of cells."""
     none = np.iinfo(np.int64).min
     for i in range(codes.shape[0]):
         j = steps[i]
@@ -107,9 +107,11 @@ def slice_cells(codes, steps, first, last, base, cell):
     base[0] = 0
     for k in range(first.shape[0]):
         base[k + 1] = base[k] + (last[k] - first[k] + 1 if last[k] >= first[k] else 0)
+    for k in range(first.shape[0]):  # last becomes base - first: one read per row below
+        last[k] = base[k] - first[k]
     for i in range(codes.shape[0]):
         j = steps[i]
-        cell[i] = -1 if j == none else base[codes[i]] + j - first[codes[i]]
+        cell[i] = -1 if j == none else last[codes[i]] + j
     return base[first.shape[0]]
 
 

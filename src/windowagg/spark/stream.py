@@ -122,7 +122,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
             mark = np.zeros(len(times) + 1, np.int64)
             for w in over.windows:
                 bw = window_bounds(w, times, seg)
-                live = bw.end >= horizon
+                live = bw.ends() >= horizon
                 np.add.at(mark, bw.lo[live], 1)
                 np.add.at(mark, bw.hi[live], -1)
             keep = np.cumsum(mark)[:-1] > 0
