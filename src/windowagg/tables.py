@@ -126,12 +126,12 @@ def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
     A sort by key and time, then O(rows) per entry whatever the frame's length (each row enters
     and leaves a FIFO window once); a frame's bounds are found once for all its entries.
     """
+    import pyarrow as pa
+
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
     with engine_memory():
         names, new = _rolling_columns(plan, arrow)
-    import pyarrow as pa
-
     if kind in ("arrow", "polars"):
         out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
         return _from_arrow(out, kind)

@@ -174,14 +174,13 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None,
         entries = [replace(e, frame=j) for e in run.entries]
         results = evaluate(entries, table, {j: Frames.given(times, b.lo, b.hi)},
                            table.column(run.time))  # fmt: skip
-        start, end, lo = b.start, b.end, b.lo
-        n, size = len(lo), b.size
-        del b  # each window's last row: no longer needed
-        at = pa.array(lo)
+        at = pa.array(b.lo)
+        b = b._replace(lo=None, hi=None)  # each window's rows: read for the last time
         cols = [table.column(k).take(at) for k in run.keys]
-        del at, lo
-        cols.append(pa.repeat(pa.scalar(spec, pa.string()), n))
-        end = start + size if end is None else end  # before start is converted in place
+        cols.append(pa.repeat(pa.scalar(spec, pa.string()), len(at)))
+        del at
+        start, end = b.start, b.ends()  # the ends before the starts are converted in place
+        del b
         cols.append(_bound(start, plan.bound))
         cols.append(_bound(end, plan.bound))
         del start, end  # now the output's

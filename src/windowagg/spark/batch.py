@@ -156,6 +156,10 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
         from ..engine.rolling_table import segments
         from ..engine.window_table import window_table
 
+        def answer(table: Any) -> list:
+            with engine_memory():
+                return window_table(plan, table, over).to_batches()
+
         pending: list = []
         rows = 0
         for b in batches:
@@ -167,15 +171,10 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
                 table = pa.Table.from_batches(pending).combine_chunks()
                 last = int(segments(run, table)[-2])  # the key still arriving
                 if last:
-                    with engine_memory():
-                        out = window_table(plan, table.slice(0, last), over)
-                    yield from out.to_batches()
+                    yield from answer(table.slice(0, last))
                     pending, rows = table.slice(last).to_batches(), table.num_rows - last
         if pending:
-            table = pa.Table.from_batches(pending).combine_chunks()
-            with engine_memory():
-                out = window_table(plan, table, over)
-            yield from out.to_batches()
+            yield from answer(pa.Table.from_batches(pending).combine_chunks())
 
     return go
 

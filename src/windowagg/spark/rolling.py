@@ -32,12 +32,17 @@ def output_schema(df: Any, plan: RollingPlan) -> Any:
 
 def _worker(plan: RollingPlan, columns: list[str]):
     def go(batches: Any) -> Any:
+        from ..engine.memory import engine_memory
         from ..engine.rolling_stream import RollingStream
 
         stream = RollingStream(plan, columns)
         for batch in batches:
-            yield from stream.feed(batch)
-        yield from stream.finish()
+            with engine_memory():
+                out = stream.feed(batch)
+            yield from out
+        with engine_memory():
+            out = stream.finish()
+        yield from out
 
     return go
 
