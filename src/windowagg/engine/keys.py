@@ -35,7 +35,7 @@ def _column_codes(col: Any) -> tuple[np.ndarray, int]:
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
         lo, hi = (v.as_py() for v in pc.min_max(col).values())
         if hi - lo < 4 * len(col) + 16:  # small integers: their offsets are the codes
-            return col.to_numpy().astype(np.int64) - lo, hi - lo + 1
+            return np.subtract(col.to_numpy(), lo, dtype=np.int64), hi - lo + 1
     enc = pc.dictionary_encode(col, null_encoding="encode")
     dictionary = enc.dictionary
     rank = np.empty(len(dictionary), np.int64)

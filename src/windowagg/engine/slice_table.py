@@ -72,11 +72,11 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     keyed = key_codes(table, plan.keys)
     steps = np.empty(n, np.int64)
     slice_index(times, float(period), float(offset), steps)
-    lo = np.full(keyed.m, np.iinfo(np.int64).max, np.int64)
-    hi = np.full(keyed.m, np.iinfo(np.int64).min, np.int64)
+    span = np.empty(2 * keyed.m, np.int64)
+    span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base = np.zeros(keyed.m + 1, np.int64)
     cell = np.empty(n, np.int64)
-    cells = int(slice_cells(keyed.codes, steps, lo, hi, base, cell))
+    cells = int(slice_cells(keyed.codes, steps, span, base, cell))
     runs = cells > SPARSE * n + keyed.m
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
@@ -87,7 +87,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
         cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
         new = np.empty(cells, np.int64)
-        cells = int(compact_cells(cell, rows, lo, base, cell_code, cell_step, new))
+        cells = int(compact_cells(cell, rows, span, base, cell_code, cell_step, new))
         del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
     done: dict[tuple, tuple] = {}  # one pass per column and kind of partial

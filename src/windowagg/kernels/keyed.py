@@ -89,45 +89,47 @@ def slice_index(times, period, offset, out):
 
 
 @kernel
-def slice_cells(codes, steps, first, last, base, cell):
-    """Every key's run of cells, from its first slice to its last: ``first`` (int64, one per
-    code, at the largest int64) gets each code's first step, ``base`` (m + 1) the start of
-    each code's run, ``cell[i]`` row i's cell (-1: no time); ``last`` (one per code, at the
-    smallest int64) is work space. Returns the number of cells."""
+def slice_cells(codes, steps, span, base, cell):
+    """Every key's run of cells, from its first slice to its last: ``span`` (int64, two per
+    code, interleaved so that a row touches one cache line of it: ``span[2k]`` at the largest
+    int64, ``span[2k + 1]`` at the smallest) gets code k's first step in ``span[2k]``,
+    ``base`` (m + 1) the start of each code's run, ``cell[i]`` row i's cell (-1: no time);
+    ``span[2k + 1]`` is work space. Returns the number of cells."""
     none = np.iinfo(np.int64).min
+    m = base.shape[0] - 1
     for i in range(codes.shape[0]):
         j = steps[i]
         if j == none:
             continue
-        k = codes[i]
-        if j < first[k]:
-            first[k] = j
-        if j > last[k]:
-            last[k] = j
+        k = 2 * codes[i]
+        if j < span[k]:
+            span[k] = j
+        if j > span[k + 1]:
+            span[k + 1] = j
     base[0] = 0
-    for k in range(first.shape[0]):
-        base[k + 1] = base[k] + (last[k] - first[k] + 1 if last[k] >= first[k] else 0)
-    for k in range(first.shape[0]):  # last becomes base - first: one read per row below
-        last[k] = base[k] - first[k]
+    for k in range(m):
+        first, last = span[2 * k], span[2 * k + 1]
+        base[k + 1] = base[k] + (last - first + 1 if last >= first else 0)
+        span[2 * k + 1] = base[k] - first  # base - first: one read per row below
     for i in range(codes.shape[0]):
         j = steps[i]
-        cell[i] = -1 if j == none else last[codes[i]] + j
-    return base[first.shape[0]]
+        cell[i] = -1 if j == none else span[2 * codes[i] + 1] + j
+    return base[m]
 
 
 @kernel
-def compact_cells(cell, rows, first, base, code, step, new):
+def compact_cells(cell, rows, span, base, code, step, new):
     """Drop the cells without a row: the occupied ones numbered anew in order (``rows``
     compacted in place, ``code`` and ``step`` get each one's key code and grid step from
-    ``first`` and ``base`` of :func:`slice_cells`; ``new``: work space, one per cell) and
+    ``span`` and ``base`` of :func:`slice_cells`; ``new``: work space, one per cell) and
     ``cell`` renumbered in place. Returns how many cells are left."""
     j = 0
-    for k in range(first.shape[0]):
+    for k in range(base.shape[0] - 1):
         for c in range(base[k], base[k + 1]):
             if rows[c] > 0:
                 new[c] = j
                 code[j] = k
-                step[j] = first[k] + c - base[k]
+                step[j] = span[2 * k] + c - base[k]
                 rows[j] = rows[c]
                 j += 1
     for i in range(cell.shape[0]):
