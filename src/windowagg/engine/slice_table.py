@@ -27,7 +27,7 @@ from .rolling_table import times_of
 from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 
-__all__ = ["SLICE", "slice_partials"]
+__all__ = ["SLICE", "reduce_cells", "slice_partials"]
 
 #: the partials table's slice column (each slice's start on the grid, in the time's unit)
 SLICE = "__wa_s"
@@ -58,14 +58,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
            for p in parts):  # fmt: skip
         return None
-    from ..kernels.keyed import (
-        cell_extremes,
-        cell_rows,
-        cell_sums,
-        compact_cells,
-        slice_cells,
-        slice_index,
-    )
+    from ..kernels.keyed import cell_rows, compact_cells, slice_cells, slice_index
 
     (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
@@ -90,7 +83,33 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         cells = int(compact_cells(cell, rows, span, base, cell_code, cell_step, new))
         del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
-    done: dict[tuple, tuple] = {}  # one pass per column and kind of partial
+    rows = pa.array(rows)
+    specs = [(p.name, "rows" if p.fn == "count" and p.column is None else
+              {"tmin": "min", "tmax": "max"}.get(p.fn, p.fn),
+              None if p.fn in ("tmin", "tmax") else p.column) for p in parts]  # fmt: skip
+    cols = reduce_cells(table, times, cell, cells, specs, rows)
+    at = pa.array(keyed.first[cell_code])
+    out = {k: table.column(k).take(at) for k in plan.keys}
+    out[SLICE] = pa.array(cell_step * float(period) + float(offset))
+    seg = np.flatnonzero(np.r_[True, cell_code[1:] != cell_code[:-1], True]).astype(np.int64)
+    if not cells:
+        seg = np.zeros(1, np.int64)
+    over = over_partials(plan, SLICE, tuple(plan.keys))
+    return pa.table(out | cols), over, seg
+
+
+def reduce_cells(table: Any, times: np.ndarray, cell: np.ndarray, cells: int, specs: list,
+                 rows: Any = None) -> dict[str, Any]:  # fmt: skip
+    """Per cell (``cell[i]``: row i's, -1: none), one Arrow column per ``(name, fn, column)``
+    of ``specs``: ``rows`` (the cell's rows; ``rows`` when given), ``count`` (its valid
+    values), ``sum``, ``min`` or ``max`` of ``column`` (None: the times) by Spark's rules, one
+    compiled pass per column and kind."""
+    import pyarrow as pa
+
+    from ..kernels.keyed import cell_extremes, cell_rows, cell_sums
+
+    n = len(cell)
+    done: dict[tuple, tuple] = {}
 
     def valid_of(name: str) -> np.ndarray:
         col = table.column(name)
@@ -129,30 +148,25 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         return done[("s", name)]
 
     cols: dict[str, Any] = {}
-    for p in parts:
-        if p.fn == "count" and p.column is None:
-            cols[p.name] = pa.array(rows)
-        elif p.fn in ("tmin", "tmax"):
-            cols[p.name] = pa.array(extremes(None)[p.fn == "tmax"])
-        elif p.fn == "count":
-            valid = valid_of(p.column)
+    for name, fn, col in specs:
+        if fn == "rows":
+            if rows is None:
+                counts = np.zeros(cells, np.int64)
+                cell_rows(cell, np.ones(n, bool), counts)
+                rows = pa.array(counts)
+            cols[name] = rows
+        elif fn == "count":
             counts = np.zeros(cells, np.int64)
-            cell_rows(cell, valid, counts)
-            cols[p.name] = pa.array(counts)
-        elif p.fn == "sum":
-            total, counts = sums(p.column)
-            cols[p.name] = pa.array(total, mask=counts == 0)
+            cell_rows(cell, valid_of(col), counts)
+            cols[name] = pa.array(counts)
+        elif fn == "sum":
+            total, counts = sums(col)
+            cols[name] = pa.array(total, mask=counts == 0)
         else:
-            lo, hi, none, type_ = extremes(p.column)
-            cols[p.name] = pa.array(lo if p.fn == "min" else hi, mask=none).cast(type_)
-    at = pa.array(keyed.first[cell_code])
-    out = {k: table.column(k).take(at) for k in plan.keys}
-    out[SLICE] = pa.array(cell_step * float(period) + float(offset))
-    seg = np.flatnonzero(np.r_[True, cell_code[1:] != cell_code[:-1], True]).astype(np.int64)
-    if not cells:
-        seg = np.zeros(1, np.int64)
-    over = over_partials(plan, SLICE, tuple(plan.keys))
-    return pa.table(out | cols), over, seg
+            lo, hi, none, type_ = extremes(col)
+            out = pa.array(lo if fn == "min" else hi, mask=none)
+            cols[name] = out if type_ is None else out.cast(type_)
+    return cols
 
 
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

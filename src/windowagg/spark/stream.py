@@ -35,6 +35,7 @@ from ..engine.window_plan import WindowPlan
 from .batch import T, key_columns, key_names, quoted, time_sql
 
 WM, K = "__wa_wm", "__wa_k"
+SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
 
 
 def _nan_flag(i: int) -> str:
@@ -69,89 +70,76 @@ def _state_rows(schema: Any, frames: Any, flags: dict) -> Any:
 
 
 def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
-    """The per-key function: the key's kept rows and the new ones through the engine."""
+    """The per-key function: the key's kept units and the new rows through the stream engine
+    (:class:`windowagg.engine.window_stream.WindowStream`)."""
+    stream = None
 
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        import pyarrow as pa
+        from ..engine.memory import engine_memory
+        from ..engine.window_stream import WindowStream
 
-        from ..engine.window_table import window_bounds, window_table
-
-        kept, sent, settled = pickle.loads(state.get[0]) if state.exists else \
-            (None, {}, -math.inf)  # fmt: skip
-        new = None if state.hasTimedOut else _state_rows(schema, frames, flags)
-        parts = [t for t in (kept, new) if t is not None]
-        rows = pa.concat_tables(parts).combine_chunks() if parts else None
+        nonlocal stream
+        if stream is None:
+            stream = WindowStream(over, schema)
+        units, reported = pickle.loads(state.get[0]) if state.exists else (None, -math.inf)
+        rows = None if state.hasTimedOut else _state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
-        horizon = wm - plan.lateness  # no row before this arrives any more
-        pending = math.inf
-        out = None
-        if rows is not None and rows.num_rows:
-            order = np.argsort(rows.column(T).to_numpy(), kind="stable")
-            rows = rows.take(pa.array(order))
-            table = window_table(over, rows)
-            ends = table.column("window_end").cast(pa.int64()).to_numpy()
-            starts = table.column("window_start").cast(pa.int64()).to_numpy()
-            specs = table.column("window").to_pylist()
-            values = table.select([e.name for e in plan.entries]).to_pylist()
-            report, update = [], []
-            for i, (w, a, b) in enumerate(zip(specs, starts, ends)):
-                if b < settled:  # final before this call: reported, and some rows gone
-                    continue
-                if b > wm:
-                    pending = min(pending, b)
-                    continue
-                vals = repr(tuple(values[i].values()))  # NaN equals itself here
-                before = sent.get((w, a, b))
-                if before != vals:
-                    report.append(i)
-                    # a change, or a session under new bounds (a late row extended or merged it)
-                    update.append(before is not None or any(
-                        x == w and c < b and a < d for x, c, d in sent))  # fmt: skip
-                    sent[(w, a, b)] = vals
-            if report:
-                out = table.take(pa.array(report, pa.int64()))
-                out = out.append_column("update", pa.array(update, pa.bool_()))
-                for j, e in enumerate(plan.entries):  # NaN crosses pandas as a flag
-                    if pa.types.is_floating(e.type):
-                        x = out.column(e.name).to_numpy(zero_copy_only=False)
-                        out = out.append_column(_out_flag(j), pa.array(np.isnan(x)))
-            # keep the rows of every window a late row may still change
-            times = rows.column(T).to_numpy().astype(float)
-            seg = np.array([0, len(times)], np.int64)
-            mark = np.zeros(len(times) + 1, np.int64)
-            for w in over.windows:
-                bw = window_bounds(w, times, seg)
-                live = bw.ends() >= horizon
-                np.add.at(mark, bw.lo[live], 1)
-                np.add.at(mark, bw.hi[live], -1)
-            keep = np.cumsum(mark)[:-1] > 0
-            rows = rows.filter(pa.array(keep)) if not keep.all() else rows
-            sent = {w: v for w, v in sent.items() if w[2] >= horizon}
-        if out is not None:
-            yield out.to_pandas(integer_object_nulls=True)
-        if rows is None or not rows.num_rows:
+        with engine_memory():
+            step = stream.advance(units, rows, reported, wm)
+        if step.out is not None:
+            yield _crossing(plan, step.out).to_pandas(integer_object_nulls=True)
+        if step.units is None:
             state.remove()
             return
-        settled = max(settled, horizon)
-        state.update((pickle.dumps((rows, sent, settled), protocol=pickle.HIGHEST_PROTOCOL),))
-        if pending < math.inf:
-            state.setTimeoutTimestamp(max(math.ceil(pending / 1000), wm_ms + 1))
+        state.update((pickle.dumps((step.units, step.reported),
+                                   protocol=pickle.HIGHEST_PROTOCOL),))  # fmt: skip
+        if step.pending < math.inf:
+            state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000), wm_ms + 1))
         else:  # every window reported: wake when the last may no longer change
             state.setTimeoutTimestamp(wm_ms + 1 + math.ceil(plan.lateness / 1000))
 
     return run
 
 
+def _crossing(plan: WindowPlan, out: Any) -> Any:
+    """The reported windows as they cross to the JVM: one row per key and call, each column
+    one array (Spark explodes them; a row per window through pandas costs several times
+    more), each window's spec as its index, its bounds as microseconds, a float's NaN as a
+    flag (pandas cannot tell NaN from null)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys = out.num_columns - len(plan.entries) - 4  # keys, window, start, end, entries, update
+    cols = {f.name: out.column(i).slice(0, 1) for i, f in enumerate(out.schema) if i < keys}
+    arrays = {SPEC: pc.index_in(out.column("window"), value_set=pa.array(plan.specs)),
+              START: out.column("window_start").cast(pa.int64()),
+              END: out.column("window_end").cast(pa.int64())}  # fmt: skip
+    for e in plan.entries:
+        arrays[e.name] = out.column(e.name)
+    arrays["update"] = out.column("update")
+    for j, e in enumerate(plan.entries):
+        if pa.types.is_floating(e.type):
+            x = out.column(e.name).to_numpy(zero_copy_only=False)
+            arrays[_out_flag(j)] = pa.array(np.isnan(x))
+    offsets = pa.array([0, out.num_rows], pa.int32())
+    for name, col in arrays.items():
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        cols[name] = pa.ListArray.from_arrays(offsets, col)
+    return pa.table(cols)
+
+
 def run_stream(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import (
+        ArrayType,
         BinaryType,
         BooleanType,
         DoubleType,
         FloatType,
         IntegerType,
+        LongType,
         StructField,
         StructType,
     )
@@ -195,9 +183,15 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     key_fields = [StructField(n, f.dataType) for n, f in zip(knames, out_fields[:nkeys])]
     nan_out = [j for j, e in enumerate(plan.entries) if pa.types.is_floating(e.type)]
     flags_out = [StructField(_out_flag(j), BooleanType()) for j in nan_out]
-    internal = StructType([*(key_fields or [StructField(K, IntegerType())]),
-                           *out_fields[nkeys:], StructField("update", BooleanType()),
-                           *flags_out])  # fmt: skip
+    listed = [StructField(SPEC, IntegerType()), StructField(START, LongType()),
+              StructField(END, LongType()), *out_fields[nkeys + 3:],
+              StructField("update", BooleanType()), *flags_out]  # fmt: skip
+    internal = StructType(
+        [
+            *(key_fields or [StructField(K, IntegerType())]),
+            *[StructField(f.name, ArrayType(f.dataType)) for f in listed],
+        ]
+    )
     state = StructType([StructField("rows", BinaryType())])
     out = base.groupBy(*knames).applyInPandasWithState(
         _func(plan, over, schema, flags),
@@ -206,6 +200,9 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
         "append",
         GroupStateTimeout.EventTimeTimeout,
     )
+    zipped = F.explode(F.arrays_zip(*[F.col(quoted(f.name)) for f in listed])).alias(Z)
+    out = out.select(*knames, zipped).select(
+        *knames, *[F.col(Z).getField(f.name).alias(f.name) for f in listed])  # fmt: skip
 
     def value(j: int, name: str) -> Any:
         if j not in nan_out:
@@ -214,8 +211,11 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
             F.col(quoted(name))).alias(name)  # fmt: skip
 
     values = [value(j, e.name) for j, e in enumerate(plan.entries)]
+    specs = F.array(*[F.lit(x) for x in plan.specs])
     return out.select(*[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
-                      "window", "window_start", "window_end", *values, "update")  # fmt: skip
+                      F.element_at(specs, F.col(SPEC) + 1).alias("window"),
+                      F.timestamp_micros(START).alias("window_start"),
+                      F.timestamp_micros(END).alias("window_end"), *values, "update")  # fmt: skip
 
 
 def _watermark_delay_ms(df: Any, time: str) -> int:

@@ -1,0 +1,197 @@
+"""Windows over a stream, one key at a time: what a key keeps between micro-batches and what
+each micro-batch reports, with every window computed by the table engine
+(:func:`windowagg.engine.window_table.window_table`), columns in and columns out.
+
+A key keeps *units*: the partials of its open slices (Scotty, Section 5: every window is a run
+of whole slices; :func:`windowagg.engine.slice_table.slice_partials`) where every entry merges
+from SQL partials, else its rows. A micro-batch reduces its own rows to units, merges them with
+the kept ones (two partials of one slice combine: sums add, counts add, min and max of the two),
+and answers every window over the units. So a micro-batch costs its rows plus the key's open
+slices, whatever the key has seen before.
+
+With the watermark ``wm`` and ``horizon = wm - allowed_lateness`` (no row before it arrives any
+more), a window is reported when its end is at or before ``wm`` and either it was not reported
+before or a unit of this micro-batch falls in it (a late row): then again, with
+``update = true`` if it held rows before (a session: if a session reported before lies in it,
+under its new bounds when a late row extended or merged it). Two extra sums per window, of the
+units' ``new`` and ``old`` marks, say which; no Python object per window. A key keeps the units
+that a window ending after ``horizon`` can hold: a sliding window's from ``horizon - size``, a
+session's from the start of its first session ending after ``horizon``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..aggregations import resolve
+from ..slicing import Session
+from .rolling_plan import Entry
+from .window_plan import WindowPlan
+
+__all__ = ["Advance", "WindowStream"]
+
+NEW, OLD = "__wa_new", "__wa_old"  # a unit of this micro-batch, a unit kept from before
+
+
+def _reported(j: int) -> str:
+    return f"__wa_r{j}"  # a unit of a session of window j that was reported
+
+
+def _flag(name: str) -> Entry:
+    return Entry(name, resolve("sum"), "sum", name, None, _int64())
+
+
+def _int64() -> Any:
+    import pyarrow as pa
+
+    return pa.int64()
+
+
+class Advance(NamedTuple):
+    """One key's micro-batch: ``out`` the windows to report (the window table plus ``update``;
+    None: none), ``units`` what the key keeps (None: nothing), ``reported`` the end up to
+    which every window was reported, ``pending`` the earliest end of a window not yet
+    reported (inf: none)."""
+
+    out: Any
+    units: Any
+    reported: float
+    pending: float
+
+
+class WindowStream:
+    """The windows of ``plan`` over a stream, one key at a time (:meth:`advance`)."""
+
+    def __init__(self, plan: WindowPlan, schema: Any):
+        from .slice_table import slice_partials
+
+        self.plan = plan
+        self.sessions = [j for j, w in enumerate(plan.windows) if isinstance(w, Session)]
+        # the mode is the schema's, not the rows': decided once on an empty table
+        probe = slice_partials(plan, schema.empty_table())
+        self.over = None if probe is None else probe[1]
+        flags = [_flag(NEW), _flag(OLD), *(_flag(_reported(j)) for j in self.sessions)]
+        self.marked = replace(plan, entries=plan.entries + tuple(flags))
+        self.marked_over = None if self.over is None else \
+            replace(self.over, entries=self.over.entries + tuple(flags))  # fmt: skip
+
+    def units_of(self, rows: Any) -> Any:
+        """A micro-batch's rows as units: per slice partials, or the rows in time order."""
+        from .slice_table import slice_partials
+
+        if self.over is not None:
+            return slice_partials(self.plan, rows)[0]
+        from .rolling_table import times_of
+
+        return rows.take(np.argsort(times_of(self.plan, rows), kind="stable"))
+
+    def _times(self, units: Any) -> np.ndarray:
+        """Each unit's time: a slice's start, a row's time."""
+        from .rolling_table import times_of
+
+        return times_of(self.over if self.over is not None else self.plan, units)
+
+    def _merge(self, units: Any) -> Any:
+        """Units of one slice combined into one (the kept and the new partials of a slice)."""
+        import pyarrow as pa
+
+        from .slice_table import reduce_cells
+        from .window_partials import partials
+
+        starts = self._times(units)
+        uniq, cell = np.unique(starts, return_inverse=True)
+        if len(uniq) == len(starts):
+            return units.take(np.argsort(starts, kind="stable"))
+        merge = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "tmin": "min",
+                 "tmax": "max"}  # fmt: skip
+        specs = [(p.name, merge[p.fn], p.name) for p in partials(self.plan)]
+        specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
+        cols = reduce_cells(units, starts, cell.astype(np.int64), len(uniq), specs)
+        first = np.zeros(len(uniq), np.int64)
+        first[cell[::-1]] = np.arange(len(cell))[::-1]  # a row of each slice: its keys
+        out = {k: units.column(k).take(pa.array(first)) for k in self.over.keys}
+        out[self.over.time] = pa.array(uniq)
+        return pa.table(out | cols)
+
+    def advance(self, units: Any, rows: Any, reported: float, wm: float) -> Advance:
+        """One key's step: its kept ``units`` (None: none) and the micro-batch's ``rows`` (None:
+        none, a timeout) at watermark ``wm``, everything before ``reported`` reported."""
+        import pyarrow as pa
+
+        from .window_table import window_table
+
+        parts = []
+        for t, new in ((units, 0), (None if rows is None else self.units_of(rows), 1)):
+            if t is None or not t.num_rows:
+                continue
+            n = t.num_rows
+            t = t.append_column(NEW, pa.array(np.full(n, new, np.int64)))
+            t = t.append_column(OLD, pa.array(np.full(n, 1 - new, np.int64)))
+            for j in self.sessions:
+                if _reported(j) not in t.column_names:
+                    t = t.append_column(_reported(j), pa.array(np.zeros(n, np.int64)))
+            parts.append(t)
+        if not parts:
+            return Advance(None, None, max(reported, wm), math.inf)
+        whole = pa.concat_tables(parts, promote_options="default").combine_chunks()
+        whole = self._merge(whole) if self.over is not None else \
+            whole.take(np.argsort(self._times(whole), kind="stable"))  # fmt: skip
+        seg = np.array([0, whole.num_rows], np.int64)
+        table = window_table(self.marked, whole, self.marked_over, seg)
+        spec = table.column("window").to_numpy(zero_copy_only=False)
+        start, end = (_micros(table.column(c)) for c in ("window_start", "window_end"))
+        new = table.column(NEW).to_numpy() > 0
+        old = table.column(OLD).to_numpy() > 0
+        report = (end <= wm) & ((end > reported) | new)
+        update = old & (end <= reported)
+        horizon = wm - self.plan.lateness
+        times = self._times(whole)
+        last = _last_times(self, whole, times)  # sorted too: slices are disjoint in time
+        keep = np.zeros(whole.num_rows, bool)
+        for j, w in enumerate(self.plan.windows):
+            mine = spec == self.plan.specs[j]
+            if j in self.sessions:
+                was = table.column(_reported(j)).to_numpy() > 0
+                update[mine] = was[mine]
+                live = mine & (end > horizon)
+                if live.any():
+                    keep |= last >= start[live].min()
+                hit = mine & report
+                if hit.any():  # mark the units of every reported session
+                    marks = whole.column(_reported(j)).to_numpy().copy()
+                    lo = np.searchsorted(last, start[hit], side="left")
+                    hi = np.searchsorted(last, end[hit], side="left")
+                    for a, b in zip(lo, hi):
+                        marks[a:b] = 1
+                    whole = whole.set_column(whole.schema.get_field_index(_reported(j)),
+                                             _reported(j), pa.array(marks))  # fmt: skip
+            else:
+                keep |= times >= horizon - w.size
+        pending = float(end[end > wm].min()) if (end > wm).any() else math.inf
+        out = None
+        if report.any():
+            out = table.filter(pa.array(report)).drop_columns(
+                [f.name for f in self.marked.entries[len(self.plan.entries) :]]
+            )
+            out = out.append_column("update", pa.array(update[report]))
+        kept = whole.filter(pa.array(keep)).drop_columns([NEW, OLD]) if keep.any() else None
+        return Advance(out, kept, max(reported, wm), pending)
+
+
+def _last_times(stream: WindowStream, units: Any, times: np.ndarray) -> np.ndarray:
+    """Each unit's last time: a slice's last row's, a row's own."""
+    if stream.over is None or stream.over.spans is None:
+        return times
+    return units.column(stream.over.spans[1]).to_numpy(zero_copy_only=False).astype(float)
+
+
+def _micros(col: Any) -> np.ndarray:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(col.type):
+        return col.cast(pa.int64()).to_numpy().astype(float)
+    return col.to_numpy(zero_copy_only=False).astype(float)

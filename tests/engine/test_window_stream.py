@@ -1,0 +1,112 @@
+"""Windows over a stream, one key at a time (windowagg.engine.window_stream), against the batch
+engine over the same rows: random micro-batches with out-of-order rows, rows late within the
+allowed lateness (windows reported again as updates) and rows too late (dropped, as Spark
+drops them before the function); tumbling, sliding and session windows at once; per slice
+partials (sum, count, max, mean) and rows (a non-commutative user aggregation)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pyarrow as pa
+import pytest
+
+import windowagg
+from tests.aggs import Concat
+from windowagg.engine.window_plan import plan_windows
+from windowagg.engine.window_stream import WindowStream
+
+WINDOWS = ["tumbling:12", "sliding:12/4", "session:4"]  # one grid of slices: 4
+DELAY, LATENESS = 5, 8
+SCHEMA = pa.schema([("k", pa.string()), ("t", pa.int64()), ("v", pa.int64())])
+
+
+def aggs(mode: str) -> dict:
+    out = {"s": ("sum", "v"), "n": ("count", "*"), "hi": ("max", "v"), "m": ("mean", "v")}
+    if mode == "rows":  # no SQL partial: the key keeps rows
+        out["c"] = (Concat(), "v")
+    return out
+
+
+def micro_batches(seed: int) -> list[list[tuple]]:
+    """(time, value) rows per micro-batch: mostly ahead, some behind, some far behind."""
+    rng = random.Random(seed)
+    out, top = [], 0
+    for _ in range(rng.randrange(4, 9)):
+        rows = []
+        for _ in range(rng.randrange(0, 14)):
+            r = rng.random()
+            t = top + rng.randrange(0, 12) if r < 0.7 else top - rng.randrange(0, 20)
+            rows.append((t, None if rng.random() < 0.1 else rng.randrange(-5, 9)))
+        top = max([top, *(t for t, _ in rows)])
+        out.append(rows)
+    return out
+
+
+def replay(stream: WindowStream, batches: list[list[tuple]]):
+    """Every call's reports with the watermark it ran at, and the rows Spark would keep."""
+    units, reported, top, kept, reports = None, -math.inf, None, [], []
+    for rows in [*batches, None]:  # None: the watermark passes everything (the last timeout)
+        wm = math.inf if rows is None else (-math.inf if top is None else top - DELAY)
+        live = [(t, v) for t, v in rows or [] if t >= wm - LATENESS]
+        kept += live
+        table = pa.table({"k": ["a"] * len(live), "t": [t for t, _ in live],
+                          "v": [v for _, v in live]}, schema=SCHEMA) if live else None  # fmt: skip
+        step = stream.advance(units, table, reported, wm)
+        units, reported = step.units, step.reported
+        if step.out is not None:
+            reports += [(wm, r) for r in step.out.to_pylist()]
+        if rows:
+            top = max([*(t for t, _ in rows), *([] if top is None else [top])])
+    return reports, kept
+
+
+@pytest.mark.parametrize("mode", ["slices", "rows"])
+@pytest.mark.parametrize("seed", range(12))
+def test_stream_reports_equal_batch_windows(mode, seed):
+    plan = plan_windows(SCHEMA, time="t", windows=WINDOWS, aggs=aggs(mode), key="k",
+                        allowed_lateness=LATENESS)  # fmt: skip
+    stream = WindowStream(plan, SCHEMA)
+    assert (stream.over is not None) == (mode == "slices")  # the mode this test is about
+    reports, kept = replay(stream, micro_batches(seed))
+    batch = windowagg.window_aggregate(
+        pa.table({"k": ["a"] * len(kept), "t": [t for t, _ in kept], "v": [v for _, v in kept]},
+                 schema=SCHEMA), time="t", windows=WINDOWS, aggs=aggs(mode), key="k")  # fmt: skip
+    names = list(aggs(mode))
+    want = {(r["window"], r["window_start"], r["window_end"]): [r[n] for n in names]
+            for r in batch.to_pylist()}  # fmt: skip
+    last, seen = {}, []
+    for wm, r in reports:
+        w = (r["window"], r["window_start"], r["window_end"])
+        assert r["window_end"] <= wm  # reported once the watermark passed its end
+        before = w in last or (w[0].startswith("session") and any(
+            x[0] == w[0] and x[1] < w[2] and w[1] < x[2] for x in seen))  # fmt: skip
+        assert r["update"] == before, (w, r["update"])
+        last[w] = [r[n] for n in names]
+        seen.append(w)
+    for w, values in want.items():
+        assert last.get(w) == values, w
+    for w in set(last) - set(want):  # a session a late row extended or merged since
+        assert w[0].startswith("session")
+        assert any(x[0] == w[0] and x[1] <= w[1] and w[2] <= x[2] for x in want), w
+
+
+def test_a_key_keeps_its_open_slices_only():
+    """State bounded by the open windows: a long in-order stream keeps a flat number of
+    units, released once the watermark passes window end plus lateness."""
+    plan = plan_windows(SCHEMA, time="t", windows=["sliding:12/4"], aggs=aggs("slices"),
+                        key="k", allowed_lateness=LATENESS)  # fmt: skip
+    stream = WindowStream(plan, SCHEMA)
+    units, reported, sizes = None, -math.inf, []
+    for b in range(200):
+        ts = list(range(10 * b, 10 * b + 10))
+        table = pa.table({"k": ["a"] * 10, "t": ts, "v": [1] * 10}, schema=SCHEMA)
+        step = stream.advance(units, table, reported, 10 * b - DELAY)
+        units, reported = step.units, step.reported
+        sizes.append(units.num_rows)
+    # slices of 4 over the span a late row can still reach: window, lateness, delay, a batch
+    assert max(sizes[20:]) <= (12 + LATENESS + DELAY + 10) // 4 + 2
+    assert max(sizes[-50:]) == max(sizes[20:70])  # flat, however long the stream
+    step = stream.advance(units, None, reported, math.inf)
+    assert step.units is None and step.pending == math.inf
