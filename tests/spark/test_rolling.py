@@ -177,7 +177,7 @@ def test_a_frame_that_looks_forward_on_a_stream_is_an_error(spark, tmp_path) -> 
     stream = spark.readStream.schema("k long, t timestamp, x double").parquet(str(tmp_path / "in"))
     with pytest.raises(ValueError, match="looks forward"):
         rolling_aggregate(stream, time="t", key="k", aggs={"s": ("sum", "x", "range:-1h,+5m")})
-    with pytest.raises(NotImplementedError, match="batch DataFrame"):  # backward: not yet
+    with pytest.raises(ValueError, match="watermark"):  # backward: needs the watermark
         rolling_aggregate(stream, time="t", key="k", aggs={"s": ("sum", "x", "range:1h")})
 
 

@@ -39,13 +39,13 @@ def make_files(seed: int) -> list[list[tuple]]:
     return [f1, f2, f3, f4]
 
 
-def kept(files):
+def kept(files, lateness=LATENESS_S):
     """Events Spark keeps: t >= watermark - lateness, the watermark of the previous files."""
     out, top = [], None
     for f in files:
         wm = None if top is None else top - DELAY_S
         for k, s, v in f:
-            if wm is None or s >= wm - LATENESS_S:
+            if wm is None or s >= wm - lateness:
                 out.append((k, s, v))
         top = max([s for _, s, _ in f] + ([top] if top is not None else []))
     return out
@@ -224,3 +224,50 @@ def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, 
     firsts = [(r.k, r.window, r.window_start, r.window_end) for r in got.collect()
               if not r.update]  # fmt: skip
     assert len(firsts) == len(set(firsts))
+
+
+ROLLING = {
+    "s": ("sum", "v", "range:60s"),
+    "n": ("count", "*", "rows:3"),
+    "hi": ("max", "v", "range:unbounded,0"),
+    "m": ("mean", "v", "range:-90s,-10s"),
+}
+
+
+def test_rolling_frames_on_a_stream_equal_batch_on_the_rows_kept(spark, tmp_path):
+    """Each row emitted once, when the watermark passes it, with the batch answer over the
+    rows Spark keeps (out-of-order and late files, a restart from the checkpoint)."""
+    from windowagg.spark import rolling_aggregate
+
+    src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    src.mkdir()
+    files, seen = [], set()
+    for f in make_files(7):  # one row per key and second: rows frames need no tie order
+        files.append([e for e in f if (e[0], e[1]) not in seen and not seen.add((e[0], e[1]))])
+
+    def begin():
+        stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
+        res = rolling_aggregate(stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts",
+                                key="k", aggs=ROLLING)  # fmt: skip
+        return (res.writeStream.format("parquet").option("path", str(out))
+                .option("checkpointLocation", str(ck)).outputMode("append")
+                .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+
+    for part in (files[:2], files[2:]):
+        q = begin()
+        try:
+            for f in part:
+                write(src, len(list(src.glob("*.json"))), f)
+                settle(q, 1.0)
+            settle(q)
+        finally:
+            q.stop()
+    got = sorted(tuple(r) for r in spark.read.parquet(str(out)).where(F.col("k") != "z")
+                 .select("k", "ts", "v", *ROLLING).collect())  # fmt: skip
+    events = [e for e in kept(files, lateness=0) if e[0] != "z"]
+    assert len(events) < sum(len(f) for f in files) - 1  # some rows were too late
+    batch_df = spark.createDataFrame(
+        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA)  # fmt: skip
+    want = sorted(tuple(r) for r in rolling_aggregate(batch_df, time="ts", key="k", aggs=ROLLING)
+                  .select("k", "ts", "v", *ROLLING).collect())  # fmt: skip
+    assert got == want

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .rolling_plan import RollingPlan
-from .rolling_table import compute, times_of
+from .rolling_table import arrange, compute, times_of
 
 __all__ = ["RollingStream"]
 
@@ -49,8 +49,10 @@ class RollingStream:
     """Feed batches sorted by time (then order), take back the answered rows with their new
     columns: ``feed`` per batch, then ``finish``."""
 
-    def __init__(self, plan: RollingPlan, columns: list[str], min_rows: int = 65536):
+    def __init__(self, plan: RollingPlan, columns: list[str], min_rows: int = 65536,
+                 ordered: bool = True):  # fmt: skip
         self.plan = plan
+        self.ordered = ordered  # batches come sorted by time; else behind a watermark
         self.columns = columns  # the input columns that go out again
         self.min_rows = min_rows
         self.pending: list[Any] = []  # batches not yet processed
@@ -70,7 +72,17 @@ class RollingStream:
     def finish(self) -> list[Any]:
         return self._round(final=True)
 
-    def _round(self, final: bool) -> list[Any]:
+    def advance(self, carry: Any, rows: Any, watermark: float) -> tuple[list[Any], Any]:
+        """A stream whose rows come in any order, none behind ``watermark`` (Spark drops
+        them): the kept rows ``carry`` (None: none) and the new ``rows`` (None: none); every
+        row before the watermark is answered once (its frames, which end at or before it, hold
+        every row they will ever hold). Returns the answered rows and what to keep."""
+        self.carry = carry
+        self.pending = [] if rows is None else rows.to_batches()
+        out = self._round(final=False, frontier=watermark)
+        return out, self.carry
+
+    def _round(self, final: bool, frontier: float | None = None) -> list[Any]:
         import pyarrow as pa
 
         new = pa.Table.from_batches(self.pending) if self.pending else None
@@ -83,17 +95,21 @@ class RollingStream:
         table = pa.concat_tables(parts).combine_chunks()
         if table.num_rows == 0:
             return []
-        frontier = (
-            np.inf if final or new is None else times_of(self.plan, new.slice(new.num_rows - 1))[-1]
-        )
-        codes = _key_codes(self.plan, table)
-        small = np.uint16 if codes.max(initial=0) < 2**16 else np.int64  # a radix sort
-        order = np.argsort(codes.astype(small), kind="stable")
-        table = table.take(order)
-        codes = codes[order]
+        if frontier is None:
+            frontier = np.inf if final or new is None else \
+                times_of(self.plan, new.slice(new.num_rows - 1))[-1]  # fmt: skip
+        if self.ordered:
+            codes = _key_codes(self.plan, table)
+            small = np.uint16 if codes.max(initial=0) < 2**16 else np.int64  # a radix sort
+            order = np.argsort(codes.astype(small), kind="stable")
+            table = table.take(order)
+            codes = codes[order]
+            seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
+            times = times_of(self.plan, table)
+        else:  # kept rows first: ties keep them first
+            order, times, seg = arrange(self.plan, table)
+            table = table if order is None else table.take(order)
         n = table.num_rows
-        seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
-        times = times_of(self.plan, table)
         frames: dict = {}
         results = compute(self.plan, table, times, seg, frames)
         sizes = np.diff(seg)
@@ -121,6 +137,8 @@ class RollingStream:
 
     def _complete(self, times, rank, size, frontier) -> np.ndarray:
         """Rows every frame of which has all its rows: none that are still to come."""
+        if not self.ordered:  # behind the watermark: nothing at or before it is to come
+            return times < frontier
         ok = np.ones(len(times), bool)
         for f in self.plan.frames:
             if f.end is None:

@@ -57,8 +57,7 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
             raise ValueError(f"aggs {ahead}: a frame that looks forward cannot be answered on a "
                              "stream (rows would wait for rows that have not arrived); use "
                              "frames ending at 0 or before, like range:1h or rows:100")  # fmt: skip
-        raise NotImplementedError("rolling_aggregate on a streaming DataFrame is not supported "
-                                  "yet; run it on a batch DataFrame")  # fmt: skip
+        return _run_stream(df, plan)
     schema = output_schema(df, plan)
 
     def col(name: str) -> Any:
@@ -70,3 +69,72 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
     ordered = spread.sortWithinPartitions(*[col(c).asc_nulls_first()
                                             for c in [time, *plan.order_by]])  # fmt: skip
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
+
+
+def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
+    """The per-key function of a stream: the key's kept rows and the new ones; every row
+    behind the watermark answered once, with its frames' values."""
+
+    def run(key: tuple, frames: Any, state: Any) -> Any:
+        import math
+        import pickle
+
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from ..engine.memory import engine_memory
+        from ..engine.rolling_stream import DONE, RollingStream
+        from ..engine.rolling_table import times_of
+        from .stream import _state_rows, listed
+
+        carry = pickle.loads(state.get[0]) if state.exists else None
+        rows = None if state.hasTimedOut else _state_rows(schema, frames, flags)
+        wm_ms = state.getCurrentWatermarkMs()
+        wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
+        with engine_memory():
+            out, carry = RollingStream(plan, schema.names, ordered=False).advance(carry, rows, wm)
+        if out:
+            table = pa.Table.from_batches(out)
+            yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
+                integer_object_nulls=True)  # fmt: skip
+        if carry is None or not carry.num_rows:
+            state.remove()
+            return
+        state.update((pickle.dumps(carry, protocol=pickle.HIGHEST_PROTOCOL),))
+        waiting = times_of(plan, carry.filter(pc.invert(carry.column(DONE))))
+        if len(waiting):  # wake when the watermark passes the first row still to answer
+            state.setTimeoutTimestamp(max(int(waiting.min() // 1000), wm_ms + 1))
+        else:  # only rows later frames may hold: wake with the watermark's next step
+            state.setTimeoutTimestamp(wm_ms + 1)
+
+    return run
+
+
+def _run_stream(df: Any, plan: RollingPlan) -> Any:
+    """``rolling_aggregate`` on a stream: ``applyInPandasWithState`` per key, the rows a later
+    frame can still hold kept as state, each row emitted once the watermark passes it."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
+
+    from .stream import K, _nan_flag, _watermark_delay_ms, listed_fields, unlisted
+
+    if not plan.timestamp:
+        raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
+                        f"{plan.time!r} of numbers")  # fmt: skip
+    _watermark_delay_ms(df, plan.time)  # a clear error without one
+    schema = arrow_schema(df)
+    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
+    flags = {c: _nan_flag(i) for i, c in enumerate(floats)}
+    extra = [] if plan.keys else [F.lit(0).alias(K)]
+    base = df.select(*[F.col(quoted(c)) for c in df.columns], *extra,
+                     *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats])  # fmt: skip
+    fields = list(output_schema(df, plan).fields)
+    out = base.groupBy(*[F.col(quoted(k)) for k in plan.keys or [K]]).applyInPandasWithState(
+        _stream_func(plan, schema, flags),
+        StructType(listed_fields(fields)),
+        StructType([StructField("rows", BinaryType())]),
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
+    )
+    return unlisted(out, fields)

@@ -38,12 +38,8 @@ WM, K = "__wa_wm", "__wa_k"
 SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
 
 
-def _nan_flag(i: int) -> str:
-    return f"__wa_n{i}"
-
-
-def _out_flag(j: int) -> str:
-    return f"__wa_o{j}"
+def _nan_flag(name: Any) -> str:
+    return f"__wa_n{name}"
 
 
 def _state_rows(schema: Any, frames: Any, flags: dict) -> Any:
@@ -102,38 +98,81 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
     return run
 
 
+def listed(columns: dict[str, Any]) -> Any:
+    """Rows as they cross to the JVM from a per-key function: one row, each column one array
+    (Spark explodes them again, :func:`unlisted`; a row each through pandas costs several
+    times more), a float's NaN as an array of flags beside it (pandas cannot tell NaN from
+    null)."""
+    import pyarrow as pa
+
+    cols = {}
+    for name, col in columns.items():
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        offsets = pa.array([0, len(col)], pa.int32())
+        cols[name] = pa.ListArray.from_arrays(offsets, col)
+        if pa.types.is_floating(col.type):
+            nan = np.isnan(col.to_numpy(zero_copy_only=False))  # a null is not NaN
+            if col.null_count:
+                nan &= col.is_valid().to_numpy(zero_copy_only=False)
+            cols[_nan_flag(name)] = pa.ListArray.from_arrays(offsets, pa.array(nan))
+    return pa.table(cols)
+
+
+def listed_fields(fields: list[Any]) -> list[Any]:
+    """The per-key function's output fields for :func:`listed` columns of ``fields``."""
+    from pyspark.sql.types import ArrayType, BooleanType, DoubleType, FloatType, StructField
+
+    out = []
+    for f in fields:
+        out.append(StructField(f.name, ArrayType(f.dataType)))
+        if isinstance(f.dataType, DoubleType | FloatType):
+            out.append(StructField(_nan_flag(f.name), ArrayType(BooleanType())))
+    return out
+
+
+def unlisted(df: Any, fields: list[Any], keep: list[str] = ()) -> Any:
+    """:func:`listed` rows exploded back into one row per element (``keep``: columns beside
+    the arrays, repeated), NaN restored from its flags."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    arrays = [f.name for f in listed_fields(fields)]
+    zipped = F.explode(F.arrays_zip(*[F.col(quoted(n)) for n in arrays])).alias(Z)
+    z = F.col(Z)
+
+    def value(f: Any) -> Any:
+        if not isinstance(f.dataType, DoubleType | FloatType):
+            return z.getField(f.name).alias(f.name)
+        nan = z.getField(_nan_flag(f.name))
+        return F.when(nan, F.lit(float("nan")).cast(f.dataType)).otherwise(
+            z.getField(f.name)).alias(f.name)  # fmt: skip
+
+    return df.select(*keep, zipped).select(*keep, *[value(f) for f in fields])
+
+
 def _crossing(plan: WindowPlan, out: Any) -> Any:
-    """The reported windows as they cross to the JVM: one row per key and call, each column
-    one array (Spark explodes them; a row per window through pandas costs several times
-    more), each window's spec as its index, its bounds as microseconds, a float's NaN as a
-    flag (pandas cannot tell NaN from null)."""
+    """The reported windows as :func:`listed` columns: each window's spec as its index, its
+    bounds as microseconds."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     keys = out.num_columns - len(plan.entries) - 4  # keys, window, start, end, entries, update
-    cols = {f.name: out.column(i).slice(0, 1) for i, f in enumerate(out.schema) if i < keys}
     arrays = {SPEC: pc.index_in(out.column("window"), value_set=pa.array(plan.specs)),
               START: out.column("window_start").cast(pa.int64()),
               END: out.column("window_end").cast(pa.int64())}  # fmt: skip
     for e in plan.entries:
         arrays[e.name] = out.column(e.name)
     arrays["update"] = out.column("update")
-    for j, e in enumerate(plan.entries):
-        if pa.types.is_floating(e.type):
-            x = out.column(e.name).to_numpy(zero_copy_only=False)
-            arrays[_out_flag(j)] = pa.array(np.isnan(x))
-    offsets = pa.array([0, out.num_rows], pa.int32())
-    for name, col in arrays.items():
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        cols[name] = pa.ListArray.from_arrays(offsets, col)
-    return pa.table(cols)
+    table = listed(arrays)
+    for i in reversed(range(keys)):
+        table = table.add_column(0, out.schema.field(i).name, out.column(i).slice(0, 1))
+    return table
 
 
 def run_stream(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import (
-        ArrayType,
         BinaryType,
         BooleanType,
         DoubleType,
@@ -181,17 +220,11 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     out_fields = output_schema(df, plan).fields
     nkeys = len(plan.keys)
     key_fields = [StructField(n, f.dataType) for n, f in zip(knames, out_fields[:nkeys])]
-    nan_out = [j for j, e in enumerate(plan.entries) if pa.types.is_floating(e.type)]
-    flags_out = [StructField(_out_flag(j), BooleanType()) for j in nan_out]
-    listed = [StructField(SPEC, IntegerType()), StructField(START, LongType()),
-              StructField(END, LongType()), *out_fields[nkeys + 3:],
-              StructField("update", BooleanType()), *flags_out]  # fmt: skip
-    internal = StructType(
-        [
-            *(key_fields or [StructField(K, IntegerType())]),
-            *[StructField(f.name, ArrayType(f.dataType)) for f in listed],
-        ]
-    )
+    listed_out = [StructField(SPEC, IntegerType()), StructField(START, LongType()),
+                  StructField(END, LongType()), *out_fields[nkeys + 3:],
+                  StructField("update", BooleanType())]  # fmt: skip
+    internal = StructType([*(key_fields or [StructField(K, IntegerType())]),
+                           *listed_fields(listed_out)])  # fmt: skip
     state = StructType([StructField("rows", BinaryType())])
     out = base.groupBy(*knames).applyInPandasWithState(
         _func(plan, over, schema, flags),
@@ -200,22 +233,13 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
         "append",
         GroupStateTimeout.EventTimeTimeout,
     )
-    zipped = F.explode(F.arrays_zip(*[F.col(quoted(f.name)) for f in listed])).alias(Z)
-    out = out.select(*knames, zipped).select(
-        *knames, *[F.col(Z).getField(f.name).alias(f.name) for f in listed])  # fmt: skip
-
-    def value(j: int, name: str) -> Any:
-        if j not in nan_out:
-            return F.col(quoted(name))
-        return F.when(F.col(_out_flag(j)), F.lit(float("nan"))).otherwise(
-            F.col(quoted(name))).alias(name)  # fmt: skip
-
-    values = [value(j, e.name) for j, e in enumerate(plan.entries)]
+    out = unlisted(out, listed_out, knames)
     specs = F.array(*[F.lit(x) for x in plan.specs])
     return out.select(*[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
                       F.element_at(specs, F.col(SPEC) + 1).alias("window"),
                       F.timestamp_micros(START).alias("window_start"),
-                      F.timestamp_micros(END).alias("window_end"), *values, "update")  # fmt: skip
+                      F.timestamp_micros(END).alias("window_end"),
+                      *[F.col(quoted(e.name)) for e in plan.entries], "update")  # fmt: skip
 
 
 def _watermark_delay_ms(df: Any, time: str) -> int:
