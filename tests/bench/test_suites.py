@@ -120,3 +120,22 @@ def test_local_suite_sides_agree() -> None:
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
     peaks = [r for r in rows if r.agg == "peak MiB"]
     assert len(peaks) == 4 and all(r.checksum > 0 for r in peaks)
+
+
+def test_streaming_suite_sides_agree() -> None:
+    """windowagg bench streaming: windowagg's streaming query and the built-in one give the
+    same windows (the suite raises otherwise) in one micro-batch and in several; 20 windows
+    in one query equal the 20 built-in queries; every row carries its state size."""
+    pytest.importorskip("pyspark")
+    from windowagg.bench.streaming import streaming_suite
+
+    rows = streaming_suite(True, lambda line: None)
+    by = {(r.case, r.param): r for r in rows}
+    for per in ("one micro-batch", "100k events per micro-batch"):
+        ours, theirs = by[("windowagg", per)], by[("built-in", per)]
+        assert ours.checksum == theirs.checksum and ours.extra["windows"] > 0
+        assert ours.extra["windows"] == theirs.extra["windows"]
+        assert ours.extra["state/key"] < theirs.extra["state/key"]  # open slices, not windows
+    assert by[("windowagg", "20 windows")].checksum == by[("built-in", "20 windows")].checksum
+    # every row but those of the last ten seconds (100 keys), which wait for the watermark
+    assert 40_000 - 1_500 < by[("windowagg", "rolling range:1h")].items < 40_000 - 900

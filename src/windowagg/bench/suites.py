@@ -448,3 +448,12 @@ def _local(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["local"] = _local
+
+
+def _streaming(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from .streaming import streaming_suite
+
+    return streaming_suite(quick, report)
+
+
+SUITES["streaming"] = _streaming

@@ -103,7 +103,7 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
         state.update((pickle.dumps(carry, protocol=pickle.HIGHEST_PROTOCOL),))
         waiting = times_of(plan, carry.filter(pc.invert(carry.column(DONE))))
         if len(waiting):  # wake when the watermark passes the first row still to answer
-            state.setTimeoutTimestamp(max(int(waiting.min() // 1000), wm_ms + 1))
+            state.setTimeoutTimestamp(max(int(waiting.min() // 1000), wm_ms))
         else:  # only rows later frames may hold: wake with the watermark's next step
             state.setTimeoutTimestamp(wm_ms + 1)
 

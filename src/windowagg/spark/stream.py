@@ -91,7 +91,8 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         state.update((pickle.dumps((step.units, step.reported),
                                    protocol=pickle.HIGHEST_PROTOCOL),))  # fmt: skip
         if step.pending < math.inf:
-            state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000), wm_ms + 1))
+            # fires once the watermark reaches the end (Spark: when it passes the timestamp)
+            state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000) - 1, wm_ms))
         else:  # every window reported: wake when the last may no longer change
             state.setTimeoutTimestamp(wm_ms + 1 + math.ceil(plan.lateness / 1000))
 

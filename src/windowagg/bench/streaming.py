@@ -1,0 +1,156 @@
+"""``windowagg bench streaming``: Structured Streaming queries replaying the same seeded events
+from parquet files through ``readStream``, trigger ``availableNow``, parquet sink, append mode:
+windowagg's ``window_aggregate`` against Spark's built-in streaming windowed aggregation
+(``withWatermark`` + ``groupBy(window(...))``), both checked equal (window count and total).
+
+Cases: sliding 60 s / 1 s with every file in one micro-batch and with 100k events per
+micro-batch; 20 sliding windows in one windowagg query against the 20 built-in queries;
+``rolling_aggregate`` with ``range:1h`` (no built-in equivalent: rows per second); and the
+floor of Spark's Python stateful operator, ``applyInPandasWithState`` with a function that
+does nothing, at the same micro-batches. Each row reports events per second, seconds per
+micro-batch and the state size per key over the replay (Spark's ``stateOperators``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from .core import Row
+
+KEYS, DELAY = 100, "10 seconds"
+
+
+def _files(root: str, n: int, files: int, seed: int = 7) -> None:
+    """``n`` events of ``KEYS`` keys, about one per key and second, a little out of order."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    t = np.sort(rng.integers(0, n // KEYS * 1_000_000, n)) + rng.integers(-2_000_000, 2_000_000, n)
+    t += 1_700_000_000_000_000  # November 2023, in microseconds
+    k, v = rng.integers(0, KEYS, n), rng.integers(0, 100, n).astype(float)
+    os.makedirs(root)
+    for i, part in enumerate(np.array_split(np.arange(n), files)):
+        pq.write_table(pa.table({"k": k[part], "ts": pa.array(t[part], pa.timestamp("us")),
+                                 "v": v[part]}), f"{root}/f{i:04d}.parquet")  # fmt: skip
+
+
+def _run(spark, src: str, per: int, build: Callable, work: str) -> tuple[float, list, object]:
+    """Seconds of one query to completion, its progress reports and its output."""
+    reader = spark.readStream.schema("k long, ts timestamp, v double")
+    stream = reader.option("maxFilesPerTrigger", per).parquet(src).withWatermark("ts", DELAY)
+    out, ck = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
+    a = time.perf_counter()
+    q = (build(stream).writeStream.format("parquet").option("path", out)
+         .option("checkpointLocation", ck).outputMode("append").trigger(availableNow=True)
+         .start())  # fmt: skip
+    q.awaitTermination()
+    return time.perf_counter() - a, q.recentProgress, spark.read.parquet(out)
+
+
+def _state(progress: list) -> list[float]:
+    """State bytes per key after each micro-batch."""
+    out = []
+    for p in progress:
+        ops = p.get("stateOperators") or []
+        rows = sum(o.get("numRowsTotal", 0) for o in ops)
+        out.append(sum(o.get("memoryUsedBytes", 0) for o in ops) / max(KEYS, rows and KEYS))
+    return out
+
+
+def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
+    from pyspark.sql import functions as F
+
+    from ..spark import rolling_aggregate, window_aggregate
+    from ..spark.session import spark_session
+
+    spark = spark_session(progress=False)
+    n = 40_000 if quick else 1_000_000
+    files = 4 if quick else 20  # 50k events a file
+    work = tempfile.mkdtemp(prefix="windowagg-bench-streaming-")
+    src = f"{work}/in"
+    _files(src, n, files)
+    rows: list[Row] = []
+    sliding = "sliding:60s/1s"
+    lengths = [5 * (i + 1) for i in range(20)]  # 5 s to 100 s, slide 1 s
+
+    def ours(specs):
+        return lambda s: window_aggregate(s, time="ts", windows=specs,
+                                          aggs={"sum": ("sum", "v")}, key="k")  # fmt: skip
+
+    def builtin(length):
+        return lambda s: s.groupBy("k", F.window("ts", f"{length} seconds", "1 second")).agg(
+            F.sum("v").alias("sum"))  # fmt: skip
+
+    def floor(s):
+        from pyspark.sql.streaming.state import GroupStateTimeout
+
+        def nothing(key, frames, state):
+            for _ in frames:
+                pass
+            return iter(())
+
+        return s.groupBy("k").applyInPandasWithState(
+            nothing, "k long", "x long", "append", GroupStateTimeout.EventTimeTimeout
+        )
+
+    def rolling(s):
+        return rolling_aggregate(s, time="ts", key="k", aggs={"h": ("sum", "v", "range:1h")})
+
+    def summary(df) -> tuple[int, float]:
+        r = df.agg(F.count(F.lit(1)), F.sum("sum")).first()
+        return int(r[0]), float(r[1] or 0)
+
+    _run(spark, src, files, ours(sliding), work)  # warm-up: workers, kernels, the JVM
+    _run(spark, src, files, builtin(60), work)
+    for label, per in (("one micro-batch", files), ("100k events per micro-batch", 2)):
+        batches = files // per
+        got = {}
+        for name, build in (("windowagg", ours(sliding)), ("built-in", builtin(60)),
+                            ("applyInPandasWithState floor", floor)):  # fmt: skip
+            secs, progress, out = _run(spark, src, per, build, work)
+            check = summary(out) if name != "applyInPandasWithState floor" else (0, 0.0)
+            got[name] = check
+            state = _state(progress)
+            extra = {
+                "windows": check[0],
+                "s/batch": secs / batches,
+                "state/key": max(state, default=0),
+                "state/key last": (state or [0])[-1],
+            }
+            rows.append(Row("streaming", name, "sum", label, batches, secs, 0.0, n,
+                            float(check[1]), extra))  # fmt: skip
+            report(f"  sliding 60s/1s, {label}: {name} {secs:.2f} s, {n / secs:,.0f} events/s, "
+                   f"{check[0]} windows, state/key {max(state, default=0):,.0f} B")  # fmt: skip
+        if got["windowagg"] != got["built-in"]:
+            raise AssertionError(f"windowagg {got['windowagg']} != built-in {got['built-in']}")
+    secs, progress, out = _run(spark, src, files, ours([f"sliding:{x}s/1s" for x in lengths]),
+                               work)  # fmt: skip
+    mine = summary(out)
+    rows.append(Row("streaming", "windowagg", "sum", "20 windows", 20, secs, 0.0, n, mine[1],
+                    {"windows": mine[0]}))  # fmt: skip
+    total, count, value = 0.0, 0, 0.0
+    for length in lengths:
+        s, _, out = _run(spark, src, files, builtin(length), work)
+        c, v = summary(out)
+        total, count, value = total + s, count + c, value + v
+    rows.append(Row("streaming", "built-in", "sum", "20 windows", 20, total, 0.0, n, value,
+                    {"windows": count}))  # fmt: skip
+    report(f"  20 windows: windowagg {secs:.2f} s, built-in (20 queries) {total:.2f} s")
+    if (mine[0], mine[1]) != (count, value):
+        raise AssertionError(f"20 windows: windowagg {mine} != built-in {(count, value)}")
+    secs, progress, out = _run(spark, src, 2, rolling, work)
+    emitted = out.count()
+    state = _state(progress)
+    rows.append(Row("streaming", "windowagg", "sum", "rolling range:1h", files // 2, secs, 0.0,
+                    emitted, float(emitted), {"state/key": max(state, default=0)}))  # fmt: skip
+    report(f"  rolling range:1h, 100k events per micro-batch: {secs:.2f} s, "
+           f"{emitted / secs:,.0f} rows/s")  # fmt: skip
+    shutil.rmtree(work, ignore_errors=True)
+    return rows
