@@ -1,6 +1,7 @@
-"""Streaming ``window_aggregate``: ``applyInPandasWithState``, each key's recent rows kept as
-one binary state value (PySpark 4.3.0 breaks on array or map state fields), and its windows
-answered by the same engine as in batch (:mod:`windowagg.engine.window_table`): every entry,
+"""Streaming ``window_aggregate``: ``applyInPandasWithState``, each key's open slices'
+partials (or rows) kept as one binary state value (PySpark 4.3.0 breaks on array or map state
+fields), and its windows answered by the stream engine
+(:mod:`windowagg.engine.window_stream`, the batch engine inside): every entry,
 Spark's types, SQL's rules (a float column's NaN crosses beside it as a flag, since pandas
 cannot tell NaN from null).
 
@@ -15,9 +16,11 @@ cannot tell NaN from null).
   (``stateOperators[].numRowsDroppedByWatermark``); later rows change windows already
   reported, which are reported again with ``update = true`` (a session a late row extends or
   merges, under its new bounds).
-* State: a key keeps the rows of its windows that a late row may still change (those ending
-  after ``watermark - allowed_lateness``), and what it reported of them; a window that ended
-  before that at the key's last run is final, reported once, and never looked at again.
+* State: a key keeps the partials of the slices (the rows, where an entry has no SQL partial)
+  of the windows a late row may still change (those ending after ``watermark -
+  allowed_lateness``) and the end up to which it reported; a window that ended before that is
+  final, reported once, and never looked at again.
+* Output: a call's windows cross to the JVM as one row of arrays, exploded in Spark SQL.
 * Restarts: the state lives in Spark's state store and the output in an exactly-once sink, so a
   query restarted from its checkpoint neither loses nor repeats a window.
 """
