@@ -26,13 +26,25 @@ from typing import NamedTuple
 from ..slicing import Session, Sliding
 from .window_plan import WindowPlan
 
-__all__ = ["MERGED", "Partial", "counted", "grids", "mergeable", "over_partials", "partials"]
+__all__ = [
+    "COMBINE",
+    "MERGED",
+    "Partial",
+    "counted",
+    "grids",
+    "mergeable",
+    "over_partials",
+    "partials",
+]
 
 #: the SQL aggregations a window answers from its slices' partials
 MERGED = ("sum", "count", "mean", "min", "max")
 #: the partials each needs, as SQL aggregates of the input column
 NEEDS = {"sum": ("sum",), "count": ("count",), "mean": ("sum", "count"), "min": ("min",),
          "max": ("max",)}  # fmt: skip
+#: how two partials of one slice combine, by the partial's kind
+COMBINE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "tmin": "min",
+           "tmax": "max"}  # fmt: skip
 
 
 class Partial(NamedTuple):

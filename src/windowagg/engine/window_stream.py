@@ -42,13 +42,9 @@ def _reported(j: int) -> str:
 
 
 def _flag(name: str) -> Entry:
-    return Entry(name, resolve("sum"), "sum", name, None, _int64())
-
-
-def _int64() -> Any:
     import pyarrow as pa
 
-    return pa.int64()
+    return Entry(name, resolve("sum"), "sum", name, None, pa.int64())
 
 
 class Advance(NamedTuple):
@@ -80,14 +76,10 @@ class WindowStream:
             replace(self.over, entries=self.over.entries + tuple(flags))  # fmt: skip
 
     def units_of(self, rows: Any) -> Any:
-        """A micro-batch's rows as units: per slice partials, or the rows in time order."""
+        """A micro-batch's rows as units: per slice partials, or the rows themselves."""
         from .slice_table import slice_partials
 
-        if self.over is not None:
-            return slice_partials(self.plan, rows)[0]
-        from .rolling_table import times_of
-
-        return rows.take(np.argsort(times_of(self.plan, rows), kind="stable"))
+        return rows if self.over is None else slice_partials(self.plan, rows)[0]
 
     def _times(self, units: Any) -> np.ndarray:
         """Each unit's time: a slice's start, a row's time."""
@@ -95,20 +87,24 @@ class WindowStream:
 
         return times_of(self.over if self.over is not None else self.plan, units)
 
+    def _last_times(self, units: Any, times: np.ndarray) -> np.ndarray:
+        """Each unit's last time: a slice's last row's, a row's own."""
+        if self.over is None or self.over.spans is None:
+            return times
+        return units.column(self.over.spans[1]).to_numpy(zero_copy_only=False).astype(float)
+
     def _merge(self, units: Any) -> Any:
         """Units of one slice combined into one (the kept and the new partials of a slice)."""
         import pyarrow as pa
 
         from .slice_table import reduce_cells
-        from .window_partials import partials
+        from .window_partials import COMBINE, partials
 
         starts = self._times(units)
         uniq, cell = np.unique(starts, return_inverse=True)
         if len(uniq) == len(starts):
             return units.take(np.argsort(starts, kind="stable"))
-        merge = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "tmin": "min",
-                 "tmax": "max"}  # fmt: skip
-        specs = [(p.name, merge[p.fn], p.name) for p in partials(self.plan)]
+        specs = [(p.name, COMBINE[p.fn], p.name) for p in partials(self.plan)]
         specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
         cols = reduce_cells(units, starts, cell.astype(np.int64), len(uniq), specs)
         first = np.zeros(len(uniq), np.int64)
@@ -150,7 +146,7 @@ class WindowStream:
         update = old & (end <= reported)
         horizon = wm - self.plan.lateness
         times = self._times(whole)
-        last = _last_times(self, whole, times)  # sorted too: slices are disjoint in time
+        last = self._last_times(whole, times)  # sorted too: slices are disjoint in time
         keep = np.zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
             mine = spec == self.plan.specs[j]
@@ -180,13 +176,6 @@ class WindowStream:
             out = out.append_column("update", pa.array(update[report]))
         kept = whole.filter(pa.array(keep)).drop_columns([NEW, OLD]) if keep.any() else None
         return Advance(out, kept, max(reported, wm), pending)
-
-
-def _last_times(stream: WindowStream, units: Any, times: np.ndarray) -> np.ndarray:
-    """Each unit's last time: a slice's last row's, a row's own."""
-    if stream.over is None or stream.over.spans is None:
-        return times
-    return units.column(stream.over.spans[1]).to_numpy(zero_copy_only=False).astype(float)
 
 
 def _micros(col: Any) -> np.ndarray:

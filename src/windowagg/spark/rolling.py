@@ -85,10 +85,10 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
         from ..engine.memory import engine_memory
         from ..engine.rolling_stream import DONE, RollingStream
         from ..engine.rolling_table import times_of
-        from .stream import _state_rows, listed
+        from .stream import listed, state_rows
 
         carry = pickle.loads(state.get[0]) if state.exists else None
-        rows = None if state.hasTimedOut else _state_rows(schema, frames, flags)
+        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
         with engine_memory():
@@ -117,15 +117,15 @@ def _run_stream(df: Any, plan: RollingPlan) -> Any:
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
 
-    from .stream import K, _nan_flag, _watermark_delay_ms, listed_fields, unlisted
+    from .stream import K, listed_fields, nan_flag, unlisted, watermark_delay_ms
 
     if not plan.timestamp:
         raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
                         f"{plan.time!r} of numbers")  # fmt: skip
-    _watermark_delay_ms(df, plan.time)  # a clear error without one
+    watermark_delay_ms(df, plan.time)  # a clear error without one
     schema = arrow_schema(df)
     floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
-    flags = {c: _nan_flag(i) for i, c in enumerate(floats)}
+    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
     extra = [] if plan.keys else [F.lit(0).alias(K)]
     base = df.select(*[F.col(quoted(c)) for c in df.columns], *extra,
                      *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats])  # fmt: skip

@@ -41,11 +41,11 @@ WM, K = "__wa_wm", "__wa_k"
 SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
 
 
-def _nan_flag(name: Any) -> str:
+def nan_flag(name: Any) -> str:
     return f"__wa_n{name}"
 
 
-def _state_rows(schema: Any, frames: Any, flags: dict) -> Any:
+def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
     (pandas gets them as local wall times), NaN restored from its flag."""
     import pandas as pd
@@ -81,7 +81,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         if stream is None:
             stream = WindowStream(over, schema)
         units, reported = pickle.loads(state.get[0]) if state.exists else (None, -math.inf)
-        rows = None if state.hasTimedOut else _state_rows(schema, frames, flags)
+        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
         with engine_memory():
@@ -118,7 +118,7 @@ def listed(columns: dict[str, Any]) -> Any:
             nan = np.isnan(col.to_numpy(zero_copy_only=False))  # a null is not NaN
             if col.null_count:
                 nan &= col.is_valid().to_numpy(zero_copy_only=False)
-            cols[_nan_flag(name)] = pa.ListArray.from_arrays(offsets, pa.array(nan))
+            cols[nan_flag(name)] = pa.ListArray.from_arrays(offsets, pa.array(nan))
     return pa.table(cols)
 
 
@@ -130,7 +130,7 @@ def listed_fields(fields: list[Any]) -> list[Any]:
     for f in fields:
         out.append(StructField(f.name, ArrayType(f.dataType)))
         if isinstance(f.dataType, DoubleType | FloatType):
-            out.append(StructField(_nan_flag(f.name), ArrayType(BooleanType())))
+            out.append(StructField(nan_flag(f.name), ArrayType(BooleanType())))
     return out
 
 
@@ -147,7 +147,7 @@ def unlisted(df: Any, fields: list[Any], keep: list[str] = ()) -> Any:
     def value(f: Any) -> Any:
         if not isinstance(f.dataType, DoubleType | FloatType):
             return z.getField(f.name).alias(f.name)
-        nan = z.getField(_nan_flag(f.name))
+        nan = z.getField(nan_flag(f.name))
         return F.when(nan, F.lit(float("nan")).cast(f.dataType)).otherwise(
             z.getField(f.name)).alias(f.name)  # fmt: skip
 
@@ -195,13 +195,13 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     if any(w.measure == "count" for w in plan.windows):
         raise ValueError("count windows are not supported on streams (positions shift with "
                          "every late event); use time windows")  # fmt: skip
-    delay = _watermark_delay_ms(df, plan.time)
+    delay = watermark_delay_ms(df, plan.time)
     micros = F.expr(time_sql(plan))  # a timestamp column: microseconds since the epoch
     shifted = F.timestamp_micros(micros + int(plan.lateness) + 1)
     fields = {f.name: f for f in df.schema.fields}
     cols = sorted({e.column for e in plan.entries if e.column is not None})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
-    flags = {names[c]: _nan_flag(i) for i, c in enumerate(cols)
+    flags = {names[c]: nan_flag(i) for i, c in enumerate(cols)
              if isinstance(fields[c].dataType, DoubleType | FloatType)}  # fmt: skip
     keys = key_columns(plan) or [F.lit(0).alias(K)]
     base = df.select(*keys, micros.alias(T),
@@ -246,7 +246,7 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
                       *[F.col(quoted(e.name)) for e in plan.entries], "update")  # fmt: skip
 
 
-def _watermark_delay_ms(df: Any, time: str) -> int:
+def watermark_delay_ms(df: Any, time: str) -> int:
     for f in df.schema.fields:
         if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
             return int(f.metadata["spark.watermarkDelayMs"])
