@@ -69,7 +69,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base = np.zeros(keyed.m + 1, np.int64)
     cell = np.empty(n, np.int64)
-    cells = int(slice_cells(keyed.codes, steps, span, base, cell))
+    cells = int(slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m))
     runs = cells > SPARSE * n + keyed.m
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)

@@ -89,14 +89,34 @@ def slice_index(times, period, offset, out):
 
 
 @kernel
-def slice_cells(codes, steps, span, base, cell):
+def slice_cells(codes, steps, span, base, cell, limit):
     """Every key's run of cells, from its first slice to its last: ``span`` (int64, two per
     code, interleaved so that a row touches one cache line of it: ``span[2k]`` at the largest
     int64, ``span[2k + 1]`` at the smallest) gets code k's first step in ``span[2k]``,
     ``base`` (m + 1) the start of each code's run, ``cell[i]`` row i's cell (-1: no time);
-    ``span[2k + 1]`` is work space. Returns the number of cells."""
+    ``span[2k + 1]`` is work space. Where every key's run from the first step of all to the
+    last is at most ``limit`` cells in all, every key gets that run: a row's cell is then
+    computed from its code and step alone, with no lookup per key (many keys: random reads of
+    per-key arrays). Returns the number of cells."""
     none = np.iinfo(np.int64).min
     m = base.shape[0] - 1
+    lo = np.iinfo(np.int64).max
+    hi = none
+    for i in range(steps.shape[0]):
+        j = steps[i]
+        if j != none:
+            lo = min(lo, j)
+            hi = max(hi, j)
+    width = hi - lo + 1 if hi >= lo else 0
+    if m == 0 or width <= limit // m:  # one grid for all keys (no overflow of m * width)
+        for k in range(m + 1):
+            base[k] = k * width
+            if k < m:
+                span[2 * k] = lo
+        for i in range(codes.shape[0]):
+            j = steps[i]
+            cell[i] = -1 if j == none else codes[i] * width + (j - lo)
+        return base[m]
     for i in range(codes.shape[0]):
         j = steps[i]
         if j == none:
