@@ -1,4 +1,4 @@
-"""``windowagg run``: the Spark pipeline on the user's files (api.md section 7).
+"""``windowagg run``: the Spark pipeline on the user's files (docs/guides/cli.md).
 
 Reads CSV (with a header), JSON lines or Parquet (a file or a directory of them), checks every
 argument before any work, runs ``windowagg.spark.window_aggregate`` (``--window``) or
@@ -129,7 +129,7 @@ def check(args: RunArgs) -> tuple[Path, str]:
     from .aggregations import resolve
     from .specs import SpecError, parse
 
-    src = Path(args.input)
+    src = Path(args.input).absolute()  # Spark resolves relative paths against its own cwd
     if not src.exists():
         raise UserError(f"input {args.input} does not exist")
     fmt = input_format(src)
