@@ -8,12 +8,12 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: install java test demo lint format clean
+.PHONY: install java test demo docs lint format clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev,bench]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev,bench,docs]'
 	@touch $(STAMP)
 
 install: java $(STAMP)
@@ -27,13 +27,16 @@ test: install
 demo: install
 	$(VENV)/bin/windowagg demo
 
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 lint: $(STAMP)
-	$(VENV)/bin/ruff check src tests
-	$(VENV)/bin/ruff format --check src tests
+	$(VENV)/bin/ruff check src tests tools
+	$(VENV)/bin/ruff format --check src tests tools
 
 format: $(STAMP)
-	$(VENV)/bin/ruff format src tests
-	$(VENV)/bin/ruff check --fix src tests
+	$(VENV)/bin/ruff format src tests tools
+	$(VENV)/bin/ruff check --fix src tests tools
 
 clean:
 	rm -rf $(VENV) build dist site .pytest_cache .ruff_cache .hypothesis

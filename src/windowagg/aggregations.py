@@ -1,4 +1,4 @@
-"""Aggregations as monoids: the protocol and the built-ins (api.md section 1).
+"""Aggregations as monoids: the protocol and the built-ins (docs/concepts.md).
 
 An aggregation is any object with ``identity``, ``lift(x)``, ``combine(a, b)`` and ``lower(p)``,
 plus the optional flags ``invertible`` (with ``inverse(a, b)``), ``commutative`` and

@@ -1,4 +1,4 @@
-"""Arrays in, arrays out: ``sliding_aggregate`` (api.md section 4).
+"""Arrays in, arrays out: ``sliding_aggregate`` (docs/guides/local-tables.md).
 
 Validates the input, picks an algorithm from the records (:data:`windowagg.fifo.ALGORITHMS`,
 :data:`windowagg.ooo.ALGORITHMS`) and runs the whole stream inside one compiled call: a FIFO

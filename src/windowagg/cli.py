@@ -1,4 +1,4 @@
-"""The ``windowagg`` command line (api.md section 7)."""
+"""The ``windowagg`` command line (docs/guides/cli.md)."""
 
 from __future__ import annotations
 

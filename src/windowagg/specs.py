@@ -1,4 +1,4 @@
-"""Window spec strings (api.md section 7): parsing into window objects and the canonical
+"""Window spec strings (docs/guides/cli.md): parsing into window objects and the canonical
 spelling used in output (each duration in the largest unit that divides it exactly).
 
 Grammar: ``tumbling:SIZE``, ``sliding:SIZE/SLIDE``, ``session:GAP``, ``count-tumbling:N``,

@@ -1,4 +1,4 @@
-"""In-order (FIFO) sliding-window aggregators: one module per algorithm (api.md section 2).
+"""In-order (FIFO) sliding-window aggregators: one module per algorithm (docs/guides/algorithms.md).
 
 ``windowagg.fifo(name, agg, **options)`` builds any of them by name.
 """

@@ -30,7 +30,8 @@ def check_last(name: str, shares_windows: bool, last: Any) -> int:
 
 
 class FifoAggregator:
-    """In-order (FIFO) sliding-window aggregator over any aggregation (api.md section 2)."""
+    """In-order (FIFO) sliding-window aggregator over any aggregation
+    (docs/guides/algorithms.md)."""
 
     name: ClassVar[str] = "fifo"
 

@@ -1,4 +1,4 @@
-"""Out-of-order sliding-window aggregators (api.md section 3).
+"""Out-of-order sliding-window aggregators (docs/guides/algorithms.md).
 
 ``windowagg.ooo(name, agg, **options)`` builds ``fiba`` (finger B-tree), ``bclassic`` (classic
 augmented B-tree) or ``recalc`` (sorted baseline) by name.

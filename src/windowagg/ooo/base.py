@@ -18,7 +18,7 @@ __all__ = ["OooAggregator"]
 
 
 class OooAggregator:
-    """Out-of-order sliding-window aggregator keyed by time (api.md section 3)."""
+    """Out-of-order sliding-window aggregator keyed by time (docs/guides/algorithms.md)."""
 
     name: ClassVar[str] = "ooo"
 

@@ -1,6 +1,6 @@
 """The object behind ``ooo("fiba" | "bclassic", agg, backend="auto" | "compiled")`` for a
-built-in numeric aggregation: the interface of :class:`OooAggregator` (api.md section 3) over
-compiled storage (:class:`BTreeState`, the driver ``btree_run`` of
+built-in numeric aggregation: the interface of :class:`OooAggregator`
+(docs/guides/algorithms.md) over compiled storage (:class:`BTreeState`, the driver ``btree_run`` of
 :mod:`windowagg.kernels.btree`), plus
 ``insert_many``, ``evict_many`` and ``query_many``, which stay in compiled code for a whole
 batch.

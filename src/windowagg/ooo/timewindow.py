@@ -4,7 +4,8 @@
 is the largest time seen: each insert advances ``now`` and evicts what fell out with one
 ``bulk_evict`` (FiBA's bulk paper, Section 4: amortized O(log m) for m evicted entries). An
 event already older than the window is not inserted (it could never be reported).
-This is the semantics of ``windowagg.sliding_aggregate`` with ``times`` (api.md section 4).
+This is the semantics of ``windowagg.sliding_aggregate`` with ``times``
+(docs/guides/local-tables.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Event times at the window operator's boundary: numbers, or datetimes as seconds since the
-epoch (api.md section 5's time policy, the same as ``sliding_aggregate`` and ``ooo()``).
+epoch (docs/concepts.md's time policy, the same as ``sliding_aggregate`` and ``ooo()``).
 
 The first time the operator sees (an event or a watermark) fixes the kind: numbers, naive
 datetimes, or timezone-aware datetimes (``datetime``, ``numpy.datetime64``, pandas

@@ -1,5 +1,5 @@
 """The window operator: general stream slicing (Scotty paper, Sections 5 to 8) for many
-windows of different types over one out-of-order stream (api.md section 5).
+windows of different types over one out-of-order stream (docs/concepts.md).
 
 A tuple passes the Stream Slicer and the Slice Manager (:mod:`.slices`), which keep slices and,
 only when Figure 4 of the paper asks for them, tuples; watermarks go to the Window Manager
@@ -51,7 +51,7 @@ class WindowOperator:
     Parameters
     ----------
     agg : str or aggregation
-        A built-in name or any aggregation object (section 1 of api.md).
+        A built-in name or any aggregation object (docs/concepts.md).
     aggs : dict, optional
         Several aggregations of the stream in one pass instead of ``agg``: output name ->
         aggregation (:class:`windowagg.combined.Combined`); each result's value is then a dict
@@ -59,12 +59,14 @@ class WindowOperator:
     allowed_lateness : number or timedelta, default 0
         Tuples with ``t < watermark - allowed_lateness`` are dropped and counted in
         ``dropped``; later ones update windows already reported.
-
-    Event times and watermarks are numbers, or datetimes (``datetime``, ``numpy.datetime64``,
-    pandas timestamps, naive or timezone-aware; see :mod:`.clock`): then window sizes and
-    lateness are seconds and time windows report datetime bounds.
     store : {"eager", "lazy"}
         Where window results come from (see :mod:`windowagg.slicing.stores`).
+
+    Notes
+    -----
+    Event times and watermarks are numbers, or datetimes (``datetime``, ``numpy.datetime64``,
+    pandas timestamps, naive or timezone-aware; see :mod:`windowagg.slicing.clock`): then
+    window sizes and lateness are seconds and time windows report datetime bounds.
 
     Complexity
     ----------

@@ -51,7 +51,7 @@ def window_aggregate(df: Any, *, time: str, windows: Any, aggs: dict | None = No
         count, mean/avg, min, max, stddev, first and last have Spark's values and types (count
         long, sum of ints long, of ``decimal(p, s)`` ``decimal(p + 10, s)``, exactly; min, max,
         first and last the column's type); streaming adds ``update`` and reports dropped
-        events (see the README).
+        events (see docs/guides/streaming.md).
 
     Complexity
     ----------

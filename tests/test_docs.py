@@ -1,0 +1,53 @@
+"""The README's and the documentation's examples run and print what they say (pages that use
+Spark: tests/spark/test_docs.py), and the API reference covers every public name."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.docs_examples import PAGES, ROOT, blocks, run_page, uses_spark
+
+LOCAL = [p for p in PAGES if not uses_spark(p)]
+
+
+@pytest.mark.parametrize("page", LOCAL, ids=[str(p.relative_to(ROOT)) for p in LOCAL])
+def test_page_examples_print_what_they_say(page, tmp_path) -> None:
+    run_page(page, tmp_path)
+
+
+def test_every_page_has_its_examples_checked() -> None:
+    """The pages hold examples at all, and every one that prints says what it prints (run_page
+    compares the output with the ``# ->`` comments)."""
+    python = [b for p in PAGES for lang, b in blocks(p) if lang == "python"]
+    assert len(python) >= 15
+    assert all("# ->" in b for b in python if "print(" in b)
+
+
+def test_the_api_reference_covers_every_public_name() -> None:
+    import windowagg
+    import windowagg.spark
+
+    for module, page in ((windowagg, "windowagg.md"), (windowagg.spark, "spark.md")):
+        text = (ROOT / "docs" / "reference" / page).read_text()
+        missing = [n for n in module.__all__ if f"::: {module.__name__}.{n}\n" not in text]
+        assert not missing, (page, missing)
+    assert "<!-- cli-reference -->" in (ROOT / "docs" / "reference" / "cli.md").read_text()
+
+
+def test_the_cli_reference_lists_every_subcommand() -> None:
+    import argparse
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        from docs_hooks import _cli_reference
+    finally:
+        sys.path.pop(0)
+    from windowagg.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    text = _cli_reference()
+    for name, command in sub.choices.items():
+        assert f"## `windowagg {name}`" in text
+        for action in command._actions:
+            assert all(o in text for o in action.option_strings), (name, action.option_strings)

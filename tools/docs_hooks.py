@@ -1,0 +1,57 @@
+"""Build hooks of the documentation site (mkdocs.yml ``hooks``): pages that are generated, so
+that they cannot drift from what they describe.
+
+* ``<!-- cli-reference -->``: the command line's reference, from its argparse parser
+  (:func:`windowagg.cli.build_parser`): every subcommand's usage and options.
+* A benchmark page whose front matter names ``csv`` (a file that ``windowagg bench SUITE
+  --csv`` wrote, committed under ``docs/benchmarks/data/``), ``command``, ``machine`` and
+  ``date``: ``<!-- bench-results -->`` becomes the provenance, one table per measured
+  parameter (cases as rows, the swept value as columns, median times) and a chart of the
+  rates. The tables are :func:`windowagg.bench.render.markdown_tables`, the chart
+  :func:`windowagg.bench.render.svg_chart`: the same code renders a fresh CSV on the
+  command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def _cli_reference() -> str:
+    from windowagg.cli import build_parser
+
+    parser = build_parser()
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parts = ["```text", parser.format_help().rstrip(), "```"]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command in sub.choices.items():
+        command.prog = f"windowagg {name}"
+        parts += [f"## `windowagg {name}`", "", "```text", command.format_help().rstrip(), "```"]
+    return "\n".join(parts) + "\n"
+
+
+def _bench_results(meta: dict, page_path: Path) -> str:
+    from windowagg.bench.render import markdown_tables, read_rows, svg_chart
+
+    rows = read_rows(page_path.parent / meta["csv"])
+    head = [
+        f"Measured on {meta['machine']}, {meta['date']}, with",
+        "",
+        "```sh",
+        meta["command"],
+        "```",
+        "",
+        f"(the CSV it wrote: `docs/benchmarks/{meta['csv']}`).",
+        "",
+    ]
+    return "\n".join(head) + "\n" + markdown_tables(rows) + "\n" + svg_chart(rows) + "\n"
+
+
+def on_page_markdown(markdown, page, config, files):  # mkdocs' hook signature
+    if "<!-- cli-reference -->" in markdown:
+        markdown = markdown.replace("<!-- cli-reference -->", _cli_reference())
+    if "<!-- bench-results -->" in markdown:
+        path = Path(config["docs_dir"]) / page.file.src_path
+        markdown = markdown.replace("<!-- bench-results -->", _bench_results(page.meta, path))
+    return markdown
