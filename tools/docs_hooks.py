@@ -7,9 +7,7 @@ that they cannot drift from what they describe.
   --csv`` wrote, committed under ``docs/benchmarks/data/``), ``command``, ``machine`` and
   ``date``: ``<!-- bench-results -->`` becomes the provenance, one table per measured
   parameter (cases as rows, the swept value as columns, median times) and a chart of the
-  rates. The tables are :func:`windowagg.bench.render.markdown_tables`, the chart
-  :func:`windowagg.bench.render.svg_chart`: the same code renders a fresh CSV on the
-  command line.
+  rates (:mod:`windowagg.bench.render`).
 """
 
 from __future__ import annotations
