@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
          *sorted((ROOT / "docs").rglob("*.md"))]  # fmt: skip
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
-#: commands of the cluster guide that need a cluster: only their names are checked here
+#: commands of the cluster guide that need a cluster: only their names are checked here; the
+#: guide's standalone and packed-environment routes run in tests/spark/test_cluster.py
 EXTERNAL = {"python", "export", "spark-submit", "pack-env/bin/pip", "pack-env/bin/venv-pack",
             "$SPARK_HOME/bin/spark-class"}  # fmt: skip
 
