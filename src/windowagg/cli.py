@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import time
 from collections.abc import Sequence
@@ -49,10 +50,14 @@ def _bench(args: argparse.Namespace) -> int:
     from .bench.suites import SUITES
 
     suite = SUITES[args.suite]
+    if args.events and "events" not in inspect.signature(suite).parameters:
+        print(f"error: --events applies to the spark suite, not {args.suite}", file=sys.stderr)
+        return 2
     mode = "quick" if args.quick else "full"
     print(f"windowagg bench {args.suite} ({mode}); progress:", flush=True)
     start = time.perf_counter()
-    rows = suite(args.quick, lambda line: print(line, flush=True))
+    sized = {"events": args.events} if args.events else {}
+    rows = suite(args.quick, lambda line: print(line, flush=True), **sized)
     print()
     print(table(rows, "M ops/s" if args.suite == "latency" else "M elem/s"))
     print(f"\n{len(rows)} cases in {time.perf_counter() - start:.0f} s")
@@ -117,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run a benchmark suite")
     bench.add_argument("suite", choices=sorted(SUITES), help="which suite")
     bench.add_argument("--quick", action="store_true", help="a small version (minutes)")
+    bench.add_argument("--events", type=_positive, metavar="N",
+                       help="events per case (spark suite; default 10,000,000)")  # fmt: skip
     bench.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     bench.add_argument("--plot", metavar="FILE", help="also draw them into a PNG")
     bench.set_defaults(func=_bench)

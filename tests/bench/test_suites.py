@@ -83,12 +83,18 @@ def test_spark_suite_sides_agree() -> None:
     """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
     sessions, medians, five aggregations in one call) give the same checksum."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.spark import spark_suite
+    from windowagg.bench.spark import FLOOR, spark_suite
 
-    rows = spark_suite(True, lambda line: None)
+    rows = spark_suite(True, lambda line: None, events=100_000)
+    assert all(r.items == 100_000 for r in rows)
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
-        groups[(r.agg, r.param, r.x)].append(r)
+        if r.case != FLOOR and r.param != "peak MiB":  # the floor answers other windows
+            groups[(r.agg, r.param, r.x)].append(r)
+    floors = [r for r in rows if r.case == FLOOR]
+    assert [r.param for r in floors] == ["sliding length s"] * 3 + ["windows"]
+    peaks = [r for r in rows if r.param == "peak MiB"]
+    assert len(peaks) == 2 and all(r.x > 0 for r in peaks)  # the workers were sampled
     assert {k[:2] for k in groups} == {
         ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
         ("median", "median, sliding s"), ("collect", "collect, sliding s"),

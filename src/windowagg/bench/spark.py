@@ -1,6 +1,6 @@
 """``windowagg bench spark``: windowagg's Spark pipeline against Spark's built-in windows, side
-by side in one Spark session on the same cached data (1 million events, 100 keys; ``--quick``:
-200,000).
+by side in one Spark session on the same cached data (``--events``, default 10 million, 100
+keys; ``--quick``: 200,000).
 
 * one sliding window, slide 1 s, length L = 5, 20, 60 s: ``window_aggregate`` against
   ``groupBy(key, window(ts, L, 1 s))``, which copies every event into L windows;
@@ -11,13 +11,17 @@ by side in one Spark session on the same cached data (1 million events, 100 keys
   rank; Spark's ``median`` interpolates), and ``collect`` over the same windows against
   ``collect_list`` (checksum: the number of values collected); count windows (tumbling, 100
   events per key) against a row number per key and a group by its bucket;
-* at 10 million events (``--quick``: 200,000): five aggregations over three columns at
+* beside the sliding windows, the built-in tumbling window of the slide (1 s): one
+  aggregation pass over the events, no copies, the floor of any query that reads them;
+* five aggregations over three columns at
   L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
   built-in query with the same five; and five with a quantile and a distinct count (sum, count,
   max, quantile(q=0.95), approx_count_distinct) against the built-in with
-  ``percentile_approx`` and ``approx_count_distinct``.
+  ``percentile_approx`` and ``approx_count_distinct``;
+* skew: half of all events in one key, a first value and a median over sliding windows (the
+  events cross into Python): the peak memory of one Python worker, against uniform keys.
 
-Each case and its baseline are timed in turn in every repetition (5; ``--quick``: 3), after one
+Each case and its baseline are timed in turn in every repetition (3), after one
 warm-up run of each and of the JVM as a whole, so that a drift in the machine's speed during the
 run touches both sides of a ratio alike.
 
@@ -35,14 +39,16 @@ import numpy as np
 from .core import Row, measure_interleaved
 
 
-def _data(spark, n: int, keys: int = 100, seed: int = 11):
+def _data(spark, n: int, keys: int = 100, seed: int = 11, skew: bool = False):
     """n events over n / 1000 seconds (about 1000 per second over all keys), built inside
-    Spark (a DataFrame made from local data would carry that data in every query plan)."""
+    Spark (a DataFrame made from local data would carry that data in every query plan);
+    ``skew``: half of them in key 0."""
     from pyspark.sql import functions as F
 
     span_us = int(n / 1000 * 1e6)
+    k = (F.rand(seed) * keys).cast("int")
     df = spark.range(n).select(
-        (F.rand(seed) * keys).cast("int").alias("k"),
+        (F.when(F.rand(seed + 3) < 0.5, F.lit(0)).otherwise(k) if skew else k).alias("k"),
         F.timestamp_micros(F.lit(1_704_067_200_000_000) + (F.rand(seed + 1) * span_us)
                            .cast("long")).alias("ts"),
         F.floor(F.rand(seed + 2) * 100).cast("double").alias("v"),
@@ -50,15 +56,21 @@ def _data(spark, n: int, keys: int = 100, seed: int = 11):
     return df.cache()
 
 
-def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
+#: what ``windowagg bench spark`` runs without ``--events``
+EVENTS = 10_000_000
+
+
+def spark_suite(quick: bool, report: Callable[[str], None], events: int | None = None
+                ) -> list[Row]:  # fmt: skip
     from pyspark.sql import functions as F
 
     from ..spark import spark_session, window_aggregate
 
     spark = spark_session("local[2]", progress=False)
     spark.sparkContext.setLogLevel("ERROR")
-    n = 200_000 if quick else 1_000_000
-    reps = 3 if quick else 5
+    n = events or (200_000 if quick else EVENTS)
+    reps = 3
+    report(f"{n:,} events, 100 keys, about 1000 events a second:")
     df = _data(spark, n)
     df.count()
     rows: list[Row] = []
@@ -80,10 +92,17 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
         return run
 
+    floor = F.window("ts", "1 second")
+
+    def tumbling_floor() -> float:
+        return total(df.groupBy("k", floor).agg(F.sum("v").alias("value")))
+
     def pair(param: str, x: float, cases: list[tuple[str, Callable[[], float]]], agg="sum",
-             events: int = n, times: int = reps) -> None:  # fmt: skip
+             events: int = n, times: int = reps, with_floor: bool = False) -> None:  # fmt: skip
         """windowagg and its baselines, timed in turn in every repetition (the machine's speed
-        drifts; alternating keeps the ratio fair)."""
+        drifts; alternating keeps the ratio fair); ``with_floor``: the built-in tumbling
+        window of 1 s too (:data:`FLOOR`), another answer, so not a baseline of the ratio."""
+        cases = [*cases, (FLOOR, tumbling_floor)] if with_floor else cases
         stats = measure_interleaved([lambda r=run: np.array([r()]) for _n, run in cases], times)
         got = []
         for (name, _run), (med, spread, chk) in zip(cases, stats):
@@ -91,17 +110,20 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             report(f"  {param}={x:<4g} {name:42s} {med:8.2f} s  ({events / med / 1e6:.2f} M "
                    f"events/s, spread {spread:.0%})")  # fmt: skip
         rows.extend(got)
-        report("     " + ", ".join(f"{r.case}: {r.median_s / got[0].median_s:.1f}x"
-                                   for r in got[1:]))  # fmt: skip
+        report("     " + ", ".join(
+            f"windowagg / floor: {got[0].median_s / r.median_s:.2f}x" if r.case == FLOOR
+            else f"{r.case}: {r.median_s / got[0].median_s:.1f}x" for r in got[1:]))  # fmt: skip
 
     ours(["sliding:5s/1s"])(), builtin([5])()  # the JVM's own warm-up, before any timing
     for L in [5, 20, 60]:
-        pair("sliding length s", L, [("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
-                                     ("Spark window()", builtin([L]))])  # fmt: skip
+        cases = [("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
+                 ("Spark window()", builtin([L]))]  # fmt: skip
+        pair("sliding length s", L, cases, with_floor=True)
     lengths = list(range(1, 21))
     pair("windows", 20, [("windowagg, 20 windows in one call",
                           ours([f"sliding:{L}s/1s" for L in lengths])),
-                         ("Spark window(), 20 queries", builtin(lengths))])  # fmt: skip
+                         ("Spark window(), 20 queries", builtin(lengths))],
+         with_floor=True)  # fmt: skip
     by_session = df.groupBy("k", F.session_window("ts", "2 seconds"))
     sessions = by_session.agg(F.sum("v").alias("value"))
     pair("session gap s", 2, [("windowagg window_aggregate", ours(["session:2s"])),
@@ -123,9 +145,43 @@ def spark_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
           ("Spark collect_list", lambda: sizes(by_window.agg(collected)))],
          agg="collect")  # fmt: skip
     df.unpersist()
-    _counted(spark, n if quick else 10 * n, pair)
-    _sparse(spark, n if quick else 10 * n, pair)
-    _five(spark, n if quick else 10 * n, report, pair)
+    _counted(spark, n, pair)
+    _sparse(spark, n, pair)
+    _five(spark, n, report, pair)
+    rows += _skew(spark, n, report)
+    return rows
+
+
+#: the case name of the built-in tumbling window beside the sliding ones
+FLOOR = "Spark tumbling window(1 s), the floor"
+
+
+def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
+    """Peak memory of one Python worker for a first value and a median over sliding windows
+    60 s / 1 s (the events cross into Python, sorted by key and time): uniform keys, and half
+    of all events in one key (streamed through the workers, not gathered)."""
+    from pyspark.sql import functions as F
+
+    from ..spark import window_aggregate
+    from .rolling import peak_worker_rss
+
+    report("Skew: half of all events in one key; peak memory of one Python worker")
+    aggs = {"f": ("first", "v"), "m": ("median", "v")}
+    rows = []
+    for label, skewed in (("uniform keys", False), ("half the events in one key", True)):
+        df = _data(spark, n, skew=skewed)
+        df.count()
+
+        def run(df=df) -> None:
+            out = window_aggregate(df, time="ts", windows="sliding:60s/1s", aggs=aggs, key="k")
+            out.agg(F.sum("m")).first()
+
+        run()
+        secs, peak = peak_worker_rss(run)
+        rows.append(Row("spark", f"windowagg, {label}", "first, median", "peak MiB", peak, secs,
+                        0.0, n, 0.0, {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
+        report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
+        df.unpersist()
     return rows
 
 

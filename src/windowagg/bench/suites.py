@@ -405,10 +405,10 @@ def _slicing(quick: bool, report: Callable[[str], None]) -> list[Row]:
 SUITES["slicing"] = _slicing
 
 
-def _spark(quick: bool, report: Callable[[str], None]) -> list[Row]:
+def _spark(quick: bool, report: Callable[[str], None], events: int | None = None) -> list[Row]:
     from .spark import spark_suite
 
-    return spark_suite(quick, report)
+    return spark_suite(quick, report, events)
 
 
 SUITES["spark"] = _spark

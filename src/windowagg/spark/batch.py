@@ -142,12 +142,20 @@ def _ranked(df: Any, plan: WindowPlan, g: int) -> Any:
     return rows.withColumn(S, F.floor((F.row_number().over(order) - 1) / g))
 
 
-def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
+#: rows a Python worker gathers before it answers the keys that have all arrived; a key with
+#: more rows than this is answered as a stream, in pieces of about this many rows
+CHUNK = 1 << 17
+
+
+def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int = CHUNK):
     """mapInArrow: the engine over a partition. ``by_key``: the rows arrive sorted by key
     and time, and each key is answered once the next key starts (a partition's rows are never
-    held whole, only the key being read); else (partials: one row per slice) the partition
-    at once. Rows without a time belong to no window."""
+    held whole, only the key being read); a key of more than ``chunk`` rows goes through the
+    stream engine instead (:class:`windowagg.engine.window_stream.WindowStream`, the watermark
+    at each piece's last time), which holds only its open windows' rows. Else (partials: one
+    row per slice) the partition at once. Rows without a time belong to no window."""
     run = plan if over is None else over
+    streamable = by_key and all(w.measure == "time" for w in plan.windows)
 
     def go(batches: Any) -> Any:
         import pyarrow as pa
@@ -160,6 +168,7 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
             with engine_memory():
                 return window_table(plan, table, over).to_batches()
 
+        big = None  # the key being streamed, which continues past the rows gathered
         pending: list = []
         rows = 0
         for b in batches:
@@ -167,16 +176,66 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool):
                 continue
             pending.append(b)
             rows += b.num_rows
-            if by_key and rows >= 1 << 17:
-                table = pa.Table.from_batches(pending).combine_chunks()
-                last = int(segments(run, table)[-2])  # the key still arriving
-                if last:
-                    yield from answer(table.slice(0, last))
-                    pending, rows = table.slice(last).to_batches(), table.num_rows - last
-        if pending:
-            yield from answer(pa.Table.from_batches(pending).combine_chunks())
+            if not by_key or rows < chunk:
+                continue
+            table = pa.Table.from_batches(pending).combine_chunks()
+            seg = segments(run, table)
+            if big is not None:  # its rows head the table, up to the next key if one began
+                yield from big.feed(table.slice(0, seg[1]), final=len(seg) > 2)
+                if len(seg) == 2:
+                    pending, rows = [], 0
+                    continue
+                big, table, seg = None, table.slice(seg[1]), seg[1:] - seg[1]
+            last = int(seg[-2])  # the key still arriving
+            if last:
+                yield from answer(table.slice(0, last))
+                table = table.slice(last)
+            if streamable and table.num_rows >= chunk:
+                big = _Big(plan, run, table.schema)
+                yield from big.feed(table, final=False)
+                pending, rows = [], 0
+            else:
+                pending, rows = table.to_batches(), table.num_rows
+        if not pending:
+            if big is not None:
+                yield from big.feed(None, final=True)
+            return
+        table = pa.Table.from_batches(pending).combine_chunks()
+        if big is not None:
+            seg = segments(run, table)
+            yield from big.feed(table.slice(0, seg[1]), final=True)
+            table = table.slice(seg[1])
+        if table.num_rows:
+            yield from answer(table)
 
     return go
+
+
+class _Big:
+    """One key's rows in time order, piece by piece, through the stream engine; its windows
+    as the batch engine gives them (no ``update`` column: nothing arrives late)."""
+
+    def __init__(self, plan: WindowPlan, run: WindowPlan, schema: Any):
+        from ..engine.window_stream import WindowStream
+        from ..engine.window_table import output_schema
+
+        self.run = replace(run, lateness=0.0)
+        self.stream = WindowStream(self.run, schema)
+        self.out = output_schema(plan, [schema.field(k) for k in run.keys])
+        self.units, self.reported = None, -float("inf")
+
+    def feed(self, rows: Any, final: bool) -> list:
+        from ..engine.memory import engine_memory
+        from ..engine.rolling_table import times_of
+
+        wm = float("inf") if final or rows is None else float(times_of(self.run, rows)[-1])
+        with engine_memory():
+            step = self.stream.advance(self.units, rows, self.reported, wm)
+        self.units, self.reported = step.units, step.reported
+        if step.out is None:
+            return []
+        out = step.out.drop_columns(["update"]).rename_columns(self.out.names)
+        return out.cast(self.out).to_batches()
 
 
 def key_names(plan: WindowPlan) -> list[str]:
