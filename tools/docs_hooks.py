@@ -5,9 +5,11 @@ that they cannot drift from what they describe.
   (:func:`windowagg.cli.build_parser`): every subcommand's usage and options.
 * A benchmark page whose front matter names ``csv`` (a file that ``windowagg bench SUITE
   --csv`` wrote, committed under ``docs/benchmarks/data/``), ``command``, ``machine`` and
-  ``date``: ``<!-- bench-results -->`` becomes the provenance, one table per measured
-  parameter (cases as rows, the swept value as columns, median times) and a chart of the
-  rates (:mod:`windowagg.bench.render`).
+  ``date`` (and optionally ``ratios: true``, each time also as a multiple of the first case's;
+  ``rates: true``, items per second instead of times):
+  ``<!-- bench-results -->`` becomes the provenance, one table per measured parameter (cases
+  as rows, the swept value as columns, median times), the suite's own measures, and a chart
+  of the rates (:mod:`windowagg.bench.render`).
 """
 
 from __future__ import annotations
@@ -40,10 +42,12 @@ def _bench_results(meta: dict, page_path: Path) -> str:
         meta["command"],
         "```",
         "",
-        f"(the CSV it wrote: `docs/benchmarks/{meta['csv']}`).",
+        f"(the CSV it wrote: [{meta['csv']}]({meta['csv']})).",
         "",
     ]
-    return "\n".join(head) + "\n" + markdown_tables(rows) + "\n" + svg_chart(rows) + "\n"
+    rates = bool(meta.get("rates"))
+    tables = markdown_tables(rows, ratios=bool(meta.get("ratios")), rates=rates)
+    return "\n".join(head) + "\n" + tables + "\n" + svg_chart(rows, rates) + "\n"
 
 
 def on_page_markdown(markdown, page, config, files):  # mkdocs' hook signature

@@ -60,13 +60,13 @@ def test_rolling_suite_sides_agree() -> None:
     """windowagg bench rolling: every side of a case (windowagg, Spark's default and segment
     tree) folds the same answers into the same checksum."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.rolling import spark_cases
+    from windowagg.bench.rolling import SKEW, spark_cases
 
     lines: list[str] = []
     rows = spark_cases(True, lines.append)
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
-        if r.param != "peak MiB" and r.agg != "floor":  # the floor computes no answer
+        if r.param != SKEW and r.agg != "floor":  # the floor computes no answer
             groups[(r.agg, r.param)].append(r)
     floor = [r for r in rows if r.agg == "floor"]
     assert [r.case for r in floor] == ["windowagg rolling_aggregate",
@@ -75,26 +75,28 @@ def test_rolling_suite_sides_agree() -> None:
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
-    peaks = [r for r in rows if r.param == "peak MiB"]
-    assert len(peaks) == 3 and all(r.x > 0 for r in peaks)  # the workers were sampled
+    peaks = [r for r in rows if r.param == SKEW]
+    assert len(peaks) == 3  # the workers were sampled
+    assert all(r.extra["peak_worker_rss_mib"] > 0 and r.x == r.items for r in peaks)
 
 
 def test_spark_suite_sides_agree() -> None:
     """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
     sessions, medians, five aggregations in one call) give the same checksum."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.spark import FLOOR, spark_suite
+    from windowagg.bench.spark import FLOOR, SKEW, spark_suite
 
     rows = spark_suite(True, lambda line: None, events=100_000)
     assert all(r.items == 100_000 for r in rows)
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
-        if r.case != FLOOR and r.param != "peak MiB":  # the floor answers other windows
+        if r.case != FLOOR and r.param != SKEW:  # the floor answers other windows
             groups[(r.agg, r.param, r.x)].append(r)
     floors = [r for r in rows if r.case == FLOOR]
     assert [r.param for r in floors] == ["sliding length s"] * 3 + ["windows"]
-    peaks = [r for r in rows if r.param == "peak MiB"]
-    assert len(peaks) == 2 and all(r.x > 0 for r in peaks)  # the workers were sampled
+    peaks = [r for r in rows if r.param == SKEW]
+    assert len(peaks) == 2  # the workers were sampled
+    assert all(r.extra["peak_worker_rss_mib"] > 0 and r.x == r.items for r in peaks)
     assert {k[:2] for k in groups} == {
         ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
         ("median", "median, sliding s"), ("collect", "collect, sliding s"),
@@ -145,3 +147,16 @@ def test_streaming_suite_sides_agree() -> None:
     assert by[("windowagg", "20 windows")].checksum == by[("built-in", "20 windows")].checksum
     # every row but those of the last ten seconds (100 keys), which wait for the watermark
     assert 40_000 - 1_500 < by[("windowagg", "rolling range:1h")].items < 40_000 - 500
+
+
+def test_coldstart_times_each_call_cold_cached_and_warm(monkeypatch) -> None:
+    """windowagg bench coldstart: one row per start of each call, in the order cold (an empty
+    kernel cache), cached (a fresh process over the filled cache), warm (the second call)."""
+    from windowagg.bench import coldstart
+
+    name = "fifo('daba', 'sum')"
+    monkeypatch.setattr(coldstart, "CASES", {name: coldstart.CASES[name]})
+    rows = coldstart.coldstart(True, lambda line: None)
+    assert [(r.case, r.x) for r in rows] == [(name, k) for k in ("cold", "cached", "warm")]
+    cold, cached, warm = (r.median_s for r in rows)
+    assert cold > cached > warm > 0  # compiled, then loaded from the cache, then in memory

@@ -81,5 +81,5 @@ def coldstart(quick: bool, report: Callable[[str], None]) -> list[Row]:
             cached, _ = _run(code, cache)
         report(f"{name:40s} cold {cold:7.2f} s  cached {cached:6.2f} s  warm {warm:6.3f} s")
         for kind, secs in (("cold", cold), ("cached", cached), ("warm", warm)):
-            rows.append(Row("coldstart", name, kind, "call", 1, secs, 0.0, 1, 0.0))
+            rows.append(Row("coldstart", name, "first call", "start", kind, secs, 0.0, 1, 0.0))
     return rows

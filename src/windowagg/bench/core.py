@@ -20,7 +20,7 @@ class Row:
     case: str  # the series: an algorithm or a baseline
     agg: str
     param: str  # the x axis name
-    x: float  # the x value
+    x: float | str  # the x value (a name where the x axis names its points)
     median_s: float
     spread: float  # (max - min) / median over the repetitions
     items: int  # elements (or operations) per run
@@ -92,6 +92,8 @@ def table(rows: list[Row], rate_label: str = "M elem/s") -> str:
 
 def _fmt_x(r: Row) -> str:
     x = r.x
+    if isinstance(x, str):
+        return x
     if x >= 1 and float(x).is_integer() and x >= 1024 and (int(x) & (int(x) - 1)) == 0:
         return f"2^{int(x).bit_length() - 1}"
     return f"{x:g}"

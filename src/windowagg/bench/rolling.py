@@ -35,6 +35,8 @@ import numpy as np
 from .core import Row, measure_interleaved
 
 RANGES = ["range:10s", "range:60s", "range:600s"]
+#: the parameter of the skew cases (their measure: the peak memory of one Python worker)
+SKEW = "skew, peak worker memory"
 FRAMES = [*RANGES, "rows:1000"]
 
 
@@ -260,8 +262,8 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
 
         run()
         secs, peak = peak_worker_rss(run)
-        rows.append(Row("rolling", f"windowagg, {label}", "sum", "peak MiB", peak, secs, 0.0,
-                        n, 0.0, {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
+        rows.append(Row("rolling", f"windowagg, {label}", "sum", SKEW, n, secs, 0.0, n, 0.0,
+                        {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
         report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         if skew:
 
@@ -274,8 +276,8 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
             pandas_run()
             secs, peak = peak_worker_rss(pandas_run)
             extra = {"peak_worker_rss_mib": round(peak, 1)}
-            rows.append(Row("rolling", "applyInPandas, each key whole", "count", "peak MiB",
-                            peak, secs, 0.0, n, 0.0, extra))  # fmt: skip
+            rows.append(Row("rolling", "applyInPandas, each key whole (a count)", "sum", SKEW,
+                            n, secs, 0.0, n, 0.0, extra))  # fmt: skip
             report(f"  applyInPandas, each key whole    {secs:6.2f} s, peak worker RSS "
                    f"{peak:7.1f} MiB")  # fmt: skip
         df.unpersist()

@@ -1,4 +1,4 @@
-"""``windowagg bench slicing``: the Scotty paper's experiments (Section 9): throughput against
+"""``windowagg bench slicing``: the Scotty paper's experiments (Section 10.2): throughput against
 the number of concurrent windows (in order and with 20% out-of-order tuples), against the
 fraction and the delay of out-of-order tuples, and with a session window added.
 

@@ -154,6 +154,8 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
 
 #: the case name of the built-in tumbling window beside the sliding ones
 FLOOR = "Spark tumbling window(1 s), the floor"
+#: the parameter of the skew cases (their measure: the peak memory of one Python worker)
+SKEW = "skew, peak worker memory"
 
 
 def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
@@ -178,8 +180,8 @@ def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
 
         run()
         secs, peak = peak_worker_rss(run)
-        rows.append(Row("spark", f"windowagg, {label}", "first, median", "peak MiB", peak, secs,
-                        0.0, n, 0.0, {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
+        rows.append(Row("spark", f"windowagg, {label}", "first, median", SKEW, n, secs, 0.0, n,
+                        0.0, {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
         report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         df.unpersist()
     return rows
