@@ -84,15 +84,19 @@ def test_spark_suite_sides_agree() -> None:
     """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
     sessions, medians, five aggregations in one call) give the same checksum."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.spark import FLOOR, SKEW, spark_suite
+    from windowagg.bench.spark import FLOOR, SKEW, STAGES, spark_suite
 
     rows = spark_suite(True, lambda line: None, events=100_000)
     assert all(r.items == 100_000 for r in rows)
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
-        if r.case != FLOOR and r.param != SKEW:  # the floor answers other windows
+        if r.case != FLOOR and r.param not in (SKEW, STAGES):  # the floor answers others
             groups[(r.agg, r.param, r.x)].append(r)
+    stages = [r for r in rows if r.param == STAGES]
+    assert len(stages) == 4 and stages[0].case == "windowagg window_aggregate"
+    assert len({r.checksum for r in stages[1:]}) == 1  # every stage carries the same partials
     floors = [r for r in rows if r.case == FLOOR]
+    assert stages[1].checksum == floors[0].checksum  # the events' total, as the tumbling sums
     assert [r.param for r in floors] == ["sliding length s"] * 3 + ["windows"]
     peaks = [r for r in rows if r.param == SKEW]
     assert len(peaks) == 2  # the workers were sampled

@@ -12,7 +12,9 @@ keys; ``--quick``: 200,000).
   ``collect_list`` (checksum: the number of values collected); count windows (tumbling, 100
   events per key) against a row number per key and a group by its bucket;
 * beside the sliding windows, the built-in tumbling window of the slide (1 s): one
-  aggregation pass over the events, no copies, the floor of any query that reads them;
+  aggregation pass over the events, no copies, the floor of any query that reads them; and
+  ``window_aggregate``'s stages alone at L = 20 s: its Spark SQL partials, then shuffled by
+  key, then through the Python workers and back with a function that returns its input;
 * five aggregations over three columns at
   L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
   built-in query with the same five; and five with a quantile and a distinct count (sum, count,
@@ -119,6 +121,7 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
         cases = [("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
                  ("Spark window()", builtin([L]))]  # fmt: skip
         pair("sliding length s", L, cases, with_floor=True)
+    pair(STAGES, 20, _stages(df, ours(["sliding:20s/1s"])))
     lengths = list(range(1, 21))
     pair("windows", 20, [("windowagg, 20 windows in one call",
                           ours([f"sliding:{L}s/1s" for L in lengths])),
@@ -154,6 +157,8 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
 
 #: the case name of the built-in tumbling window beside the sliding ones
 FLOOR = "Spark tumbling window(1 s), the floor"
+#: the parameter of the case of window_aggregate's stages alone (which answer no windows)
+STAGES = "stages, sliding length s"
 #: the parameter of the skew cases (their measure: the peak memory of one Python worker)
 SKEW = "skew, peak worker memory"
 
@@ -185,6 +190,41 @@ def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
         report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         df.unpersist()
     return rows
+
+
+def _stages(df, full: Callable[[], float]) -> list[tuple[str, Callable[[], float]]]:
+    """``window_aggregate`` (sliding 20 s / 1 s, sum) and its first stages alone: the Spark SQL
+    partials per (key, slice), then shuffled by key, then through the Python workers and back
+    with a function that returns its input (the Arrow round trip, no engine). Each ends in a
+    sum of its value column (the partials' sums: their total is the events', not the
+    windows')."""
+    from pyspark.sql import functions as F
+
+    from ..engine.window_partials import grids
+    from ..spark.batch import _partials_query, cores, key_names
+    from ..spark.plan import make_plan
+
+    plan = make_plan(df, time="ts", windows=["sliding:20s/1s"], aggs={"value": ("sum", "v")},
+                     key="k", allowed_lateness=0)  # fmt: skip
+
+    def partials(spread: bool = False):
+        pre = _partials_query(df, plan, grids(plan))
+        return pre.repartition(cores(df), *key_names(plan)) if spread else pre
+
+    def same(batches):
+        yield from batches
+
+    def total(out) -> float:
+        return float(out.agg(F.sum("__wa_p0")).first()[0])
+
+    def trip() -> float:
+        pre = partials(spread=True)
+        return total(pre.mapInArrow(same, pre.schema))
+
+    return [("windowagg window_aggregate", full),
+            ("Spark SQL partials per (key, slice)", lambda: total(partials())),
+            ("partials, shuffled by key", lambda: total(partials(spread=True))),
+            ("partials, shuffled, Arrow round trip", trip)]  # fmt: skip
 
 
 #: five aggregations over three columns, windowagg's and Spark's spelling
