@@ -51,3 +51,37 @@ def test_the_cli_reference_lists_every_subcommand() -> None:
         assert f"## `windowagg {name}`" in text
         for action in command._actions:
             assert all(o in text for o in action.option_strings), (name, action.option_strings)
+
+
+def _front_matter(page) -> dict:
+    import yaml
+
+    text = page.read_text()
+    if not text.startswith("---\n"):
+        return {}
+    return yaml.safe_load(text[4 : text.index("\n---\n", 4)]) or {}
+
+
+def test_every_bench_suite_has_a_page_generated_from_its_csv() -> None:
+    """One benchmark page per suite, whose tables and chart come from the CSV its command
+    wrote (committed under docs/benchmarks/data), with the machine and the date."""
+    from windowagg.bench.render import read_rows
+    from windowagg.bench.suites import SUITES
+
+    pages = {}
+    for page in sorted((ROOT / "docs" / "benchmarks").glob("*.md")):
+        meta = _front_matter(page)
+        if "csv" not in meta:
+            continue
+        rows = read_rows(page.parent / meta["csv"])
+        suite = rows[0]["suite"]
+        assert {r["suite"] for r in rows} == {suite}, page
+        assert meta["command"].startswith(f"windowagg bench {suite} "), page
+        assert "--csv" in meta["command"] and "--quick" not in meta["command"], page
+        assert meta["machine"] and meta["date"], page
+        assert "<!-- bench-results -->" in page.read_text(), page
+        assert suite not in pages, (suite, page, pages.get(suite))
+        pages[suite] = page
+    assert sorted(pages) == sorted(SUITES)
+    index = (ROOT / "docs" / "benchmarks" / "index.md").read_text()
+    assert all(f"({p.name})" in index for p in pages.values())

@@ -55,3 +55,10 @@ def test_rates_compare_across_sizes(tmp_path) -> None:
     text = markdown_tables(read_rows(tmp_path / "fifo.csv"), rates=True)
     assert text.count("###") == 1  # one table although the items differ
     assert "| recalc | 524 M/s ±2% |" in text and "| daba | 1.05 G/s ±2% |" in text
+
+
+def test_a_parameter_that_names_its_aggregation_titles_alone(tmp_path) -> None:
+    rows = [Row("spark", "windowagg", "median", "median, sliding s", 60, 1.0, 0.0, 10, 1.0)]
+    write_csv(rows, str(tmp_path / "spark.csv"))
+    text = markdown_tables(read_rows(tmp_path / "spark.csv"))
+    assert text.startswith("### median, sliding s\n")

@@ -30,6 +30,8 @@ def _groups(rows: list[dict[str, str]], rates: bool = False) -> dict[str, list[d
     groups: dict[str, list[dict[str, str]]] = {}
     for r in rows:
         title = f"{r['agg']}, {r['param']}" if r["param"] else r["agg"]
+        if r["param"].startswith(r["agg"]):  # a parameter that names the aggregation itself
+            title = r["param"]
         if not rates and len(sizes[r["agg"], r["param"]]) > 1:
             title += f", {_label(r['items'])} items"
         groups.setdefault(title, []).append(r)
