@@ -103,7 +103,7 @@ def _times(group: list[dict[str, str]], xs: list[str], cases: list[str], ratios:
                 text = f"{shown} ±{100 * float(r['spread']):.0f}%"
             if ratios and r is not None and first is not None and case != cases[0]:
                 text += f" ({float(r['median_s']) / float(first['median_s']):.2g}x)"
-            vals.append(text)  # fmt: skip
+            vals.append(text)
         out.append(f"| {case} | " + " | ".join(vals) + " |")
     return [*out, ""]
 
