@@ -100,6 +100,11 @@ def _ours(df, entries: dict):
     return run
 
 
+def returns_input(batches):
+    """A mapInArrow function that returns its input: a Python stage's round trip alone."""
+    yield from batches
+
+
 def _floor(df):
     """What ``rolling_aggregate`` costs before any aggregation: the same shuffle by key, sort
     by time and Arrow round trip through the Python workers, with a function that returns its
@@ -108,12 +113,9 @@ def _floor(df):
 
     from ..spark.batch import cores
 
-    def same(batches):
-        yield from batches
-
     def run() -> np.ndarray:
         spread = df.repartition(cores(df), "k").sortWithinPartitions("ts")
-        row = spread.mapInArrow(same, df.schema).agg(F.sum("v").alias("v")).first()
+        row = spread.mapInArrow(returns_input, df.schema).agg(F.sum("v").alias("v")).first()
         return np.array([float(row["v"])])
 
     return run

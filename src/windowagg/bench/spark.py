@@ -201,29 +201,24 @@ def _stages(df, full: Callable[[], float]) -> list[tuple[str, Callable[[], float
     from pyspark.sql import functions as F
 
     from ..engine.window_partials import grids
-    from ..spark.batch import _partials_query, cores, key_names
+    from ..spark.batch import _partials_query, partials_by_key
     from ..spark.plan import make_plan
+    from .rolling import returns_input
 
     plan = make_plan(df, time="ts", windows=["sliding:20s/1s"], aggs={"value": ("sum", "v")},
                      key="k", allowed_lateness=0)  # fmt: skip
-
-    def partials(spread: bool = False):
-        pre = _partials_query(df, plan, grids(plan))
-        return pre.repartition(cores(df), *key_names(plan)) if spread else pre
-
-    def same(batches):
-        yield from batches
 
     def total(out) -> float:
         return float(out.agg(F.sum("__wa_p0")).first()[0])
 
     def trip() -> float:
-        pre = partials(spread=True)
-        return total(pre.mapInArrow(same, pre.schema))
+        pre = partials_by_key(df, plan)
+        return total(pre.mapInArrow(returns_input, pre.schema))
 
     return [("windowagg window_aggregate", full),
-            ("Spark SQL partials per (key, slice)", lambda: total(partials())),
-            ("partials, shuffled by key", lambda: total(partials(spread=True))),
+            ("Spark SQL partials per (key, slice)",
+             lambda: total(_partials_query(df, plan, grids(plan)))),
+            ("partials, shuffled by key", lambda: total(partials_by_key(df, plan))),
             ("partials, shuffled, Arrow round trip", trip)]  # fmt: skip
 
 

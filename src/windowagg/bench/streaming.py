@@ -28,6 +28,8 @@ import numpy as np
 from .core import Row
 
 KEYS, DELAY = 100, "10 seconds"
+#: files per micro-batch where the replay runs in several (100k events a micro-batch)
+PER = 2
 
 
 def _files(root: str, n: int, files: int, seed: int = 7) -> None:
@@ -112,7 +114,7 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     _run(spark, src, files, builtin(60), work)
     sides = (("windowagg", ours(sliding)), ("built-in", builtin(60)),
              ("applyInPandasWithState floor", floor))  # fmt: skip
-    for label, per in (("one micro-batch", files), ("100k events per micro-batch", 2)):
+    for label, per in (("one micro-batch", files), ("100k events per micro-batch", PER)):
         batches = files // per
         runs: dict[str, list] = {name: [] for name, _ in sides}
         for rep in range(reps):  # each side in turn, the order rotating
@@ -141,14 +143,14 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             raise AssertionError(f"windowagg {got['windowagg']} != built-in {got['built-in']}")
     # 100k events per micro-batch: in one micro-batch the built-in query of 35 s runs out of
     # aggregation memory (a 2 GiB driver), each event copied into 35 windows at once
-    secs, progress, out = _run(spark, src, 2, ours([f"sliding:{x}s/1s" for x in lengths]),
+    secs, progress, out = _run(spark, src, PER, ours([f"sliding:{x}s/1s" for x in lengths]),
                                work)  # fmt: skip
     mine = summary(out)
     rows.append(Row("streaming", "windowagg", "sum", "20 windows", 20, secs, 0.0, n, mine[1],
                     {"windows": mine[0]}))  # fmt: skip
     total, count, value = 0.0, 0, 0.0
     for length in lengths:
-        s, _, out = _run(spark, src, 2, builtin(length), work)
+        s, _, out = _run(spark, src, PER, builtin(length), work)
         c, v = summary(out)
         total, count, value = total + s, count + c, value + v
     rows.append(Row("streaming", "built-in", "sum", "20 windows", 20, total, 0.0, n, value,
@@ -156,10 +158,10 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     report(f"  20 windows: windowagg {secs:.2f} s, built-in (20 queries) {total:.2f} s")
     if (mine[0], mine[1]) != (count, value):
         raise AssertionError(f"20 windows: windowagg {mine} != built-in {(count, value)}")
-    secs, progress, out = _run(spark, src, 2, rolling, work)
+    secs, progress, out = _run(spark, src, PER, rolling, work)
     emitted = out.count()
     state = _state(progress)
-    rows.append(Row("streaming", "windowagg", "sum", "rolling range:1h", files // 2, secs, 0.0,
+    rows.append(Row("streaming", "windowagg", "sum", "rolling range:1h", files // PER, secs, 0.0,
                     emitted, float(emitted), {"state/key": max(state, default=0)}))  # fmt: skip
     report(f"  rolling range:1h, 100k events per micro-batch: {secs:.2f} s, "
            f"{emitted / secs:,.0f} rows/s")  # fmt: skip

@@ -251,25 +251,36 @@ def key_columns(plan: WindowPlan) -> list[Any]:
     return [F.col(quoted(k)).alias(n) for k, n in zip(plan.keys, key_names(plan))]
 
 
+def _spread(df: Any, plan: WindowPlan) -> Any:
+    """The rows in a partition per core by key (one partition without keys)."""
+    keys = key_names(plan)
+    return df.repartition(cores(df), *keys) if keys else df.repartition(1)
+
+
+def partials_by_key(df: Any, plan: WindowPlan) -> Any:
+    """What the Python stage of a plan of SQL-merged entries reads: the (key, slice) partials
+    in a partition per core by key (count windows' partials are clustered by key already, by
+    their row numbers)."""
+    from ..engine.window_partials import counted, grids
+
+    pre = _partials_query(df, plan, grids(plan))
+    return pre if counted(plan) else _spread(pre, plan)
+
+
 def run_batch(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
 
-    from ..engine.window_partials import counted, grids, mergeable, over_partials
+    from ..engine.window_partials import mergeable, over_partials
     from .plan import output_schema
 
     schema = output_schema(df, plan)
     keys = key_names(plan)
-    spread = (lambda d: d.repartition(cores(df), *keys)) if keys else \
-        (lambda d: d.repartition(1))  # fmt: skip
     if mergeable(plan):  # per (key, slice) partials, then a partition per core by key
         whole = _tumbling_rows(df, plan)
         if whole is not None:
             return whole
-        pre = _partials_query(df, plan, grids(plan))
-        if not counted(plan):  # count windows' partials: clustered by key by the row numbers
-            pre = spread(pre)
         over = over_partials(plan, S, tuple(keys))
-        return pre.mapInArrow(_engine(plan, over, by_key=False), schema)
+        return partials_by_key(df, plan).mapInArrow(_engine(plan, over, by_key=False), schema)
     cols = sorted({e.column for e in plan.entries if e.column is not None} - {plan.time})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
     base = df.select(*key_columns(plan), F.col(quoted(plan.time)).alias(T),
@@ -278,5 +289,5 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
     entries = tuple(e if e.column is None else replace(e, column=names[e.column])
                     for e in plan.entries)  # fmt: skip
     over = replace(plan, time=T, keys=tuple(keys), entries=entries)
-    ordered = spread(base).sortWithinPartitions(*keys, T)
+    ordered = _spread(base, plan).sortWithinPartitions(*keys, T)
     return ordered.mapInArrow(_engine(plan, over, by_key=True), schema)
