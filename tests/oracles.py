@@ -20,6 +20,10 @@ def _present(window: list[Any]) -> list[Any]:
     return [x for x in window if not (x is None or (isinstance(x, float) and math.isnan(x)))]
 
 
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
 def _pairs(window: list[Any]) -> list[tuple[Any, Any]]:
     return [p for p in window if p is not None and not (isinstance(p[1], float) and p[1] != p[1])]
 
@@ -48,12 +52,56 @@ def direct(agg: Any, window: list[Any]) -> Any:
         return min(xs) if xs else None
     if name == "max":
         return max(xs) if xs else None
-    if name in ("argmin", "argmax"):
+    if name in ("argmin", "argmax", "min_by", "max_by"):
         ps = _pairs(window)
         if not ps:
             return None
-        best = min(p[1] for p in ps) if name == "argmin" else max(p[1] for p in ps)
-        return next(p[0] for p in ps if p[1] == best)  # ties go to the oldest
+        best = min(p[1] for p in ps) if name in ("argmin", "min_by") else max(p[1] for p in ps)
+        ties = [p[0] for p in ps if p[1] == best]
+        return ties[0] if name.startswith("arg") else ties[-1]  # the oldest; Spark's: youngest
+    if name in ("covar_samp", "covar_pop", "corr"):
+        ps = [p for p in _pairs(window) if not _missing(p[0])]
+        n = len(ps)
+        if n < (1 if name == "covar_pop" else 2):
+            return None
+        mx, my = sum(p[0] for p in ps) / n, sum(p[1] for p in ps) / n
+        c = sum((p[0] - mx) * (p[1] - my) for p in ps)
+        if name == "corr":
+            q = sum((p[0] - mx) ** 2 for p in ps) * sum((p[1] - my) ** 2 for p in ps)
+            return c / math.sqrt(q) if q else None
+        return c / (n if name == "covar_pop" else n - 1)
+    if name in ("var_samp", "var_pop", "stddev_pop"):
+        if len(xs) < (2 if name == "var_samp" else 1):
+            return None
+        return {
+            "var_samp": statistics.variance,
+            "var_pop": statistics.pvariance,
+            "stddev_pop": statistics.pstdev,
+        }[name](xs)
+    if name in ("skewness", "kurtosis"):
+        if not xs:
+            return None
+        m = sum(xs) / len(xs)
+        m2, m3, m4 = (sum((x - m) ** k for x in xs) for k in (2, 3, 4))
+        if m2 == 0:
+            return None
+        n = len(xs)
+        return math.sqrt(n) * m3 / m2**1.5 if name == "skewness" else n * m4 / m2**2 - 3
+    if name == "product":
+        return math.prod(xs) if xs else None
+    if name == "count_if":
+        return sum(1 for x in xs if x)
+    if name in ("bool_and", "bool_or"):
+        return None if not xs else all(xs) if name == "bool_and" else any(xs)
+    if name == "mode":
+        if not xs:
+            return None
+        top = max(xs.count(x) for x in xs)
+        return min(x for x in xs if xs.count(x) == top)
+    if name == "collect_list":
+        return list(xs)
+    if name == "collect_set":
+        return sorted(set(xs))
     if name == "mincount":
         return xs.count(min(xs)) if xs else 0
     if name == "maxcount":
@@ -68,10 +116,18 @@ def direct(agg: Any, window: list[Any]) -> Any:
         return list(xs)
     if name == "count_distinct":
         return len(set(xs))
-    if name in ("median", "quantile"):
+    if name in ("quantile", "percentile_disc", "percentile_approx"):
         if not xs:
             return None
-        return sorted(xs)[max(0, math.ceil(agg.q * len(xs)) - 1)]
+        q = agg.q if name == "quantile" else agg.p
+        v = sorted(xs)[max(0, math.ceil(q * len(xs)) - 1)]
+        return float(v) if name == "percentile_disc" else v
+    if name in ("median", "percentile"):
+        if not xs:
+            return None
+        s, pos = sorted(xs), (len(xs) - 1) * (0.5 if name == "median" else agg.p)
+        lo, hi = math.floor(pos), math.ceil(pos)
+        return float(s[lo]) + (s[hi] - s[lo]) * (pos - lo)
     return fold(agg, window)
 
 

@@ -162,7 +162,20 @@ def test_quantile_nearest_rank() -> None:
     assert fold(windowagg.aggregation("quantile", q=0.4), xs) == 20
     assert fold(windowagg.aggregation("quantile", q=0.5), xs) == 35
     assert fold(windowagg.aggregation("quantile", q=1.0), xs) == 50
-    assert fold(windowagg.aggregation("median"), [4, 1, 3, 2]) == 2
+    # Spark's percentile_disc and percentile_approx are the same rank
+    assert fold(windowagg.aggregation("percentile_disc", p=0.3), xs) == 20.0
+    assert fold(windowagg.aggregation("percentile_disc", p=0), xs) == 15.0
+    assert fold(windowagg.aggregation("percentile_approx", p=0.4), xs) == 20
+
+
+def test_median_and_percentile_interpolate_as_spark() -> None:
+    """Spark's percentile: between the values at the floor and the ceiling of rank (n - 1) * p
+    (0-based); its median is percentile(0.5)."""
+    assert fold(windowagg.aggregation("median"), [4, 1, 3, 2]) == 2.5
+    assert fold(windowagg.aggregation("median"), [4, 1, 3]) == 3.0
+    assert fold(windowagg.aggregation("percentile", p=0.3), [1, 2, 3, 4]) == pytest.approx(1.9)
+    assert fold(windowagg.aggregation("percentile", p=1), [1, 2, 3, 4]) == 4.0
+    assert fold(windowagg.aggregation("median"), []) is None
 
 
 @pytest.mark.parametrize("q", [0, -0.1, 1.5, "0.5", None, True])

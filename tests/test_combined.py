@@ -88,5 +88,5 @@ def test_flags_and_errors() -> None:
         windowagg.combined({"a": "summ"})
     with pytest.raises(TypeError, match="give agg, or aggs"):
         windowagg.WindowOperator("sum", aggs={"a": "max"})
-    with pytest.raises(ValueError, match="does not lower to one"):
+    with pytest.raises(ValueError, match="lowers to a list"):
         windowagg.sliding_aggregate([1.0, 2.0], size=2, aggs={"c": "collect"})

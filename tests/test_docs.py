@@ -85,3 +85,19 @@ def test_every_bench_suite_has_a_page_generated_from_its_csv() -> None:
     assert sorted(pages) == sorted(SUITES)
     index = (ROOT / "docs" / "benchmarks" / "index.md").read_text()
     assert all(f"({p.name})" in index for p in pages.values())
+
+
+def test_the_spark_functions_table_lists_exactly_the_names_windowagg_accepts() -> None:
+    """docs/guides/spark-functions.md: one row per Spark function windowagg accepts, each
+    naming the built-in the name resolves to."""
+    import re
+
+    from windowagg.aggregations import SPARK_FUNCTIONS, aggregation
+
+    text = (ROOT / "docs" / "guides" / "spark-functions.md").read_text()
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)", text, flags=re.M)
+    assert sorted(n for n, _ in rows) == sorted(SPARK_FUNCTIONS)
+    for spark_name, ours in rows:
+        assert (
+            aggregation(spark_name).name == aggregation(ours).name == SPARK_FUNCTIONS[spark_name]
+        ), spark_name

@@ -6,8 +6,15 @@ plus the optional flags ``invertible`` (with ``inverse(a, b)``), ``commutative``
 Section 2.2): ``lift`` turns a raw input into a partial aggregate, ``combine`` is the associative
 operator (``a`` is the older part, ``b`` the younger), ``lower`` turns a partial into the result.
 
-Missing values: ``NaN`` and ``None`` lift to the identity (as SQL NULL), so they keep their place
-in a count-based window but do not change the result.
+Missing values: ``NaN`` and ``None`` count as the identity (as SQL NULL; :func:`lift`), so they
+keep their place in a count-based window but do not change the result; they never reach an
+aggregation's own ``lift``, a user's included.
+
+Spark's aggregate functions are built-ins under Spark's names (:data:`SPARK_FUNCTIONS`;
+docs/guides/spark-functions.md), and on tables they compute what Spark computes: the moments
+(variances, skewness and kurtosis merged by Pébay's formulas, 2008), the percentiles, mode,
+sets and lists, truth values, and the two-column ``max_by``/``min_by``/``corr``/``covar_*``
+of ``(x, y)`` pairs.
 
 Partial aggregates of the built-ins are immutable values (numbers, tuples, bytes), so algorithms
 may share them freely and aggregators pickle.
@@ -53,9 +60,11 @@ __all__ = [
 #: the compiled families (windowagg.kernels.families): aggregations whose combine has the same
 #: shape share one compiled family, told apart inside it by their code
 SUMF, ADD, SELECT, XCOUNT, WELFORD = "sum", "add", "select", "xcount", "welford"
+PRODUCT, MOMENTS, COMOMENTS = "product", "moments", "comoments"
 #: the kinds of result: one number (float, or int where only ints went in and ``keeps_ints``),
-#: a count (always an int), the arg of a pair, an estimate (a float), a list, a struct, a filter
-RESULTS = ("number", "count", "arg", "estimate", "list", "struct", "filter")
+#: a count (always an int), the arg of a pair, an estimate (a float), a truth value, a list, a
+#: struct, a filter
+RESULTS = ("number", "count", "arg", "estimate", "bool", "list", "struct", "filter")
 
 
 class Kernel(NamedTuple):
@@ -76,6 +85,8 @@ class Facts:
     Spark SQL pre-aggregate per slice (``s`` the sum, ``c`` the count of values, ``min`` and
     ``max`` the extremum; each is also the SQL function that computes it, but ``s``), empty
     when the aggregation is not pre-aggregated that way; ``lower_columns`` lowers them.
+    ``columns``: how many columns an entry over a table names (2: ``(x, y)`` pairs, as
+    ``max_by(x, y)`` or ``corr(x, y)``; arrays take the pairs themselves).
     ``frames``: how rolling frames and windows of a table answer it without a FIFO sweep of
     its partials: ``"quantile"`` (the nearest rank ``q``, by order statistics over the values'
     ranks), ``"distinct"`` (the exact number of distinct values, by a count per value) or
@@ -90,11 +101,12 @@ class Facts:
     pairs: bool = False
     partials: tuple[str, ...] = ()
     frames: str | None = None
+    columns: int = 1
 
     @property
     def scalar(self) -> bool:
         """Whether the result is one number (an array output holds it as a float)."""
-        return self.result in ("number", "count", "arg", "estimate")
+        return self.result in ("number", "count", "arg", "estimate", "bool")
 
 
 #: the facts of an aggregation that declares none (a user's own): the Python reference only
@@ -170,6 +182,13 @@ class Aggregation:
 def is_missing(x: Any) -> bool:
     """NaN and None are missing values (SQL NULL)."""
     return x is None or (isinstance(x, numbers.Real | Decimal) and x != x)
+
+
+def lift(agg: Any, x: Any) -> Any:
+    """``agg.lift(x)``, or the identity where ``x`` is missing (None or NaN): a missing value
+    never reaches an aggregation's own ``lift``, the user's included (SQL's rule: nulls are
+    skipped; windowagg's: NaN is missing too)."""
+    return agg.identity if is_missing(x) else agg.lift(x)
 
 
 def _number(name: str, x: Any) -> Any:
@@ -299,6 +318,234 @@ class StdDev(Aggregation):
     def lower(self, p):
         n, _, q = p
         return math.sqrt(q / (n - 1)) if n >= 2 else None
+
+
+class VarSamp(StdDev):
+    """Sample variance (n - 1), Spark's ``var_samp`` and ``variance``: Chan et al.'s partial."""
+
+    name = "var_samp"
+    facts = Facts(Kernel(WELFORD, 1))
+
+    def lower(self, p):
+        n, _, q = p
+        return q / (n - 1) if n >= 2 else None
+
+
+class VarPop(StdDev):
+    """Population variance (n), Spark's ``var_pop``."""
+
+    name = "var_pop"
+    facts = Facts(Kernel(WELFORD, 2))
+
+    def lower(self, p):
+        n, _, q = p
+        return q / n if n >= 1 else None
+
+
+class StdDevPop(StdDev):
+    """Population standard deviation (n), Spark's ``stddev_pop``."""
+
+    name = "stddev_pop"
+    facts = Facts(Kernel(WELFORD, 3))
+
+    def lower(self, p):
+        n, _, q = p
+        return math.sqrt(q / n) if n >= 1 else None
+
+
+def merge_moments(a: tuple, b: tuple) -> tuple:
+    """Two partials ``(n, mean, M2, M3, M4)`` of central moments merged exactly as one
+    (Pébay, "Formulas for robust, one-pass parallel computation of covariances and arbitrary-
+    order statistical moments", 2008, Eq. 3.1)."""
+    na, ma, m2a, m3a, m4a = a
+    nb, mb, m2b, m3b, m4b = b
+    if na == 0:
+        return b
+    if nb == 0:
+        return a
+    n = na + nb
+    d = mb - ma
+    dn = d / n
+    m2 = m2a + m2b + d * dn * na * nb
+    m3 = m3a + m3b + d * dn * dn * na * nb * (na - nb) + 3 * dn * (na * m2b - nb * m2a)
+    m4 = (
+        m4a
+        + m4b
+        + d * dn * dn * dn * na * nb * (na * na - na * nb + nb * nb)
+        + 6 * dn * dn * (na * na * m2b + nb * nb * m2a)
+        + 4 * dn * (na * m3b - nb * m3a)
+    )
+    return (n, ma + dn * nb, m2, m3, m4)
+
+
+class Skewness(Aggregation):
+    """Skewness ``sqrt(n) * M3 / M2^1.5`` (Spark's ``skewness``; None where M2 is 0); partial
+    ``(n, mean, M2, M3, M4)`` merged by :func:`merge_moments`."""
+
+    name = "skewness"
+    facts = Facts(Kernel(MOMENTS, 0))
+    identity = (0, 0.0, 0.0, 0.0, 0.0)
+    commutative = True
+
+    def lift(self, x):
+        return self.identity if is_missing(x) else (1, float(_number(self.name, x)), 0.0, 0.0, 0.0)
+
+    def combine(self, a, b):
+        return merge_moments(a, b)
+
+    def lower(self, p):
+        n, _, m2, m3, _ = p
+        return None if n == 0 or m2 == 0 else math.sqrt(n) * m3 / math.sqrt(m2 * m2 * m2)
+
+
+class Kurtosis(Skewness):
+    """Excess kurtosis ``n * M4 / M2^2 - 3`` (Spark's ``kurtosis``; None where M2 is 0)."""
+
+    name = "kurtosis"
+    facts = Facts(Kernel(MOMENTS, 1))
+
+    def lower(self, p):
+        n, _, m2, _, m4 = p
+        return None if n == 0 or m2 == 0 else n * m4 / (m2 * m2) - 3.0
+
+
+def _xy(name: str, x: Any) -> tuple[float, float] | None:
+    """An ``(x, y)`` pair of numbers, None where either is missing (SQL skips the row)."""
+    if is_missing(x):
+        return None
+    try:
+        a, b = x
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} needs (x, y) pairs, got {x!r}") from None
+    if is_missing(a) or is_missing(b):
+        return None
+    return float(_number(name, a)), float(_number(name, b))
+
+
+class CovarSamp(Aggregation):
+    """Sample covariance of ``(x, y)`` pairs (Spark's ``covar_samp``): partial ``(n, mean x,
+    mean y, C, M2x, M2y)``, co-moments merged as Welford's (Pébay 2008, Eq. 3.2)."""
+
+    name = "covar_samp"
+    facts = Facts(Kernel(COMOMENTS, 0), pairs=True, columns=2)
+    identity = (0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    commutative = True
+
+    def lift(self, x):
+        xy = _xy(self.name, x)
+        return self.identity if xy is None else (1, xy[0], xy[1], 0.0, 0.0, 0.0)
+
+    def combine(self, a, b):
+        na, xa, ya, ca, qxa, qya = a
+        nb, xb, yb, cb, qxb, qyb = b
+        if na == 0:
+            return b
+        if nb == 0:
+            return a
+        n = na + nb
+        dx, dy = xb - xa, yb - ya
+        f = na * nb / n
+        return (
+            n,
+            xa + dx * nb / n,
+            ya + dy * nb / n,
+            ca + cb + dx * dy * f,
+            qxa + qxb + dx * dx * f,
+            qya + qyb + dy * dy * f,
+        )
+
+    def lower(self, p):
+        n, c = p[0], p[3]
+        return c / (n - 1) if n >= 2 else None
+
+
+class CovarPop(CovarSamp):
+    """Population covariance of ``(x, y)`` pairs (Spark's ``covar_pop``)."""
+
+    name = "covar_pop"
+    facts = Facts(Kernel(COMOMENTS, 1), pairs=True, columns=2)
+
+    def lower(self, p):
+        return p[3] / p[0] if p[0] >= 1 else None
+
+
+class Corr(CovarSamp):
+    """Pearson's correlation of ``(x, y)`` pairs (Spark's ``corr``; None for fewer than two
+    pairs or where either spread is 0)."""
+
+    name = "corr"
+    facts = Facts(Kernel(COMOMENTS, 2), pairs=True, columns=2)
+
+    def lower(self, p):
+        n, _, _, c, qx, qy = p
+        return c / math.sqrt(qx * qy) if n >= 2 and qx * qy != 0 else None
+
+
+class Product(Aggregation):
+    """The product of the values (Spark's ``product``, a double)."""
+
+    name = "product"
+    facts = Facts(Kernel(PRODUCT, 0))
+    identity = None
+    commutative = True
+
+    def lift(self, x):
+        return None if is_missing(x) else float(_number(self.name, x))
+
+    def combine(self, a, b):
+        return b if a is None else a if b is None else a * b
+
+
+class CountIf(Aggregation):
+    """How many values are true (Spark's ``count_if``)."""
+
+    name = "count_if"
+    facts = Facts(Kernel(SUMF, 1), empty=0, result="count")
+    identity = 0
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return 0 if is_missing(x) else int(bool(x))
+
+    def combine(self, a, b):
+        return a + b
+
+    def inverse(self, a, b):
+        return a - b
+
+
+class BoolAnd(Aggregation):
+    """Whether every value is true (Spark's ``bool_and`` and ``every``); partial ``(values,
+    true values)``."""
+
+    name = "bool_and"
+    facts = Facts(Kernel(ADD, 4), result="bool")
+    identity = (0, 0)
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return (0, 0) if is_missing(x) else (int(bool(x)), 1)
+
+    def combine(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def inverse(self, a, b):
+        return (a[0] - b[0], a[1] - b[1])
+
+    def lower(self, p):
+        return None if not p[1] else p[0] == p[1]
+
+
+class BoolOr(BoolAnd):
+    """Whether any value is true (Spark's ``bool_or``, ``some`` and ``any``)."""
+
+    name = "bool_or"
+    facts = Facts(Kernel(ADD, 5), result="bool")
+
+    def lower(self, p):
+        return None if not p[1] else p[0] > 0
 
 
 class GeoMean(Aggregation):
@@ -434,6 +681,43 @@ class ArgMax(Aggregation):
         return None if p is None else p[0]
 
 
+class MaxBy(Aggregation):
+    """Spark's ``max_by(x, y)``: the x of the largest y among ``(x, y)`` pairs (rows without a
+    y skipped); ties go to the youngest, as Spark's rows in order give."""
+
+    name = "max_by"
+    facts = Facts(Kernel(SELECT, 6), result="arg", keeps_ints=True, pairs=True, columns=2)
+    identity = None
+    selective = True
+
+    def lift(self, x):
+        return _pair(self.name, x)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return b if b[1] >= a[1] else a
+
+    def lower(self, p):
+        return None if p is None else p[0]
+
+
+class MinBy(MaxBy):
+    """Spark's ``min_by(x, y)``: the x of the smallest y; ties go to the youngest."""
+
+    name = "min_by"
+    facts = Facts(Kernel(SELECT, 7), result="arg", keeps_ints=True, pairs=True, columns=2)
+
+    def combine(self, a, b):
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return b if b[1] <= a[1] else a
+
+
 class MinCount(Aggregation):
     """How often the minimum occurs; partial ``(min, count)`` (DABA paper maxcount, mirrored)."""
 
@@ -507,12 +791,21 @@ MISSING = _Missing()
 
 
 class First(Aggregation):
-    """The oldest non-missing value."""
+    """The oldest non-missing value. On tables, Spark's ``first``: the frame's first row, null
+    or not, or with ``ignorenulls=True`` its first non-null value."""
 
     name = "first"
     facts = Facts(Kernel(SELECT, 4), keeps_ints=True)
     identity = MISSING
     selective = True
+
+    def __init__(self, ignorenulls: bool = False):
+        if not isinstance(ignorenulls, bool):
+            raise ValueError(f"{self.name} needs ignorenulls True or False, got {ignorenulls!r}")
+        self.ignorenulls = ignorenulls
+
+    def params(self):
+        return {"ignorenulls": True} if self.ignorenulls else {}
 
     def lift(self, x):
         return MISSING if is_missing(x) else x
@@ -524,13 +817,12 @@ class First(Aggregation):
         return None if p is MISSING else p
 
 
-class Last(Aggregation):
-    """The youngest non-missing value."""
+class Last(First):
+    """The youngest non-missing value. On tables, Spark's ``last``: the frame's last row, null
+    or not, or with ``ignorenulls=True`` its last non-null value."""
 
     name = "last"
     facts = Facts(Kernel(SELECT, 5), keeps_ints=True)
-    identity = MISSING
-    selective = True
 
     def lift(self, x):
         return MISSING if is_missing(x) else x
@@ -646,24 +938,26 @@ def _remove_sorted(a: tuple, b: tuple) -> tuple:
     return tuple(out)
 
 
-class Quantile(Aggregation):
-    """Nearest-rank quantile: the ceil(q * n)-th smallest value (1-based), 0 < q <= 1.
+def _fraction(name: str, label: str, p: Any, low_open: bool = False) -> float:
+    if (
+        isinstance(p, bool)
+        or not isinstance(p, numbers.Real)
+        or not 0 <= p <= 1
+        or (low_open and p == 0)
+    ):
+        bounds = "(0, 1]" if low_open else "[0, 1]"
+        raise ValueError(f"{name} needs {label} in {bounds}, got {label}={p!r}")
+    return float(p)
 
-    Partial: the sorted tuple of values (holistic; combine is a linear merge)."""
 
-    name = "quantile"
+class _Sorted(Aggregation):
+    """The window's values as a sorted tuple (holistic; combine is a linear merge), lowered by
+    :meth:`pick` to an order statistic."""
+
     facts = Facts(frames="quantile")
     identity = ()
     invertible = True
     commutative = True
-
-    def __init__(self, q: float = 0.5):
-        if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q <= 1:
-            raise ValueError(f"quantile needs q in (0, 1], got q={q!r}")
-        self.q = float(q)
-
-    def params(self):
-        return {"q": self.q}
 
     def lift(self, x):
         return () if is_missing(x) else (_number(self.name, x),)
@@ -679,13 +973,100 @@ class Quantile(Aggregation):
         return _remove_sorted(a, b)
 
     def lower(self, p):
-        if not p:
-            return None
+        return self.pick(p) if p else None
+
+    def pick(self, p: tuple) -> Any:
+        raise NotImplementedError
+
+
+class Quantile(_Sorted):
+    """Nearest-rank quantile: the ceil(q * n)-th smallest value (1-based), 0 < q <= 1, in
+    the values' own type. windowagg's name; Spark's are ``percentile_disc`` (a double) and
+    ``percentile_approx`` (the values' type), which give the same value."""
+
+    name = "quantile"
+    facts = Facts(frames="quantile")
+
+    def __init__(self, q: float = 0.5):
+        self.q = _fraction("quantile", "q", q, low_open=True)
+
+    def params(self):
+        return {"q": self.q}
+
+    def pick(self, p):
         return p[max(0, math.ceil(self.q * len(p)) - 1)]
 
 
-class Median(Quantile):
-    """Nearest-rank median: quantile with q = 0.5 (the lower middle value for even counts)."""
+class PercentileDisc(_Sorted):
+    """Spark's ``percentile_disc(p)``: the smallest value whose cumulative distribution is at
+    least ``p`` (the ceil(p * n)-th smallest, the first for p = 0), as a double."""
+
+    name = "percentile_disc"
+    facts = Facts(frames="quantile")
+
+    def __init__(self, p: float = 0.5):
+        self.p = _fraction(self.name, "p", p)
+
+    def params(self):
+        return {"p": self.p}
+
+    def pick(self, p):
+        return float(p[max(0, math.ceil(self.p * len(p)) - 1)])
+
+
+class PercentileApprox(PercentileDisc):
+    """Spark's ``percentile_approx(p)`` and ``approx_percentile(p)``, exactly: the
+    ceil(p * n)-th smallest value (what Spark's estimate converges to, and gives while a group
+    holds fewer values than its accuracy), in the values' own type. ``accuracy`` is taken for
+    Spark's signature and does not change the answer."""
+
+    name = "percentile_approx"
+    facts = Facts(frames="quantile", keeps_ints=True)
+
+    def __init__(self, p: float = 0.5, accuracy: int = 10000):
+        super().__init__(p)
+        if isinstance(accuracy, bool) or not isinstance(accuracy, numbers.Integral) or accuracy < 1:
+            raise ValueError(f"{self.name} needs a positive integer accuracy, got {accuracy!r}")
+        self.accuracy = int(accuracy)
+
+    def params(self):
+        return {"p": self.p, "accuracy": self.accuracy}
+
+    def pick(self, p):
+        return p[max(0, math.ceil(self.p * len(p)) - 1)]
+
+
+def interpolate(low: Any, high: Any, position: float) -> float:
+    """Spark's ``percentile`` between the values at ranks floor and ceil of ``position``
+    (0-based, ``(n - 1) * p``): ``low + (position - floor) * (high - low)``, rounded as Spark
+    rounds it."""
+    lo, hi = math.floor(position), math.ceil(position)
+    if lo == hi or low == high:
+        return float(low)
+    return float(low) + (position - lo) * (float(high) - float(low))
+
+
+class Percentile(_Sorted):
+    """Spark's ``percentile(p)``: linear interpolation between the two values around rank
+    ``(n - 1) * p`` (0-based), a double."""
+
+    name = "percentile"
+    facts = Facts(frames="quantile")
+
+    def __init__(self, p: float = 0.5):
+        self.p = _fraction(self.name, "p", p)
+
+    def params(self):
+        return {"p": self.p}
+
+    def pick(self, p):
+        pos = (len(p) - 1) * self.p
+        return interpolate(p[math.floor(pos)], p[math.ceil(pos)], pos)
+
+
+class Median(Percentile):
+    """Spark's ``median``: ``percentile(0.5)``, the mean of the two middle values for an even
+    count."""
 
     name = "median"
     facts = Facts(frames="quantile")
@@ -695,6 +1076,38 @@ class Median(Quantile):
 
     def params(self):
         return {}
+
+
+class Mode(CountDistinct):
+    """The most frequent value (Spark's ``mode(x, true)``: ties go to the smallest); partial:
+    a count per value."""
+
+    name = "mode"
+    facts = Facts(keeps_ints=True)
+
+    def lower(self, p):
+        if not p:
+            return None
+        top = max(p.values())
+        return min(v for v, n in p.items() if n == top)
+
+
+class CollectList(Collect):
+    """Spark's ``collect_list``: the values in window order (time, then input order)."""
+
+    name = "collect_list"
+    facts = Facts(empty=[], result="list", frames="collect")
+
+
+class CollectSet(CountDistinct):
+    """Spark's ``collect_set``: the distinct values, here in ascending order (Spark's order is
+    its hash set's)."""
+
+    name = "collect_set"
+    facts = Facts(empty=[], result="list")
+
+    def lower(self, p):
+        return sorted(p)
 
 
 def _hash_bytes(x: Any) -> bytes:
@@ -851,13 +1264,102 @@ AGGREGATIONS: dict[str, Callable[..., Aggregation]] = {
         Median,
         Quantile,
         HyperLogLog,
+        VarSamp,
+        VarPop,
+        StdDevPop,
+        Skewness,
+        Kurtosis,
+        CovarSamp,
+        CovarPop,
+        Corr,
+        Product,
+        CountIf,
+        BoolAnd,
+        BoolOr,
+        MaxBy,
+        MinBy,
+        Percentile,
+        PercentileDisc,
+        PercentileApprox,
+        Mode,
+        CollectList,
+        CollectSet,
     )
 }
 
 
 #: Spark SQL's names for the built-ins (names are also taken in any case)
-ALIASES = {"avg": "mean", "stddev_samp": "stddev", "std": "stddev",
-           "approx_count_distinct": "hll", "countdistinct": "count_distinct"}  # fmt: skip
+ALIASES = {
+    "avg": "mean",
+    "stddev_samp": "stddev",
+    "std": "stddev",
+    "variance": "var_samp",
+    "approx_count_distinct": "hll",
+    "countdistinct": "count_distinct",
+    "approx_percentile": "percentile_approx",
+    "every": "bool_and",
+    "some": "bool_or",
+    "any": "bool_or",
+    "any_value": "first",
+    "first_value": "first",
+    "last_value": "last",
+}
+
+
+#: Spark's aggregate functions windowagg accepts under Spark's name, each with the built-in it
+#: resolves to; on tables each computes what Spark computes (docs/guides/spark-functions.md)
+SPARK_FUNCTIONS = {
+    **{
+        n: n
+        for n in (
+            "sum",
+            "count",
+            "mean",
+            "min",
+            "max",
+            "stddev",
+            "first",
+            "last",
+            "var_samp",
+            "var_pop",
+            "stddev_pop",
+            "skewness",
+            "kurtosis",
+            "covar_samp",
+            "covar_pop",
+            "corr",
+            "product",
+            "count_if",
+            "bool_and",
+            "bool_or",
+            "max_by",
+            "min_by",
+            "percentile",
+            "median",
+            "percentile_disc",
+            "percentile_approx",
+            "mode",
+            "collect_list",
+            "collect_set",
+        )
+    },
+    **{
+        n: ALIASES[n]
+        for n in (
+            "avg",
+            "stddev_samp",
+            "std",
+            "variance",
+            "approx_percentile",
+            "every",
+            "some",
+            "any",
+            "any_value",
+            "first_value",
+            "last_value",
+        )
+    },
+}
 
 
 def aggregation(name: str, **params: Any) -> Aggregation:

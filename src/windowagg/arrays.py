@@ -93,8 +93,7 @@ def sliding_aggregate(
     if aggs is not None:
         return _several(values, size, times, algorithm, aggs)
     agg = resolve(agg)
-    if not facts(agg).scalar:
-        raise ValueError(f"sliding_aggregate returns numbers; {agg!r} does not lower to one")
+    _check_scalar(agg)
     vals = _values(values)
     t, base = (None, None) if times is None else _times(times, len(vals))
     sizes, many = _sizes(size, t is not None, base is not None)
@@ -128,9 +127,7 @@ def _several(values, size, times, algorithm, aggs) -> dict[str, np.ndarray]:
         raise ValueError("aggs must be a non-empty dict: output name -> aggregation")
     parts = {n: resolve(a) for n, a in aggs.items()}
     for n, a in parts.items():
-        if not facts(a).scalar:
-            raise ValueError(f"aggs[{n!r}]: sliding_aggregate returns numbers; {a!r} does not "
-                             "lower to one")  # fmt: skip
+        _check_scalar(a, f"aggs[{n!r}]: ")
     rest = {n: a for n, a in parts.items() if kernel_of(a) is None}
     out = {n: sliding_aggregate(values, size=size, agg=a, times=times, algorithm=algorithm)
            for n, a in parts.items() if n not in rest}  # fmt: skip
@@ -331,8 +328,32 @@ def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -
     return algorithm  # aggregation it cannot serve (soe without inverse), saying why
 
 
-def _rows(rows: list[list[Any]], k: int) -> np.ndarray:
-    out = np.array([[np.nan if r is None else float(r) for r in row] for row in rows], float)
+def _check_scalar(agg: Any, where: str = "") -> None:
+    """A built-in that lowers to something else than a number (a list, a struct, a filter) is
+    refused before any work; a user's aggregation is taken, and each result checked
+    (:func:`_number`)."""
+    if facts(agg).result != "value" and not facts(agg).scalar:
+        raise ValueError(
+            f"{where}sliding_aggregate returns numbers; {agg!r} lowers to a "
+            f"{facts(agg).result}: use the window operator or a table function"
+        )
+
+
+def _number(r: Any, agg: Any) -> float:
+    """A lowered result as a float (None: NaN); anything else names what ``lower`` gave."""
+    if r is None:
+        return np.nan
+    if isinstance(r, numbers.Real | Decimal | np.number):
+        return float(r)
+    raise TypeError(
+        f"sliding_aggregate returns numbers: {getattr(agg, 'name', agg)!r}.lower "
+        f"returned {r!r} ({type(r).__name__}); make lower return a number, or None "
+        "for no value"
+    )
+
+
+def _rows(rows: list[list[Any]], k: int, agg: Any = None) -> np.ndarray:
+    out = np.array([[_number(r, agg) for r in row] for row in rows], float)
     return out.reshape(len(rows), k)
 
 
@@ -364,7 +385,7 @@ def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
             rows.append([w.query(last=r) if r < len(w) else w.query() for r in rs])
         else:
             rows.append([w.query()])
-    return rows if raw else _rows(rows, len(sizes))
+    return rows if raw else _rows(rows, len(sizes), agg)
 
 
 def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
@@ -383,4 +404,4 @@ def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
             rows.append([tw.aggregator.query(np.nextafter(now - s, np.inf), now) for s in sizes])
         else:
             rows.append([tw.query()])
-    return rows if raw else _rows(rows, len(sizes))
+    return rows if raw else _rows(rows, len(sizes), agg)

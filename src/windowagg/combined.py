@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregations import Aggregation, Facts, flags, resolve
+from .aggregations import Aggregation, Facts, flags, lift, resolve
 
 __all__ = ["Combined", "combined"]
 
@@ -38,7 +38,7 @@ class Combined(Aggregation):
         return {"aggs": tuple((n, repr(a)) for n, a in zip(self.names, self.parts))}
 
     def lift(self, x: Any) -> tuple:
-        return tuple(a.lift(x) for a in self.parts)
+        return tuple(lift(a, x) for a in self.parts)
 
     def combine(self, a: tuple, b: tuple) -> tuple:
         return tuple(f.combine(x, y) for f, x, y in zip(self.parts, a, b))

@@ -45,9 +45,10 @@ class RunArgs:
     engine: str = "spark"  # or "local": the same engine on one machine, without Spark
 
 
-def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, str, str]]:
-    """``NAME=AGG:COLUMN:FRAME`` (the frame has its own colon: ``range:1h``) as ``aggs``."""
-    aggs: dict[str, tuple[str, str, str]] = {}
+def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, Any, str]]:
+    """``NAME=AGG:COLUMN:FRAME`` (the frame has its own colon: ``range:1h``; two columns as
+    ``X,Y``) as ``aggs``."""
+    aggs: dict[str, tuple[str, Any, str]] = {}
     for spec in specs:
         name, eq, rest = spec.partition("=")
         parts = rest.split(":", 2)
@@ -56,8 +57,14 @@ def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, 
                             "sum_1h=sum:amount:range:1h or n=count:*:rows:100")  # fmt: skip
         if name.strip() in aggs:
             raise UserError(f"--rolling: the name {name.strip()!r} is given twice")
-        aggs[name.strip()] = (parts[0].strip(), parts[1].strip(), parts[2].strip())
+        aggs[name.strip()] = (parts[0].strip(), _columns(parts[1]), parts[2].strip())
     return aggs
+
+
+def _columns(text: str) -> Any:
+    """A column, or the pair ``X,Y`` of a two-column aggregation (``max_by:price,time``)."""
+    names = tuple(c.strip() for c in text.split(","))
+    return names[0] if len(names) == 1 else names
 
 
 def _split_outside_parens(text: str) -> tuple[str, str | None]:
@@ -71,9 +78,11 @@ def _split_outside_parens(text: str) -> tuple[str, str | None]:
     return text.strip(), None
 
 
-def window_entries(specs: tuple[str, ...] | list[str] | str | None,
-                   value: str | None) -> dict[str, tuple[str, str | None]]:  # fmt: skip
-    """``[NAME=]AGG[:COLUMN]`` (repeatable) as ``aggs``: without a column, ``--value``'s
+def window_entries(
+    specs: tuple[str, ...] | list[str] | str | None, value: str | None
+) -> dict[str, tuple[str, Any]]:
+    """``[NAME=]AGG[:COLUMN]`` (repeatable; two columns as ``X,Y``) as ``aggs``: without a
+    column, ``--value``'s
     (``count`` without either counts rows); the name defaults to ``AGG_COLUMN`` (``sum_fare``,
     ``quantile_q_0_95_fare``; ``count`` for rows), and to ``value`` for the one aggregation
     of ``--value`` (the output of earlier versions)."""
@@ -82,7 +91,7 @@ def window_entries(specs: tuple[str, ...] | list[str] | str | None,
     specs = [specs] if isinstance(specs, str) else list(specs or [])
     if not specs:
         raise UserError("give --agg with --window, like --agg sum:fare (or --rolling)")
-    aggs: dict[str, tuple[str, str | None]] = {}
+    aggs: dict[str, tuple[str, Any]] = {}
     for spec in specs:
         m = re.fullmatch(r"\s*([A-Za-z_][\w.]*)\s*=(.*)", spec)
         name, rest = (m.group(1), m.group(2)) if m else (None, spec)
@@ -98,11 +107,11 @@ def window_entries(specs: tuple[str, ...] | list[str] | str | None,
             if base != "count":
                 raise UserError(f"--agg {spec!r}: which column? use {agg}:COLUMN (or --value)")
             column = "*"
-        name = name or (base if column == "*" else f"{base}_{column}")
+        name = name or (base if column == "*" else base + "_" + re.sub(r"\W+", "_", column))
         if name in aggs:
             raise UserError(f"--agg: the output column {name!r} comes twice; name one with "
                             f"NAME=, like --agg {name}2={rest.strip()}")  # fmt: skip
-        aggs[name] = (agg, None if column == "*" else column)
+        aggs[name] = (agg, None if column == "*" else _columns(column))
     return aggs
 
 

@@ -150,7 +150,7 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     import pyarrow as pa
 
     order, times, seg = arrange(plan, arrow)
-    used = [plan.time, *plan.order_by, *{e.column for e in plan.entries} - {None, plan.time}]
+    used = [plan.time, *plan.order_by, *{c for e in plan.entries for c in e.inputs} - {plan.time}]
     rows = arrow.select(list(dict.fromkeys(used)))  # what the entries read, in sorted order
     columns = compute(plan, (rows if order is None else rows.take(order)).combine_chunks(),
                       times, seg)  # fmt: skip

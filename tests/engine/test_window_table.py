@@ -198,8 +198,9 @@ def test_time_as_strings_is_refused() -> None:
 
 
 def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
-    """Float sums over windows run the compiled FIFO sweep, quantiles the compiled order
-    statistics and distinct counts (count_distinct, hll: exact) a count per value, not the
+    """Float sums, moments, products and correlations over windows run the compiled FIFO sweep,
+    percentiles the compiled order statistics, modes the compiled tree of counts, distinct
+    counts (count_distinct, hll: exact) a count per value, the rest vectorized: never the
     Python reference."""
     from windowagg.engine import rolling
 
@@ -207,15 +208,49 @@ def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
         raise AssertionError("the Python reference ran")
 
     monkeypatch.setattr(rolling, "_reference", fail)
-    t = pa.table({"t": np.arange(100.0), "v": np.arange(100.0), "w": np.arange(100.0) % 3})
-    aggs = {"s": ("sum", "v"), "sd": ("stddev", "v"), "md": ("median", "v"),
-            "q": ("quantile(q=0.9)", "v"), "cd": ("count_distinct", "w"),
-            "h": ("hll", "w"), "col": ("collect", "w")}  # fmt: skip
+    t = pa.table(
+        {
+            "t": np.arange(100.0),
+            "v": np.arange(100.0),
+            "w": np.arange(100.0) % 3,
+            "b": np.arange(100) % 2 == 0,
+        }
+    )
+    aggs = {
+        "s": ("sum", "v"),
+        "sd": ("stddev", "v"),
+        "md": ("median", "v"),
+        "q": ("quantile(q=0.9)", "v"),
+        "cd": ("count_distinct", "w"),
+        "h": ("hll", "w"),
+        "col": ("collect", "w"),
+        "vp": ("var_pop", "v"),
+        "sk": ("skewness", "w"),
+        "pr": ("product", "w"),
+        "co": ("corr", ("v", "w")),
+        "mb": ("max_by", ("v", "w")),
+        "mo": ("mode", "w"),
+        "cs": ("collect_set", "w"),
+        "ci": ("count_if", "b"),
+        "ba": ("bool_and", "b"),
+        "pd": ("percentile_disc", "v"),
+        "cl": ("collect_list", "w"),
+        "fi": ("first(ignorenulls=True)", "v"),
+    }
     out = windowagg.window_aggregate(t, time="t", windows="sliding:10/5", aggs=aggs)
     assert out.column("s").to_pylist()[:3] == [sum(range(5)), sum(range(10)), sum(range(5, 15))]
-    # nearest rank: the ceil(q * n)-th smallest of 0..4, 0..9, 5..14
-    assert out.column("md").to_pylist()[:3] == [2.0, 4.0, 9.0]
+    # median interpolates; quantile is the nearest rank (the ceil(q * n)-th smallest) of 0..4,
+    # 0..9, 5..14
+    assert out.column("md").to_pylist()[:3] == [2.0, 4.5, 9.5]
+    assert out.column("pd").to_pylist()[:3] == [2.0, 4.0, 9.0]
     assert out.column("q").to_pylist()[:3] == [4.0, 8.0, 13.0]
+    assert out.column("vp").to_pylist()[0] == 2.0
+    assert out.column("pr").to_pylist()[:2] == [0.0, 0.0]
+    assert out.column("mb").to_pylist()[:2] == [2.0, 8.0]  # the youngest of the largest w
+    assert out.column("mo").to_pylist()[:2] == [0.0, 0.0]
+    assert out.column("cs").to_pylist()[0] == [0.0, 1.0, 2.0]
+    assert out.column("ci").to_pylist()[:2] == [3, 5]
+    assert out.column("ba").to_pylist()[0] is False
     assert out.column("cd").to_pylist()[:3] == out.column("h").to_pylist()[:3] == [3, 3, 3]
     assert out.column("col").to_pylist()[0] == [0.0, 1.0, 2.0, 0.0, 1.0]
 

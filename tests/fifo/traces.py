@@ -42,15 +42,45 @@ def pairings(agg_names) -> list:
     ]
 
 
+#: aggregations of (arg, value) pairs, and of (x, y) pairs of numbers
+PAIRS = ("argmin", "argmax", "max_by", "min_by")
+XY = ("covar_samp", "covar_pop", "corr")
+#: aggregations of truth values
+TRUTHS = ("count_if", "bool_and", "bool_or")
+
+
 def value(name: str, rng: random.Random, seq: int) -> Any:
     """A raw input for aggregation ``name``: small numbers (ties are common), some missing."""
     if rng.random() < 0.06 and name not in ("concat", "matmul"):
-        return (seq, float("nan")) if name in ("argmin", "argmax") else float("nan")
-    if name in ("argmin", "argmax"):
+        return (seq, float("nan")) if name in PAIRS + XY else float("nan")
+    if name in PAIRS:
         return (seq, rng.choice((rng.randint(0, 6), rng.randint(0, 6) + 0.5)))
+    if name in XY:
+        return (rng.randint(-5, 20), rng.choice((rng.randint(0, 6), rng.randint(0, 6) + 0.5)))
+    if name in TRUTHS:
+        return rng.random() < 0.6
     if name == "geomean":
         return rng.randint(1, 20)
-    if name in ("sum", "mean", "stddev", "min", "max", "m4", "median", "quantile"):
+    if name == "product":
+        return rng.choice((1, 2, -1, 0.5, 3))
+    if name in (
+        "sum",
+        "mean",
+        "stddev",
+        "min",
+        "max",
+        "m4",
+        "median",
+        "quantile",
+        "var_samp",
+        "var_pop",
+        "stddev_pop",
+        "skewness",
+        "kurtosis",
+        "percentile",
+        "percentile_disc",
+        "percentile_approx",
+    ):
         return rng.choice((rng.randint(-5, 20), rng.randint(-5, 20) + 0.25))
     return rng.randint(0, 12)
 

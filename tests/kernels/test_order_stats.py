@@ -1,6 +1,7 @@
-"""Nearest-rank quantiles over frames: the selection per frame and the rank tree against the
-definition (sort the frame's values, take the ``ceil(q * n)``-th), with NaN, ties and empty
-frames, and which of the two a call runs."""
+"""Order statistics over frames: the selection per frame and the rank tree against the
+definition (sort the frame's values, take the ``ceil(q * n)``-th, or the floor and ceiling of
+the 0-based ``(n - 1) * q``), with NaN, ties and empty frames, and which of the two a call
+runs; the mode kernel against a count of each value."""
 
 from __future__ import annotations
 
@@ -16,11 +17,20 @@ from windowagg.engine.rolling import Frames, quantiles
 from windowagg.kernels import order_stats
 
 
-def definition(values, lo, hi, q) -> list[float]:
+def definition(values, lo, hi, q, mode=order_stats.NEAREST) -> list[float]:
     out = []
     for a, b in zip(lo, hi):
         xs = sorted(x for x in values[a:b] if not math.isnan(x))
-        out.append(xs[max(1, math.ceil(q * len(xs))) - 1] if xs else math.nan)
+        if not xs:
+            out.append(math.nan)
+            continue
+        pos = (len(xs) - 1) * q
+        k = {
+            order_stats.NEAREST: max(1, math.ceil(q * len(xs))) - 1,
+            order_stats.BELOW: math.floor(pos),
+            order_stats.ABOVE: math.ceil(pos),
+        }[mode]
+        out.append(xs[k])
     return out
 
 
@@ -39,7 +49,7 @@ def test_selection_and_rank_tree_equal_the_definition(xs, data, q) -> None:
     lo, hi = np.array(lo, np.int64), np.array(hi, np.int64)
     want = definition(values, lo, hi, q)
     picked = np.empty(m)
-    order_stats.select_quantiles(values, lo, hi, q, np.empty(n), picked)
+    order_stats.select_quantiles(values, lo, hi, q, order_stats.NEAREST, np.empty(n), picked)
     frames = Frames.given(np.arange(n, dtype=float), lo, hi)
     for overlap, kernel in [(0, "rank_quantiles"), (10**9, "select_quantiles")]:
         rolling.SELECT_OVERLAP = overlap
@@ -68,3 +78,50 @@ def test_little_overlap_selects_in_each_frame(monkeypatch, size, slide, kernel) 
     got = quantiles(values, Frames.given(np.arange(4000.0), lo, hi), 0.5)
     assert calls == [kernel]
     assert np.array_equal(got, definition(values, lo, hi, 0.5))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values_,
+    st.data(),
+    st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.9, 1.0]),
+    st.sampled_from([order_stats.BELOW, order_stats.ABOVE]),
+)
+def test_the_ranks_a_percentile_interpolates_between(xs, data, q, mode) -> None:
+    values = np.array(xs)
+    n = len(values)
+    m = data.draw(st.integers(1, 20))
+    lo = np.array(np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
+    hi = np.maximum(lo, np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
+    lo, hi = lo.astype(np.int64), hi.astype(np.int64)
+    ranks, order = rolling.ranks_of(values)
+    frames = Frames.given(np.arange(n, dtype=float), lo, hi)
+    for overlap in (0, 10**9):
+        rolling.SELECT_OVERLAP = overlap
+        try:
+            picked = rolling.order_statistic(ranks, frames, q, mode)
+        finally:
+            rolling.SELECT_OVERLAP = 16
+        got = [values[order[p - 1]] if p else math.nan for p in picked]
+        assert np.array_equal(got, definition(values, lo, hi, q, mode), equal_nan=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-1, 6), min_size=1, max_size=60), st.data())
+def test_mode_is_the_smallest_most_frequent_value(ids, data) -> None:
+    ids = np.array(ids, np.int64)
+    n = len(ids)
+    m = data.draw(st.integers(1, 20))
+    lo = np.array(np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
+    hi = np.maximum(lo, np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
+    out = np.empty(m, np.int64)
+    tree = np.zeros(16, np.int64)
+    order_stats.mode_frames(ids, lo.astype(np.int64), hi.astype(np.int64), tree, out)
+    for j, (a, b) in enumerate(zip(lo, hi)):
+        counts = {}
+        for v in ids[a:b]:
+            if v >= 0:
+                counts[v] = counts.get(v, 0) + 1
+        top = max(counts.values(), default=0)
+        assert out[j] == (min(v for v, c in counts.items() if c == top) if counts else -1)
+    assert not tree.any()  # left zeroed

@@ -12,7 +12,7 @@ from tests.aggs import COMPILED
 from tests.oracles import direct
 from windowagg.fifo import serves
 
-PAIRS = ("argmin", "argmax")
+PAIRS = ("argmin", "argmax", "max_by", "min_by", "covar_samp", "covar_pop", "corr")
 
 
 def oracle(values, size, agg_name, times=None):

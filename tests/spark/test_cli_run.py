@@ -160,27 +160,60 @@ def test_empty_inputs(content, message, tmp_path, capsys):
 
 
 def test_repeatable_aggs_with_names_equal_spark(trips, tmp_path, spark):
-    """--agg AGG:COLUMN (repeatable): sum_fare, max_fare, count (rows), a named quantile; the
-    values and types of Spark's own query, a count as a long."""
+    """--agg AGG:COLUMN (repeatable): sum_fare, max_fare, count (rows), a named percentile, a
+    two-column max_by; the values and types of Spark's own query, a count as a long."""
     from pyspark.sql import functions as F
 
     csv, _ = trips
     out = tmp_path / "out"
-    assert run(csv, "--time", "ts", "--key", "zone", "--window", "tumbling:20s",
-               "--agg", "sum:fare", "--agg", "MAX:fare", "--agg", "count",
-               "--agg", "p50=quantile(q=0.5):fare", "--agg", "avg:fare",
-               "--output", out) == 0  # fmt: skip
+    assert (
+        run(
+            csv,
+            "--time",
+            "ts",
+            "--key",
+            "zone",
+            "--window",
+            "tumbling:20s",
+            "--agg",
+            "sum:fare",
+            "--agg",
+            "MAX:fare",
+            "--agg",
+            "count",
+            "--agg",
+            "p50=percentile(p=0.3):fare",
+            "--agg",
+            "avg:fare",
+            "--agg",
+            "max_by:ts,fare",
+            "--output",
+            out,
+        )
+        == 0
+    )
     got = spark.read.parquet(str(out))
-    assert got.columns == ["zone", "window", "window_start", "window_end", "sum_fare",
-                           "max_fare", "count", "p50", "avg_fare"]  # fmt: skip
+    assert got.columns == [
+        "zone",
+        "window",
+        "window_start",
+        "window_end",
+        "sum_fare",
+        "max_fare",
+        "count",
+        "p50",
+        "avg_fare",
+        "max_by_ts_fare",
+    ]
     assert dict(got.dtypes)["count"] == "bigint"
     df = spark.read.option("header", True).option("inferSchema", True).csv(str(csv))
     want = df.groupBy("zone", F.window("ts", "20 seconds").alias("w")).agg(
         F.sum("fare"),
         F.max("fare"),
         F.count("*"),
-        F.percentile_approx("fare", 0.5, 1_000_000),  # nearest rank, as windowagg's quantile
+        F.percentile("fare", 0.3),
         F.avg("fare"),
+        F.max_by("ts", "fare"),
     )
     assert sorted(tuple(r) for r in got.drop("window").collect()) == sorted(
         (r[0], r[1].start, r[1].end, *r[2:]) for r in want.collect()
@@ -214,9 +247,11 @@ def _rows(path, spark):
 @pytest.mark.parametrize("argv", [
     ["--key", "zone", "--window", "tumbling:20s", "--window", "sliding:30s/10s",
      "--window", "session:3s", "--agg", "sum:fare", "--agg", "count", "--agg", "max:fare",
-     "--agg", "q=quantile(q=0.5):fare"],
+     "--agg", "q=quantile(q=0.5):fare", "--agg", "p=percentile(p=0.7):fare",
+     "--agg", "c=corr:fare,zone"],
     ["--key", "zone", "--rolling", "s10=sum:fare:range:10s", "--rolling", "n=count:*:rows:3",
-     "--rolling", "m=max:fare:range:-6s,+6s"],
+     "--rolling", "m=max:fare:range:-6s,+6s", "--rolling", "md=median:fare:rows:4",
+     "--rolling", "mb=min_by:zone,fare:range:10s"],
 ])  # fmt: skip
 def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, capsys):
     """``--engine local`` answers as the Spark run does, and starts no Spark to do it."""

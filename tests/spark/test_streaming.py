@@ -147,6 +147,10 @@ STREAM_AGGS = {
     "li": (("min", "i"), "min(i)"), "sb": (("sum", "b"), "sum(b)"),
     "ht": (("max", "t2"), "max(t2)"), "hs": (("max", "s"), "max(s)"),
     "sdv": (("stddev", "i"), "stddev(i)"),
+    "mdv": (("median", "v"), "median(v)"), "pi": (("percentile(p=0.3)", "i"), "percentile(i, 0.3)"),
+    "vpi": (("var_pop", "i"), "var_pop(i)"), "ski": (("skewness", "i"), "skewness(i)"),
+    "moi": (("mode", "i"), "mode(i, true)"), "mbt": (("max_by", ("i", "t2")), "max_by(i, t2)"),
+    "cib": (("corr", ("i", "b")), "corr(i, b)"),
 }  # fmt: skip
 STREAM_WINDOWS = {"tumbling:1m": "window(ts, '1 minute')",
                   "sliding:2m/30s": "window(ts, '2 minutes', '30 seconds')",
@@ -231,6 +235,9 @@ ROLLING = {
     "n": ("count", "*", "rows:3"),
     "hi": ("max", "v", "range:unbounded,0"),
     "m": ("mean", "v", "range:-90s,-10s"),
+    "md": ("median", "v", "range:60s"),
+    "vp": ("var_pop", "v", "rows:3"),
+    "cl": ("collect_list", "v", "rows:2"),
 }
 
 

@@ -7,8 +7,8 @@ keys; ``--quick``: 200,000).
 * 20 sliding windows (lengths 1 to 20 s, slide 1 s) in one ``window_aggregate`` call against the
   20 built-in queries they replace;
 * session windows (gap 2 s, sum) against ``session_window``, and the median over sliding
-  windows (60 s, slide 10 s) against ``percentile_approx(v, 0.5, 1000000)`` (the same nearest
-  rank; Spark's ``median`` interpolates), and ``collect`` over the same windows against
+  windows (60 s, slide 10 s) against Spark's ``median`` (both interpolate), and ``collect``
+  over the same windows against
   ``collect_list`` (checksum: the number of values collected); count windows (tumbling, 100
   events per key) against a row number per key and a group by its bucket;
 * beside the sliding windows, the built-in tumbling window of the slide (1 s): one
@@ -18,8 +18,8 @@ keys; ``--quick``: 200,000).
 * five aggregations over three columns at
   L = 60 s, slide 1 s (sum, count, max, avg, min) in one call, against one sum and against the
   built-in query with the same five; and five with a quantile and a distinct count (sum, count,
-  max, quantile(q=0.95), approx_count_distinct) against the built-in with
-  ``percentile_approx`` and ``approx_count_distinct``;
+  max, percentile(p=0.95), approx_count_distinct) against the built-in with ``percentile``
+  and ``approx_count_distinct``;
 * skew: half of all events in one key, a first value and a median over sliding windows (the
   events cross into Python): the peak memory of one Python worker, against uniform keys.
 
@@ -132,10 +132,10 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
     pair("session gap s", 2, [("windowagg window_aggregate", ours(["session:2s"])),
                               ("Spark session_window()", lambda: total(sessions))])  # fmt: skip
     by_window = df.groupBy("k", F.window("ts", "60 seconds", "10 seconds"))
-    median = F.percentile_approx("v", 0.5, 1_000_000).alias("value")
+    median = F.median("v").alias("value")
     pair("median, sliding s", 60,
          [("windowagg window_aggregate", ours(["sliding:60s/10s"], "median")),
-          ("Spark percentile_approx", lambda: total(by_window.agg(median)))],
+          ("Spark median", lambda: total(by_window.agg(median)))],
          agg="median")  # fmt: skip
     collected = F.collect_list("v").alias("value")
 
@@ -229,7 +229,7 @@ FIVE = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
 #: five with a quantile and a distinct count (the rows cross into Python)
 HOLISTIC = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
             "m": (("max", "tip"), "max(tip)"),
-            "q": (("quantile(q=0.95)", "v"), "percentile_approx(v, 0.95, 1000000)"),
+            "q": (("percentile(p=0.95)", "v"), "percentile(v, 0.95)"),
             "d": (("approx_count_distinct", "zone"), "approx_count_distinct(zone)")}  # fmt: skip
 
 
@@ -238,7 +238,7 @@ def _counted(spark, n: int, pair) -> None:
     Spark user writes for them: a row number per key in time order, its bucket (for sliding
     windows each of the two buckets that hold the row, by ``explode``), a group by bucket
     (complete buckets only), with each window's first and last time (windowagg's
-    ``window_start`` and ``window_end``); a sum, and a median (``percentile_approx``, as for
+    ``window_start`` and ``window_end``); a sum, and a median (Spark's ``median``, as for
     time windows).
     Times are distinct here, so that both sides order every key's events alike."""
     from pyspark.sql import Window
@@ -253,7 +253,7 @@ def _counted(spark, n: int, pair) -> None:
     df.count()
     number = F.row_number().over(Window.partitionBy("k").orderBy("ts")) - 1
     rank = df.select("k", "ts", "v", number.alias("r"))
-    median = F.percentile_approx("v", 0.5, 1_000_000)
+    median = F.median("v")
 
     def buckets(b, agg=None):
         agg = F.sum("v") if agg is None else agg

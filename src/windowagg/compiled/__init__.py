@@ -21,7 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from ..aggregations import ADD, SELECT, SUMF, WELFORD, XCOUNT, Kernel, facts, is_missing
+from ..aggregations import (
+    ADD,
+    COMOMENTS,
+    MOMENTS,
+    PRODUCT,
+    SELECT,
+    SUMF,
+    WELFORD,
+    XCOUNT,
+    Kernel,
+    facts,
+    is_missing,
+)
 
 __all__ = [
     "EXACT",
@@ -91,7 +103,7 @@ def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
             )
         ints = ints and all(isinstance(p, int | np.integer) for p in parts)
     if f.pairs:
-        args = np.array([math.nan if is_missing(x) else float(x[0]) for x in items], np.float64)
+        args = np.array([math.nan if is_missing(x) else _float(x[0]) for x in items], np.float64)
         values = np.array([math.nan if is_missing(x) else _float(x[1]) for x in items])
     else:
         values = np.array([_float(x) for x in items], np.float64)
@@ -114,6 +126,8 @@ def python_result(agg: Any, v: float, ints: bool) -> Any:
         return f.empty
     if f.result == "count" or (ints and f.keeps_ints and v.is_integer()):
         return int(v)
+    if f.result == "bool":
+        return v != 0.0
     return v
 
 
@@ -137,7 +151,7 @@ def reference_partial(agg: Any, p: np.ndarray, ints: bool) -> Any:
         if p[2] == 0:
             return agg.identity
         if facts(agg).pairs:
-            return (num(p[1]), num(-p[0] if code == fam.ARGMIN else p[0]))
+            return (num(p[1]), num(-p[0] if code in (fam.ARGMIN, fam.MINBY) else p[0]))
         return num(p[1])
     if family == XCOUNT:
         if p[1] == 0:
@@ -145,4 +159,8 @@ def reference_partial(agg: Any, p: np.ndarray, ints: bool) -> Any:
         return (num(p[0] if code == fam.MAXCOUNT else -p[0]), int(p[1]))
     if family == WELFORD:
         return agg.identity if p[0] == 0 else (int(p[0]), float(p[1]), float(p[2]))
+    if family == PRODUCT:
+        return None if p[1] == 0 else float(p[0])
+    if family in (MOMENTS, COMOMENTS):
+        return agg.identity if p[0] == 0 else (int(p[0]), *(float(v) for v in p[1:]))
     raise AssertionError(f"no family {family!r}")

@@ -27,7 +27,7 @@ from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
 
-__all__ = ["Frames", "distinct", "quantiles", "rolling"]
+__all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
@@ -215,31 +215,49 @@ def _reference(values, args, los, his, agg) -> np.ndarray:
     return out
 
 
-def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
-    """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
-    values; NaN is missing) of every frame, compiled: frames that together hold few more rows
-    than there are (tumbling windows, runs of rows) by a selection in each
-    (:func:`windowagg.kernels.order_stats.select_quantiles`, O(w) expected per frame), others
-    by a tree over the values' ranks (:func:`windowagg.kernels.order_stats.rank_quantiles`,
-    O(log n) per row and frame, whatever their overlap)."""
-    from ..kernels import order_stats
-
-    values = np.ascontiguousarray(values, float)
-    lo, hi = frames.bounds()
-    width = hi - lo
-    if len(lo) and int(width.sum()) <= SELECT_OVERLAP * max(1, len(values)):
-        out = np.empty(len(lo))
-        work = np.empty(max(1, int(width.max())))
-        order_stats.select_quantiles(values, lo, hi, float(q), work, out)
-        return out
+def ranks_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's rank among the values (1-based, distinct per row, ties in row order; 0 for
+    NaN, a missing value) and the rows in that order."""
     order = np.argsort(values, kind="stable")  # NaN sort last
     valid = int(np.count_nonzero(~np.isnan(values)))
     ranks = np.zeros(len(values), np.int64)
     ranks[order[:valid]] = np.arange(1, valid + 1)
+    return ranks, order
+
+
+def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> np.ndarray:
+    """The rank (1-based; 0 for an empty frame) of every frame's k-th smallest value, k from
+    ``q`` and the frame's count as ``mode`` says (:mod:`windowagg.kernels.order_stats`), from
+    every row's rank (distinct per row, 0: no value), compiled: frames that together hold few
+    more rows than there are (tumbling windows, runs of rows) by a selection in each
+    (:func:`~windowagg.kernels.order_stats.select_quantiles`, O(w) expected per frame), others
+    by a tree over the ranks (:func:`~windowagg.kernels.order_stats.rank_quantiles`, O(log n)
+    per row and frame, whatever their overlap)."""
+    from ..kernels import order_stats
+
+    lo, hi = frames.bounds()
+    width = hi - lo
+    if len(lo) and int(width.sum()) <= SELECT_OVERLAP * max(1, len(ranks)):
+        out = np.empty(len(lo))
+        work = np.empty(max(1, int(width.max())))
+        values = np.where(ranks > 0, ranks, np.nan)
+        order_stats.select_quantiles(values, lo, hi, float(q), mode, work, out)
+        return np.nan_to_num(out, nan=0.0).astype(np.int64)
     picked = np.empty(len(lo), np.int64)
-    order_stats.rank_quantiles(ranks, lo, hi, float(q), np.zeros(len(values) + 1, np.int64),
+    order_stats.rank_quantiles(ranks, lo, hi, float(q), mode, np.zeros(len(ranks) + 1, np.int64),
                                picked)  # fmt: skip
-    out = np.full(len(lo), np.nan)
+    return picked
+
+
+def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
+    """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
+    values; NaN is missing) of every frame (:func:`order_statistic`)."""
+    from ..kernels.order_stats import NEAREST
+
+    values = np.ascontiguousarray(values, float)
+    ranks, order = ranks_of(values)
+    picked = order_statistic(ranks, frames, q, NEAREST)
+    out = np.full(len(picked), np.nan)
     some = picked > 0
     out[some] = values[order[picked[some] - 1]]
     return out

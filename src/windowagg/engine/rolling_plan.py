@@ -2,18 +2,19 @@
 (pandas, Arrow, Spark's Arrow batches): the key, time and order columns, every entry's
 aggregation, column, frame and result type. Every user error is raised here, before any work.
 
-Aggregations Spark also has (``sum``, ``count``, ``mean``/``avg``, ``min``, ``max``,
-``stddev``, ``first``, ``last``) follow SQL's rules, as Spark evaluates them: nulls are
-skipped (a frame without a non-null value gives null; ``count`` gives 0), NaN is a value (a sum
-or mean over it is NaN, it is the largest double for ``max`` and ``min``), ``first`` and
-``last`` take the frame's first and last row, null or not, and results have Spark's types.
-Every other aggregation, the user's own included, sees the frame's non-null values (and, as
-everywhere in windowagg, skips NaN).
+Aggregations under Spark's names (:data:`SQL`; docs/guides/spark-functions.md) follow SQL's
+rules, as Spark evaluates them: nulls are skipped (a frame without a non-null value gives null;
+``count`` and ``count_if`` give 0, ``collect_list`` and ``collect_set`` an empty list), NaN is
+a value (a sum, mean or moment over it is NaN, it is the largest double for ``max``, ``min``,
+the percentiles and the ``y`` of ``max_by``/``min_by``), ``first`` and ``last`` take the
+frame's first and last row, null or not (unless ``ignorenulls``), and results have Spark's
+types. Every other aggregation, the user's own included, sees the frame's values that are
+neither null nor NaN (windowagg's rule: NaN is missing), in time order.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..aggregations import AGGREGATIONS, facts, resolve
@@ -32,7 +33,54 @@ __all__ = [
 
 
 #: the aggregations with SQL semantics, by the name of the built-in class they resolve to
-SQL = ("sum", "count", "mean", "min", "max", "stddev", "first", "last")
+SQL = (
+    "sum",
+    "count",
+    "mean",
+    "min",
+    "max",
+    "stddev",
+    "first",
+    "last",
+    "var_samp",
+    "var_pop",
+    "stddev_pop",
+    "skewness",
+    "kurtosis",
+    "covar_samp",
+    "covar_pop",
+    "corr",
+    "product",
+    "count_if",
+    "bool_and",
+    "bool_or",
+    "max_by",
+    "min_by",
+    "percentile",
+    "median",
+    "percentile_disc",
+    "percentile_approx",
+    "mode",
+    "collect_list",
+    "collect_set",
+)
+#: SQL aggregations whose result is one of the input's values, in its type
+VALUED = ("min", "max", "first", "last", "percentile_approx", "mode", "max_by", "min_by")
+#: SQL aggregations of a boolean column
+BOOLEAN = ("count_if", "bool_and", "bool_or")
+#: SQL aggregations that take any column (the others take numbers)
+ANY_TYPE = (
+    "count",
+    "first",
+    "last",
+    "min",
+    "max",
+    "mode",
+    "collect_list",
+    "collect_set",
+    "max_by",
+    "min_by",
+)
 
 
 @dataclass(frozen=True)
@@ -47,6 +95,21 @@ class Entry:
     frame: Frame
     type: Any  # the result's pyarrow type
     counts: str | None = None  # rows that are partials: the column of their value counts
+    other: str | None = None  # a two-column aggregation's second column (y of max_by(x, y))
+    wraps: bool = False  # an integer sum wraps as Java's longs do (Spark, ANSI off), not raise
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The columns the entry reads."""
+        return tuple(c for c in (self.column, self.other) if c is not None)
+
+    def renamed(self, names: dict[str, str]) -> Entry:
+        """The entry over columns renamed by ``names``."""
+        return replace(
+            self,
+            column=names.get(self.column, self.column) if self.column else None,
+            other=names.get(self.other, self.other) if self.other else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -83,10 +146,14 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     gets the type of its result for the single value 1.0 (double if that fails)."""
     import pyarrow as pa
 
-    if entry_sql == "count":
+    if entry_sql in ("count", "count_if"):
         return pa.int64()
-    if entry_sql in ("min", "max", "first", "last"):
+    if entry_sql in VALUED:
         return value
+    if entry_sql in ("bool_and", "bool_or"):
+        return pa.bool_()
+    if entry_sql in ("collect_list", "collect_set"):
+        return pa.list_(value)
     if entry_sql == "sum":
         if pa.types.is_integer(value):
             return pa.int64()
@@ -125,32 +192,65 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     return pa.float64()
 
 
-def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, Any, Any, Any]:
-    """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``) and
-    input type, checked against the columns (``fields``: name -> pyarrow type)."""
+def _is_numeric(t: Any) -> bool:
+    import pyarrow as pa
+
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_boolean(t)
+    )
+
+
+def _is_orderable(t: Any) -> bool:
+    import pyarrow as pa
+
+    return (
+        _is_numeric(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+    )
+
+
+def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, Any, Any, Any, Any]:
+    """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``), second
+    column (two-column aggregations: ``(x, y)``; else None) and input type, checked against the
+    columns (``fields``: name -> pyarrow type)."""
     import pyarrow as pa
 
     agg = resolve(agg)
     sql = _sql_name(agg)
+    label = getattr(agg, "name", agg)
+    other = None
+    if facts(agg).columns == 2:
+        if not isinstance(column, tuple | list) or len(column) != 2:
+            raise ValueError(
+                f"aggs[{name!r}]: {label} takes two columns, as a pair like "
+                f"({label!r}, ('x', 'y')); got {column!r}"
+            )
+        column, other = column
     if column in (None, "*"):
         if sql != "count":
             raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
         column = None
-    elif column not in fields:
-        raise ValueError(f"aggs[{name!r}]: no column {column!r} (columns: "
-                         f"{', '.join(fields)})")  # fmt: skip
+    for c in (column, other):
+        if c is not None and (not isinstance(c, str) or c not in fields):
+            raise ValueError(f"aggs[{name!r}]: no column {c!r} (columns: {', '.join(fields)})")
     vtype = pa.int64() if column is None else fields[column]
-    numeric = (pa.types.is_integer(vtype) or pa.types.is_floating(vtype)
-               or pa.types.is_decimal(vtype) or pa.types.is_boolean(vtype))  # fmt: skip
-    orderable = numeric or pa.types.is_temporal(vtype) or pa.types.is_string(vtype) or \
-        pa.types.is_large_string(vtype)  # fmt: skip
-    if sql in ("min", "max") and not orderable:
-        raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {column!r} is "
-                        f"{vtype}")  # fmt: skip
-    if sql not in ("count", "first", "last", "min", "max") and not numeric:
-        raise TypeError(f"aggs[{name!r}]: {getattr(agg, 'name', agg)!r} needs a numeric "
-                        f"column, {column!r} is {vtype}")  # fmt: skip
-    return agg, sql, column, vtype
+    checks = [(column, vtype)] if other is None else [(column, vtype), (other, fields[other])]
+    for c, t in checks:
+        if sql in BOOLEAN and not pa.types.is_boolean(t):
+            raise TypeError(f"aggs[{name!r}]: {sql} needs a boolean column, {c!r} is {t}")
+        ordered = sql in ("min", "max", "mode", "collect_set") or (
+            sql in ("max_by", "min_by") and c == other
+        )
+        if ordered and not _is_orderable(t):
+            raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {c!r} is {t}")
+        if sql not in ANY_TYPE and sql not in BOOLEAN and not _is_numeric(t):
+            raise TypeError(f"aggs[{name!r}]: {label!r} needs a numeric column, {c!r} is {t}")
+    return agg, sql, column, other, vtype
 
 
 def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
@@ -201,10 +301,12 @@ def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) 
         if not isinstance(spec, tuple | list) or len(spec) != 3:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column, frame), got {spec!r}")
         agg, column, text = spec
-        agg, sql, column, vtype = check_entry(name, agg, column, fields)
+        agg, sql, column, other, vtype = check_entry(name, agg, column, fields)
         try:
             fr = frame(text, MICROS if timestamp else None)
         except FrameError as e:
             raise FrameError(f"aggs[{name!r}]: {e}") from None
-        entries.append(Entry(name, agg, sql, column, fr, result_type(sql, agg, vtype, ttype)))
+        entries.append(
+            Entry(name, agg, sql, column, fr, result_type(sql, agg, vtype, ttype), other=other)
+        )
     return RollingPlan(keys, time, order, timestamp, tuple(entries))

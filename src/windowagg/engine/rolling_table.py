@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..compiled import EXACT
-from .rolling import Frames, distinct, quantiles, rolling
-from .rolling_plan import Entry, RollingPlan
+from ..errors import ArithmeticOverflowError
+from ..kernels.order_stats import ABOVE, BELOW, NEAREST
+from .rolling import Frames, distinct, order_statistic, quantiles, rolling
+from .rolling_plan import BOOLEAN, Entry, RollingPlan
 
 __all__ = ["arrange", "compute", "evaluate", "segments", "times_of"]
 
@@ -261,6 +263,8 @@ def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) 
         if entry.sql == "sum":
             if pa.types.is_decimal(col.type):
                 return _decimal(total, null, entry.type)
+            if not entry.wraps:
+                _no_overflow(col, lo, hi, entry)
             return _with_nulls(total, null, entry.type)
         # mean of integers or decimals, from the exact sum
         if pa.types.is_decimal(col.type):
@@ -274,6 +278,29 @@ def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) 
     if nan is not None:
         out[nan > 0] = np.nan
     return _with_nulls(out, count == 0, entry.type)
+
+
+def _no_overflow(col: _Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> None:
+    """Raise where a frame's integer sum leaves a long's range (int64 prefix sums wrap): only
+    frames whose absolute values add up to 2^62 or more can, and only those are summed
+    exactly."""
+    ints = col.ints()[0]
+    if ints is None or not len(lo):
+        return
+    bound = np.r_[0.0, np.cumsum(np.abs(ints.astype(float)))]
+    risky = np.flatnonzero(bound[hi] - bound[lo] >= 2.0**62)
+    if not len(risky):
+        return
+    exact = np.r_[0, np.cumsum(ints.astype(object))]
+    for j in risky:
+        total = exact[hi[j]] - exact[lo[j]]
+        if not -(2**63) <= total < 2**63:
+            raise ArithmeticOverflowError(
+                f"aggs[{entry.name!r}]: integer overflow, a sum of {total} is beyond a long's "
+                "range (Spark raises ARITHMETIC_OVERFLOW under spark.sql.ansi.enabled, its "
+                "default); cast the column to a decimal or a double, or on Spark turn "
+                "spark.sql.ansi.enabled off to wrap as Java's longs do"
+            )
 
 
 def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarray:
@@ -311,15 +338,27 @@ def _select_keys(col: _Column) -> np.ndarray:
     return col._cache["keys"]
 
 
+def _by_keys(col: _Column) -> np.ndarray:
+    """What ``max_by``/``min_by`` compare of their ``y``: its dense rank (NaN above every
+    number, as Spark orders it), NaN where ``y`` is null."""
+    import pyarrow.compute as pc
+
+    if "by" not in col._cache:
+        rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense")
+        col._cache["by"] = np.where(col.valid, rank.to_numpy().astype(float), np.nan)
+    return col._cache["by"]
+
+
 def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray]:
     """For frames that end together, every row's selected row (the largest value for max,
-    the smallest for min; -1 if the frame has no value): one shared deque for all of them
+    the smallest for min, the largest or smallest ``y`` for max_by and min_by, ties to the
+    youngest; -1 if the frame has no value): one shared deque for all of them
     (:func:`windowagg.kernels.select_frames.select_frames`)."""
     from ..kernels.select_frames import select_frames
     from .rolling import chunks, on_cores, parts
 
-    keys = _select_keys(col)
-    keys = np.ascontiguousarray(keys if sql == "max" else -keys)
+    keys = _by_keys(col) if sql in ("max_by", "min_by") else _select_keys(col)
+    keys = np.ascontiguousarray(keys if sql in ("max", "max_by") else -keys)
     n, k = len(frames[0].bounds()[1]), len(frames)
     lo = np.empty((k, n), np.int64)
     for j, fr in enumerate(frames):
@@ -359,21 +398,14 @@ def _select(col: _Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
     return out
 
 
-def _stddev(col: _Column, fr: Frames, entry: Entry) -> Any:
-    out = rolling(col.floats(), fr, "stddev")
-    lo, hi, count = _counted(col, fr)
-    nan = col.nans(lo, hi)
-    if nan is not None:
-        out[nan > 0] = np.nan
-    return _with_nulls(out, count < 2, entry.type)  # Spark: null for fewer than two values
-
-
-def _collected(col: _Column, fr: Frames, entry: Entry) -> Any:
-    """Every frame's non-missing values (nulls and NaN left out, as the library's aggregations
-    leave them), in order: one take from the column, no Python object per value."""
+def _collected(col: _Column, fr: Frames, entry: Entry, keep: np.ndarray | None = None) -> Any:
+    """Every frame's values in order (``keep``: the rows that count; by default the non-missing
+    ones, nulls and NaN left out, as the library's aggregations leave them): one take from the
+    column, no Python object per value."""
     import pyarrow as pa
 
-    keep = col.valid & ~np.isnan(col.floats())
+    if keep is None:
+        keep = col.valid & ~np.isnan(col.floats())
     at = np.r_[0, np.cumsum(keep)]
     lo, hi = fr.bounds()
     values = col.array.filter(pa.array(keep))
@@ -385,6 +417,185 @@ def _collected(col: _Column, fr: Frames, entry: Entry) -> Any:
         np.repeat(at[lo], sizes)  # fmt: skip
     return pa.ListArray.from_arrays(pa.array(np.r_[0, ends], pa.int32()),
                                     values.take(pa.array(idx))).cast(entry.type)  # fmt: skip
+
+
+#: SQL moments and the product, by the fewest values that give a result (null below), and
+#: whether a NaN the kernel gives without a NaN input is a division by zero (null, as Spark)
+MOMENTS = {
+    "stddev": (2, False),
+    "var_samp": (2, False),
+    "var_pop": (1, False),
+    "stddev_pop": (1, False),
+    "product": (1, False),
+    "skewness": (1, True),
+    "kurtosis": (1, True),
+}
+
+
+def _take(array: Any, rows: np.ndarray) -> Any:
+    """``array``'s values at ``rows``, null where a row is -1."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    null = rows < 0
+    return pc.take(array, pa.array(np.where(null, 0, rows), mask=null if null.any() else None))
+
+
+def _moment(col: _Column, fr: Frames, e: Entry) -> Any:
+    """Moments (stddev, variances, skewness, kurtosis) and the product, compiled over the
+    non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does."""
+    fewest, zero_division = MOMENTS[e.sql]
+    out = rolling(col.floats(), fr, e.agg)
+    lo, hi, count = _counted(col, fr)
+    nan = col.nans(lo, hi)
+    null = count < fewest
+    if zero_division:
+        null |= np.isnan(out) if nan is None else np.isnan(out) & (nan == 0)
+    if nan is not None:
+        out[nan > 0] = np.nan
+    return _with_nulls(out, null, e.type)
+
+
+def _comoments(x: _Column, y: _Column, fr: Frames, e: Entry) -> Any:
+    """covar_samp, covar_pop and corr over the rows where both ``x`` and ``y`` are not null
+    (compiled over those without NaN; a frame holding a NaN gives NaN)."""
+    both = x.valid & y.valid
+    xf, yf = x.floats(), y.floats()
+    nan = both & (np.isnan(xf) | np.isnan(yf))
+    keep = both & ~nan
+    out = rolling(np.where(keep, yf, np.nan), fr, e.agg, np.where(keep, xf, np.nan))
+    lo, hi = fr.bounds()
+    count = _prefix_count(both, lo, hi)
+    nans = _prefix_count(nan, lo, hi)
+    null = count < (1 if e.sql == "covar_pop" else 2)
+    if e.sql == "corr":
+        null |= np.isnan(out) & (nans == 0)
+    out[nans > 0] = np.nan
+    return _with_nulls(out, null, e.type)
+
+
+def _prefix_count(mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    p = np.r_[0, np.cumsum(mask, dtype=np.int64)]
+    return p[hi] - p[lo]
+
+
+def _truths(col: _Column, fr: Frames, e: Entry) -> Any:
+    """count_if, bool_and and bool_or from prefix counts of the true and the non-null values."""
+    import pyarrow as pa
+
+    lo, hi, count = _counted(col, fr)
+    true = _prefix_count(col.valid & (col.floats() == 1.0), lo, hi)
+    if e.sql == "count_if":
+        return pa.array(true, pa.int64())
+    return _with_nulls(true == count if e.sql == "bool_and" else true > 0, count == 0, e.type)
+
+
+def _first_valid(col: _Column, lo: np.ndarray, hi: np.ndarray, first: bool) -> np.ndarray:
+    """Every frame's first (or last) row with a value, -1 if none."""
+    n = len(col.valid)
+    rows = np.arange(n, dtype=np.int64)
+    if first:
+        nxt = np.r_[np.minimum.accumulate(np.where(col.valid, rows, n)[::-1])[::-1], n]
+        at = nxt[lo]
+        return np.where(at < hi, at, -1)
+    prv = np.r_[-1, np.maximum.accumulate(np.where(col.valid, rows, -1))]
+    at = prv[hi]
+    return np.where(at >= lo, at, -1)
+
+
+def _ranks(col: _Column) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's rank among the column's values (1-based, distinct, ties in row order, NaN
+    above every number; 0 for null) and the rows in that order."""
+    import pyarrow.compute as pc
+
+    if "ranks" not in col._cache:
+        order = pc.sort_indices(col.array).to_numpy().astype(np.int64)  # NaN, then nulls last
+        ranks = np.zeros(len(order), np.int64)
+        count = int(np.count_nonzero(col.valid))
+        ranks[order[:count]] = np.arange(1, count + 1)
+        col._cache["ranks"] = (ranks, order)
+    return col._cache["ranks"]
+
+
+def _percentile(col: _Column, fr: Frames, e: Entry) -> Any:
+    """percentile and median (Spark's interpolation between the values at the floor and the
+    ceiling of rank ``(n - 1) * p``, :func:`windowagg.aggregations.interpolate`),
+    percentile_disc (the nearest rank, as a double) and percentile_approx (the nearest rank, in
+    the column's type), by compiled order statistics over the rows' ranks (NaN above every
+    number)."""
+    import pyarrow as pa
+
+    ranks, order = _ranks(col)
+    p = e.agg.p
+    if e.sql in ("percentile_disc", "percentile_approx"):
+        picked = order_statistic(ranks, fr, p, NEAREST)
+        out = _take(col.array, np.where(picked > 0, order[picked - 1], -1))
+        return out.cast(pa.float64()) if e.sql == "percentile_disc" else out
+    below = order_statistic(ranks, fr, p, BELOW)
+    above = order_statistic(ranks, fr, p, ABOVE)
+    values = col.floats()
+    low = values[order[np.maximum(below, 1) - 1]]
+    high = values[order[np.maximum(above, 1) - 1]]
+    count = _counted(col, fr)[2]
+    pos = (np.maximum(count, 1) - 1) * p
+    floor = np.floor(pos)
+    with np.errstate(invalid="ignore"):  # Spark's rounding: low + fraction * (high - low)
+        out = np.where(
+            (floor == np.ceil(pos)) | (low == high), low, low + (pos - floor) * (high - low)
+        )
+    return _with_nulls(out, count == 0, e.type)
+
+
+def _dense(col: _Column) -> tuple[np.ndarray, np.ndarray]:
+    """Every row's value as a dense id in the values' order (NaN one value, above every
+    number; -1 for null), and a row holding each id's value."""
+    import pyarrow.compute as pc
+
+    if "dense" not in col._cache:
+        rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense").to_numpy()
+        ids = np.where(col.valid, rank.astype(np.int64) - 1, -1)
+        rep = np.zeros(int(ids.max(initial=-1)) + 1, np.int64)
+        rep[ids[col.valid]] = np.flatnonzero(col.valid)
+        col._cache["dense"] = (ids, rep)
+    return col._cache["dense"]
+
+
+def _mode(col: _Column, fr: Frames) -> Any:
+    """The most frequent value of every frame, ties to the smallest (Spark's ``mode(x,
+    true)``), compiled (:func:`windowagg.kernels.order_stats.mode_frames`): O(log u) per row."""
+    from ..kernels.order_stats import mode_frames
+
+    ids, rep = _dense(col)
+    size = 1 << max(0, int(len(rep) - 1).bit_length())
+    lo, hi = fr.bounds()
+    out = np.empty(len(lo), np.int64)
+    mode_frames(ids, lo, hi, np.zeros(2 * size, np.int64), out)
+    return _take(col.array, np.where(out >= 0, rep[np.maximum(out, 0)], -1))
+
+
+def _set(col: _Column, fr: Frames, e: Entry) -> Any:
+    """Every frame's distinct values, ascending (Spark's ``collect_set``). A row's value is new
+    to exactly the frames that hold the row but not the value's previous row, a run of frames
+    (both bounds never decrease): one (frame, value) pair per answer, in numpy."""
+    import pyarrow as pa
+
+    ids, rep = _dense(col)
+    lo, hi = fr.bounds()
+    rows = np.flatnonzero(ids >= 0)
+    vid = ids[rows]
+    prev = np.full(len(rows), -1, np.int64)  # the value's previous row
+    by = np.lexsort((rows, vid))
+    same = np.r_[False, vid[by][1:] == vid[by][:-1]]
+    prev[by[same]] = rows[by][np.flatnonzero(same) - 1]
+    start = np.maximum(np.searchsorted(hi, rows, "right"), np.searchsorted(lo, prev, "right"))
+    end = np.searchsorted(lo, rows, "right")
+    sizes = np.maximum(end - start, 0)
+    frame = np.repeat(start - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    value = np.repeat(vid, sizes)
+    order = np.lexsort((value, frame))
+    offsets = np.r_[0, np.cumsum(np.bincount(frame, minlength=len(lo)))].astype(np.int32)
+    values = col.array.take(pa.array(rep[value[order]]))
+    return pa.ListArray.from_arrays(pa.array(offsets), values).cast(e.type)
 
 
 def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
@@ -455,20 +666,24 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
         if e.column not in columns:
             columns[e.column] = _Column(table.column(e.column).combine_chunks())
         col = columns[e.column]
-        if e.sql in ("min", "max"):
-            if (e.column, e.sql, e.frame) not in picks:  # every frame ending with this one
-                group = [x.frame for x in entries if (x.column, x.sql) == (e.column, e.sql)
+        for c in (e.other, e.counts):
+            if c is not None and c not in columns:
+                columns[c] = _Column(table.column(c).combine_chunks())
+        if e.sql in ("min", "max", "max_by", "min_by"):
+            by = e.column if e.other is None else e.other  # what is compared
+            if (by, e.sql, e.frame) not in picks:  # every frame ending with this one
+                group = [x.frame for x in entries if (x.other or x.column, x.sql) == (by, e.sql)
                          and _ends(x.frame) == _ends(e.frame)]  # fmt: skip
                 group = list(dict.fromkeys(group))
-                rows = select_rows(col, e.sql, [frames[f] for f in group])
-                picks.update({(e.column, e.sql, f): r for f, r in zip(group, rows)})
-            out.append(_select(col, fr, e, picks[(e.column, e.sql, e.frame)]))
+                rows = select_rows(columns[by], e.sql, [frames[f] for f in group])
+                picks.update({(by, e.sql, f): r for f, r in zip(group, rows)})
+            pick = picks[(by, e.sql, e.frame)]
+            out.append(_select(col, fr, e, pick) if e.other is None else _take(col.array, pick))
             continue
-        counts = None
-        if e.counts is not None:
-            if e.counts not in columns:
-                columns[e.counts] = _Column(table.column(e.counts).combine_chunks())
-            counts = columns[e.counts]
+        if e.other is not None:
+            out.append(_comoments(col, columns[e.other], fr, e))
+            continue
+        counts = None if e.counts is None else columns[e.counts]
         out.append(_entry(col, fr, times_col, e, counts))
     return out
 
@@ -476,17 +691,28 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
 def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry,
            counts: _Column | None = None) -> Any:  # fmt: skip
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if e.sql in ("first", "last"):
         lo, hi = fr.bounds()
-        empty = hi == lo
-        idx = np.where(empty, 0, lo if e.sql == "first" else hi - 1)
-        return pc.take(col.array, pa.array(idx, mask=empty if empty.any() else None))
+        if getattr(e.agg, "ignorenulls", False):
+            return _take(col.array, _first_valid(col, lo, hi, e.sql == "first"))
+        return _take(col.array, np.where(hi == lo, -1, lo if e.sql == "first" else hi - 1))
     if e.sql is None:
         return _library(col, fr, times_col, e)
     if e.sql == "count":
         return pa.array(_counted(col, fr)[2], pa.int64())
     if e.sql in ("sum", "mean"):
         return _sum(col, fr, e, counts)
-    return _stddev(col, fr, e)
+    if e.sql in MOMENTS:
+        return _moment(col, fr, e)
+    if e.sql in BOOLEAN:
+        return _truths(col, fr, e)
+    if e.sql in ("percentile", "median", "percentile_disc", "percentile_approx"):
+        return _percentile(col, fr, e)
+    if e.sql == "mode":
+        return _mode(col, fr)
+    if e.sql == "collect_list":
+        return _collected(col, fr, e, keep=col.valid)
+    if e.sql == "collect_set":
+        return _set(col, fr, e)
+    raise AssertionError(f"no evaluation of {e.sql!r}")

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ArithmeticOverflowError
 from .keys import Keyed, key_codes, keyed_order
 from .rolling_table import times_of
 from .window_partials import counted, grids, mergeable, over_partials, partials
@@ -87,7 +88,9 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     specs = [(p.name, "rows" if p.fn == "count" and p.column is None else
               {"tmin": "min", "tmax": "max"}.get(p.fn, p.fn),
               None if p.fn in ("tmin", "tmax") else p.column) for p in parts]  # fmt: skip
-    cols = reduce_cells(table, times, cell, cells, specs, rows)
+    cols = reduce_cells(
+        table, times, cell, cells, specs, rows, wraps=any(e.wraps for e in plan.entries)
+    )
     at = pa.array(keyed.first[cell_code])
     out = {k: table.column(k).take(at) for k in plan.keys}
     out[SLICE] = pa.array(cell_step * float(period) + float(offset))
@@ -98,12 +101,21 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     return pa.table(out | cols), over, seg
 
 
-def reduce_cells(table: Any, times: np.ndarray, cell: np.ndarray, cells: int, specs: list,
-                 rows: Any = None) -> dict[str, Any]:  # fmt: skip
+def reduce_cells(
+    table: Any,
+    times: np.ndarray,
+    cell: np.ndarray,
+    cells: int,
+    specs: list,
+    rows: Any = None,
+    wraps: bool = False,
+) -> dict[str, Any]:
     """Per cell (``cell[i]``: row i's, -1: none), one Arrow column per ``(name, fn, column)``
     of ``specs``: ``rows`` (the cell's rows; ``rows`` when given), ``count`` (its valid
     values), ``sum``, ``min`` or ``max`` of ``column`` (None: the times) by Spark's rules, one
-    compiled pass per column and kind."""
+    compiled pass per column and kind. An integer sum beyond a long's range raises
+    :class:`~windowagg.errors.ArithmeticOverflowError` unless it ``wraps`` (Spark with ANSI
+    mode off)."""
     import pyarrow as pa
 
     from ..kernels.keyed import cell_extremes, cell_rows, cell_sums
@@ -144,6 +156,8 @@ def reduce_cells(table: Any, times: np.ndarray, cell: np.ndarray, cells: int, sp
             wide = np.float64 if np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
             cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
+            if wide is np.int64 and not wraps:
+                _no_overflow(name, values, valid, cell, cells)
             done[("s", name)] = (total, counts)
         return done[("s", name)]
 
@@ -167,6 +181,25 @@ def reduce_cells(table: Any, times: np.ndarray, cell: np.ndarray, cells: int, sp
             out = pa.array(lo if fn == "min" else hi, mask=none)
             cols[name] = out if type_ is None else out.cast(type_)
     return cols
+
+
+def _no_overflow(
+    name: str, values: np.ndarray, valid: np.ndarray, cell: np.ndarray, cells: int
+) -> None:
+    """Raise where a cell's integer sum leaves a long's range (the compiled sums wrap): only
+    cells whose absolute values add up to 2^62 or more can, and only those are summed
+    exactly."""
+    inside = valid & (cell >= 0)
+    bound = np.bincount(cell[inside], np.abs(values[inside].astype(float)), minlength=cells)
+    for c in np.flatnonzero(bound >= 2.0**62):
+        total = sum(int(v) for v in values[inside & (cell == c)])
+        if not -(2**63) <= total < 2**63:
+            raise ArithmeticOverflowError(
+                f"integer overflow: a sum of {name!r} is {total}, beyond a long's range (Spark "
+                "raises ARITHMETIC_OVERFLOW under spark.sql.ansi.enabled, its default); cast "
+                "the column to a decimal or a double, or on Spark turn spark.sql.ansi.enabled "
+                "off to wrap as Java's longs do"
+            )
 
 
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -79,8 +79,10 @@ def plan_windows(schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = 
         taken.add(name)
         if not isinstance(spec, tuple | list) or len(spec) != 2:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column), got {spec!r}")
-        agg, sql, column, vtype = check_entry(name, *spec, fields)
-        entries.append(Entry(name, agg, sql, column, None, result_type(sql, agg, vtype, ttype)))
+        agg, sql, column, other, vtype = check_entry(name, *spec, fields)
+        entries.append(
+            Entry(name, agg, sql, column, None, result_type(sql, agg, vtype, ttype), other=other)
+        )
     if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
         raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
     lateness = allowed_lateness * MICROS if timestamp else allowed_lateness

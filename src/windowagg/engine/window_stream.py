@@ -106,7 +106,14 @@ class WindowStream:
             return units.take(np.argsort(starts, kind="stable"))
         specs = [(p.name, COMBINE[p.fn], p.name) for p in partials(self.plan)]
         specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
-        cols = reduce_cells(units, starts, cell.astype(np.int64), len(uniq), specs)
+        cols = reduce_cells(
+            units,
+            starts,
+            cell.astype(np.int64),
+            len(uniq),
+            specs,
+            wraps=any(e.wraps for e in self.plan.entries),
+        )
         first = np.zeros(len(uniq), np.int64)
         first[cell[::-1]] = np.arange(len(cell))[::-1]  # a row of each slice: its keys
         out = {k: units.column(k).take(pa.array(first)) for k in self.over.keys}

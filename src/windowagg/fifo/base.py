@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, ClassVar
 
-from ..aggregations import resolve
+from ..aggregations import lift, resolve
 from ..errors import EmptyWindowError
 
 __all__ = ["FifoAggregator"]
@@ -50,7 +50,7 @@ class FifoAggregator:
 
     def insert(self, x: Any) -> None:
         """Append raw input ``x`` as the youngest element."""
-        p = self.agg.lift(x)
+        p = lift(self.agg, x)
         self._push(p)
         self._n += 1
 

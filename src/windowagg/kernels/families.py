@@ -1,20 +1,25 @@
 """Aggregations as compiled families: partials are columns of a float64 array ``buf[W, i]``.
 
 Aggregations that share the shape of their ``combine`` share one compiled family, so every
-algorithm is compiled once per family (4 families), not once per aggregation (13); what
+algorithm is compiled once per family (8 families), not once per aggregation (31); what
 differs inside a family (lift and lower) is chosen by a small integer ``code`` per element,
 outside the algorithms' inner loops.
 
 =========  =====  =========================================================================
 family     width  partial and aggregations
 =========  =====  =========================================================================
-SUM        1      (sum,): sum alone, the most common case, without a count column
-ADD        2      (sum, count): count, mean, geomean (sum of logs)
+SUM        1      (sum,): sum alone, the most common case, without a count column; count_if
+ADD        2      (sum, count): count, mean, geomean (sum of logs), bool_and, bool_or
 SELECT     3      (key, value, has): the larger key wins, ties to the older unless has = 2
                   (``last``); max (key x), min (-x), argmax/argmin (key +/-value, value =
-                  arg), first (key 0), last (key 0, has 2)
+                  arg), max_by/min_by (the same, has 2), first (key 0), last (key 0, has 2)
 XCOUNT     2      (key, count): equal keys add counts; maxcount (x), mincount (-x)
-WELFORD    3      (n, mean, M2), merged by Chan et al.'s formula: stddev
+WELFORD    3      (n, mean, M2), merged by Chan et al.'s formula: stddev, var_samp, var_pop,
+                  stddev_pop
+PRODUCT    2      (product, has): product
+MOMENTS    5      (n, mean, M2, M3, M4), merged by Pebay's formulas: skewness, kurtosis
+COMOMENTS  6      (n, mean x, mean y, C, M2x, M2y): covar_samp, covar_pop, corr (x is the arg
+                  of an ``(x, y)`` pair, y its value)
 =========  =====  =========================================================================
 
 Every function has the same signature in every family, so the algorithms take them as
@@ -32,19 +37,33 @@ import numpy as np
 
 from ..aggregations import (
     ADD,
+    COMOMENTS,
+    MOMENTS,
+    PRODUCT,
     SELECT,
     SUMF,
     WELFORD,
     XCOUNT,
     ArgMax,
     ArgMin,
+    BoolAnd,
+    BoolOr,
     Count,
+    CountIf,
+    CovarPop,
+    CovarSamp,
     GeoMean,
     Last,
     Max,
+    MaxBy,
     MaxCount,
     Mean,
     Min,
+    MinBy,
+    Skewness,
+    StdDevPop,
+    VarPop,
+    VarSamp,
 )
 from .jit import inline
 
@@ -58,13 +77,27 @@ ARGMAX = ArgMax.facts.kernel.code
 ARGMIN = ArgMin.facts.kernel.code
 LAST = Last.facts.kernel.code
 MAXCOUNT = MaxCount.facts.kernel.code
+COUNT_IF = CountIf.facts.kernel.code
+BOOL_AND = BoolAnd.facts.kernel.code
+BOOL_OR = BoolOr.facts.kernel.code
+MAXBY = MaxBy.facts.kernel.code
+MINBY = MinBy.facts.kernel.code
+VAR_SAMP = VarSamp.facts.kernel.code
+VAR_POP = VarPop.facts.kernel.code
+STDDEV_POP = StdDevPop.facts.kernel.code
+SKEWNESS = Skewness.facts.kernel.code
+COVAR_SAMP = CovarSamp.facts.kernel.code
+COVAR_POP = CovarPop.facts.kernel.code
 
 # --- SUM ------------------------------------------------------------------------------------
 
 
 @inline
 def sum_lift(code, buf, i, x, arg):
-    buf[0, i] = 0.0 if x != x else x
+    if code == COUNT_IF:
+        buf[0, i] = 1.0 if x == x and x != 0.0 else 0.0
+    else:
+        buf[0, i] = 0.0 if x != x else x
 
 
 @inline
@@ -96,7 +129,12 @@ def add_lift(code, buf, i, x, arg):
         buf[0, i] = 0.0
         buf[1, i] = 0.0
     else:
-        buf[0, i] = math.log(x) if code == GEOMEAN else x
+        if code == GEOMEAN:
+            buf[0, i] = math.log(x)
+        elif code in (BOOL_AND, BOOL_OR):
+            buf[0, i] = 1.0 if x != 0.0 else 0.0
+        else:
+            buf[0, i] = x
         buf[1, i] = 1.0
 
 
@@ -124,6 +162,10 @@ def add_lower(code, buf, i):
         return np.nan
     if code == MEAN:
         return s / c
+    if code == BOOL_AND:
+        return 1.0 if s == c else 0.0
+    if code == BOOL_OR:
+        return 1.0 if s > 0.0 else 0.0
     return math.exp(s / c)
 
 
@@ -157,10 +199,16 @@ def select_lift(code, buf, i, x, arg):
     elif code == ARGMIN:
         buf[0, i] = -x
         buf[1, i] = arg
+    elif code == MAXBY:
+        buf[0, i] = x
+        buf[1, i] = arg
+    elif code == MINBY:
+        buf[0, i] = -x
+        buf[1, i] = arg
     else:  # FIRST, LAST
         buf[0, i] = 0.0
         buf[1, i] = x
-    buf[2, i] = 2.0 if code == LAST else 1.0
+    buf[2, i] = 2.0 if code in (LAST, MAXBY, MINBY) else 1.0
 
 
 @inline
@@ -278,10 +326,16 @@ def welford_identity(buf, i):
 @inline
 def welford_lower(code, buf, i):
     n = buf[0, i]
+    q = buf[2, i]
+    if q < 0.0:
+        q = 0.0
+    if code in (VAR_POP, STDDEV_POP):
+        if n < 1.0:
+            return np.nan
+        return q / n if code == VAR_POP else math.sqrt(q / n)
     if n < 2.0:
         return np.nan
-    q = buf[2, i]
-    return math.sqrt(q / (n - 1.0)) if q > 0.0 else 0.0
+    return q / (n - 1.0) if code == VAR_SAMP else math.sqrt(q / (n - 1.0))
 
 
 @inline
@@ -309,6 +363,184 @@ def welford_inverse(d, di, a, ai, b, bi):
     d[0, di] = n
     d[1, di] = m
     d[2, di] = q
+
+
+# --- PRODUCT --------------------------------------------------------------------------------
+
+
+@inline
+def product_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = 1.0
+        buf[1, i] = 0.0
+    else:
+        buf[0, i] = x
+        buf[1, i] = 1.0
+
+
+@inline
+def product_combine(d, di, a, ai, b, bi):
+    p = a[0, ai] * b[0, bi]
+    h = a[1, ai] + b[1, bi]
+    d[0, di] = p
+    d[1, di] = h
+
+
+@inline
+def product_identity(buf, i):
+    buf[0, i] = 1.0
+    buf[1, i] = 0.0
+
+
+@inline
+def product_lower(code, buf, i):
+    return buf[0, i] if buf[1, i] != 0.0 else np.nan
+
+
+# --- MOMENTS --------------------------------------------------------------------------------
+
+
+@inline
+def moments_lift(code, buf, i, x, arg):
+    if x != x:
+        buf[0, i] = 0.0
+        buf[1, i] = 0.0
+    else:
+        buf[0, i] = 1.0
+        buf[1, i] = x
+    buf[2, i] = 0.0
+    buf[3, i] = 0.0
+    buf[4, i] = 0.0
+
+
+@inline
+def moments_combine(d, di, a, ai, b, bi):
+    na = a[0, ai]
+    ma = a[1, ai]
+    m2a = a[2, ai]
+    m3a = a[3, ai]
+    m4a = a[4, ai]
+    nb = b[0, bi]
+    mb = b[1, bi]
+    m2b = b[2, bi]
+    m3b = b[3, bi]
+    m4b = b[4, bi]
+    if na == 0.0:
+        na = nb
+        ma = mb
+        m2a = m2b
+        m3a = m3b
+        m4a = m4b
+    elif nb != 0.0:  # windowagg.aggregations.merge_moments
+        n = na + nb
+        dl = mb - ma
+        dn = dl / n
+        m4a = (
+            m4a
+            + m4b
+            + dl * dn * dn * dn * na * nb * (na * na - na * nb + nb * nb)
+            + 6.0 * dn * dn * (na * na * m2b + nb * nb * m2a)
+            + 4.0 * dn * (na * m3b - nb * m3a)
+        )
+        m3a = m3a + m3b + dl * dn * dn * na * nb * (na - nb) + 3.0 * dn * (na * m2b - nb * m2a)
+        m2a = m2a + m2b + dl * dn * na * nb
+        ma = ma + dn * nb
+        na = n
+    d[0, di] = na
+    d[1, di] = ma
+    d[2, di] = m2a
+    d[3, di] = m3a
+    d[4, di] = m4a
+
+
+@inline
+def moments_identity(buf, i):
+    for f in range(5):
+        buf[f, i] = 0.0
+
+
+@inline
+def moments_lower(code, buf, i):
+    n = buf[0, i]
+    m2 = buf[2, i]
+    if n == 0.0 or m2 == 0.0:
+        return np.nan
+    if code == SKEWNESS:
+        return math.sqrt(n) * buf[3, i] / math.sqrt(m2 * m2 * m2)
+    return n * buf[4, i] / (m2 * m2) - 3.0
+
+
+# --- COMOMENTS ------------------------------------------------------------------------------
+
+
+@inline
+def comoments_lift(code, buf, i, x, arg):
+    if x != x or arg != arg:
+        buf[0, i] = 0.0
+        buf[1, i] = 0.0
+        buf[2, i] = 0.0
+    else:
+        buf[0, i] = 1.0
+        buf[1, i] = arg
+        buf[2, i] = x
+    buf[3, i] = 0.0
+    buf[4, i] = 0.0
+    buf[5, i] = 0.0
+
+
+@inline
+def comoments_combine(d, di, a, ai, b, bi):
+    na = a[0, ai]
+    xa = a[1, ai]
+    ya = a[2, ai]
+    ca = a[3, ai]
+    qxa = a[4, ai]
+    qya = a[5, ai]
+    nb = b[0, bi]
+    if na == 0.0:
+        na = nb
+        xa = b[1, bi]
+        ya = b[2, bi]
+        ca = b[3, bi]
+        qxa = b[4, bi]
+        qya = b[5, bi]
+    elif nb != 0.0:
+        n = na + nb
+        dx = b[1, bi] - xa
+        dy = b[2, bi] - ya
+        f = na * nb / n
+        ca = ca + b[3, bi] + dx * dy * f
+        qxa = qxa + b[4, bi] + dx * dx * f
+        qya = qya + b[5, bi] + dy * dy * f
+        xa = xa + dx * nb / n
+        ya = ya + dy * nb / n
+        na = n
+    d[0, di] = na
+    d[1, di] = xa
+    d[2, di] = ya
+    d[3, di] = ca
+    d[4, di] = qxa
+    d[5, di] = qya
+
+
+@inline
+def comoments_identity(buf, i):
+    for f in range(6):
+        buf[f, i] = 0.0
+
+
+@inline
+def comoments_lower(code, buf, i):
+    n = buf[0, i]
+    c = buf[3, i]
+    if code == COVAR_POP:
+        return c / n if n >= 1.0 else np.nan
+    if n < 2.0:
+        return np.nan
+    if code == COVAR_SAMP:
+        return c / (n - 1.0)
+    q = buf[4, i] * buf[5, i]
+    return c / math.sqrt(q) if q != 0.0 else np.nan
 
 
 @inline
@@ -339,4 +571,10 @@ FAMILIES = {
                    (-np.inf, 0.0), False),
     WELFORD: Family(welford_lift, welford_combine, welford_identity, welford_lower,
                     welford_inverse, 3, (0.0, 0.0, 0.0), True),
+    PRODUCT: Family(product_lift, product_combine, product_identity, product_lower, no_inverse,
+                    2, (1.0, 0.0), False),
+    MOMENTS: Family(moments_lift, moments_combine, moments_identity, moments_lower, no_inverse,
+                    5, (0.0,) * 5, False),
+    COMOMENTS: Family(comoments_lift, comoments_combine, comoments_identity, comoments_lower,
+                      no_inverse, 6, (0.0,) * 6, False),
 }  # fmt: skip

@@ -1,4 +1,5 @@
-"""Nearest-rank quantiles and distinct counts over frames whose bounds only move forward
+"""Order statistics (nearest-rank quantiles, and the two ranks a percentile interpolates
+between), modes and distinct counts over frames whose bounds only move forward
 (rolling frames, and the windows of one spec). Quantiles: a Fenwick tree over the values'
 ranks holds the frame's values; a row entering or leaving updates one path of it, and the
 k-th smallest value is one descent, so a frame costs O(log n) amortized whatever its length (a
@@ -11,12 +12,25 @@ import math
 
 import numpy as np
 
-from .jit import kernel
+from .jit import inline, kernel
+
+#: which rank of a frame's c values a quantile ``q`` picks: the nearest rank ``ceil(q * c)``,
+#: or the floor or the ceiling of the 0-based ``(c - 1) * q`` plus one (a percentile
+#: interpolates between those two)
+NEAREST, BELOW, ABOVE = 0, 1, 2
+
+
+@inline
+def _kth(q, mode, c):
+    if mode == NEAREST:
+        return max(1, math.ceil(q * c))
+    pos = (c - 1) * q
+    return (math.floor(pos) if mode == BELOW else math.ceil(pos)) + 1
 
 
 @kernel
-def rank_quantiles(ranks, lo, hi, q, tree, out):
-    """``out[j]``: the rank (1-based, into the sorted values) of the ``ceil(q * c)``-th
+def rank_quantiles(ranks, lo, hi, q, mode, tree, out):
+    """``out[j]``: the rank (1-based, into the sorted values) of the k-th (:func:`_kth`)
     smallest value among rows ``lo[j]`` to ``hi[j] - 1`` (c of them have a value), or 0 if
     none. ``ranks[i]``: row i's rank among all values (distinct per row; 0 for a row without
     a value, never counted). ``tree`` (int64, one more than the rows, zeroed) is work space.
@@ -50,7 +64,7 @@ def rank_quantiles(ranks, lo, hi, q, tree, out):
         if count == 0:
             out[j] = 0
             continue
-        k = max(1, math.ceil(q * count))
+        k = _kth(q, mode, count)
         pos = 0
         step = top
         while step > 0:  # the largest pos with fewer than k values at ranks <= pos
@@ -70,8 +84,8 @@ def rank_quantiles(ranks, lo, hi, q, tree, out):
 
 
 @kernel
-def select_quantiles(values, lo, hi, q, work, out):
-    """``out[j]``: the ``ceil(q * c)``-th smallest of the c values (NaN: none) among rows
+def select_quantiles(values, lo, hi, q, mode, work, out):
+    """``out[j]``: the k-th (:func:`_kth`) smallest of the c values (NaN: none) among rows
     ``lo[j]`` to ``hi[j] - 1``, NaN if c is 0. ``work`` (float64, as long as the longest frame)
     holds a frame's values while they are selected from: quickselect with a random pivot and a
     three-way partition (runs of equal values settle at once), O(w) expected per frame. Any
@@ -85,7 +99,7 @@ def select_quantiles(values, lo, hi, q, work, out):
         if c == 0:
             out[j] = np.nan
             continue
-        k = max(1, math.ceil(q * c)) - 1
+        k = _kth(q, mode, c) - 1
         a = 0
         b = c - 1
         while a < b:
@@ -140,3 +154,48 @@ def distinct_frames(ids, lo, hi, counts, out):
                 counts[ids[b]] += 1
             b += 1
         out[j] = distinct
+
+
+@kernel
+def mode_frames(ids, lo, hi, tree, out):
+    """``out[j]``: the smallest id among the most frequent ids of rows ``lo[j]`` to
+    ``hi[j] - 1`` (-1: none). ``ids[i]``: row i's value as a dense id in the values' order (-1:
+    no value); ``tree`` (int64, zeroed, twice a power of two at least the ids' count) holds
+    each id's count at its leaf and the largest count below each node, so that a row entering
+    or leaving costs O(log u) and the answer is one descent. Both bounds never decrease."""
+    size = tree.shape[0] // 2
+    a = 0
+    b = 0
+    for j in range(lo.shape[0]):
+        while a < lo[j]:
+            if a < b and ids[a] >= 0:
+                _bump(tree, size, ids[a], -1)
+            a += 1
+        if b < a:
+            b = a
+        while b < hi[j]:
+            if ids[b] >= 0:
+                _bump(tree, size, ids[b], 1)
+            b += 1
+        top = tree[1]
+        if top == 0:
+            out[j] = -1
+            continue
+        node = 1
+        while node < size:  # the leftmost leaf holding the largest count
+            node = 2 * node if tree[2 * node] == top else 2 * node + 1
+        out[j] = node - size
+    while a < b:  # leave the tree zeroed
+        if ids[a] >= 0:
+            _bump(tree, size, ids[a], -1)
+        a += 1
+
+
+@inline
+def _bump(tree, size, i, delta):
+    node = size + i
+    tree[node] += delta
+    node //= 2
+    while node >= 1:
+        tree[node] = max(tree[2 * node], tree[2 * node + 1])
+        node //= 2

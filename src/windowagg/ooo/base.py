@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ..aggregations import resolve
+from ..aggregations import lift, resolve
 
 __all__ = ["OooAggregator"]
 
@@ -56,7 +56,7 @@ class OooAggregator:
     def insert(self, t: Any, x: Any) -> None:
         """Add ``x`` at time ``t``; if ``t`` is present its partial becomes ``old (x) lift(x)``."""
         t = self._check_time(t)
-        self._insert(t, self.agg.lift(x))
+        self._insert(t, lift(self.agg, x))
 
     def evict(self, t: Any) -> bool:
         """Remove the entry at exactly ``t``; False if there is none."""
@@ -145,7 +145,7 @@ class OooAggregator:
 
     def _bulk_value(self, x: Any) -> Any:
         """What ``bulk_insert`` passes on for a raw input (the partial, checked on the way)."""
-        return self.agg.lift(x)
+        return lift(self.agg, x)
 
     def _bulk_insert(self, pairs: list[tuple[Any, Any]]) -> None:
         for t, p in pairs:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, NamedTuple
 
-from ..aggregations import fold
+from ..aggregations import fold, lift
 from .windows import INF, Session, Sliding, Window
 
 
@@ -180,7 +180,7 @@ class WindowManager:
 
         def result(k: int, update: bool) -> WindowResult:
             a = k * slide
-            part = fold(agg, (agg.lift(x) for _t, _s, x in buf[a - base : a + size - base]))
+            part = fold(agg, (lift(agg, x) for _t, _s, x in buf[a - base : a + size - base]))
             return WindowResult(w, a, a + size, agg.lower(part), update)
 
         out = []

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ..aggregations import fold
+from ..aggregations import fold, lift
 from .slicer import StreamSlicer
 from .windows import INF, EdgeContext
 
@@ -82,7 +82,7 @@ class SliceManager:
 
     def add(self, t: Any, x: Any, seq: int) -> None:
         """Incorporate one tuple (any order)."""
-        lifted = self.agg.lift(x)
+        lifted = lift(self.agg, x)
         if self.contexts:
             self._notify(t, x)
         starts, slices = self.starts, self.slices
@@ -121,7 +121,7 @@ class SliceManager:
         elif self.commutative:
             s.partial = agg.combine(s.partial, lifted)
         else:  # in the middle, order matters: recompute from the tuples
-            s.partial = fold(agg, (agg.lift(v) for _t, _s, v in s.tuples))
+            s.partial = fold(agg, (lift(agg, v) for _t, _s, v in s.tuples))
         self.store.put(s.start, s.start, s.partial)
 
     def _rekey(self, k: int) -> None:
@@ -174,9 +174,9 @@ class SliceManager:
         left, right = s.tuples[:cut], s.tuples[cut:]
         agg = self.agg
         s.tuples, s.n, s.t_max = left, len(left), left[-1][0]
-        s.partial = fold(agg, (agg.lift(v) for _t, _s, v in left))
+        s.partial = fold(agg, (lift(agg, v) for _t, _s, v in left))
         self.store.put(s.start, s.start, s.partial)
-        r = Slice(e, right[0][0], fold(agg, (agg.lift(v) for _t, _s, v in right)), right)
+        r = Slice(e, right[0][0], fold(agg, (lift(agg, v) for _t, _s, v in right)), right)
         r.t_max, r.n = right[-1][0], len(right)
         self.starts.insert(i + 1, e)
         self.slices.insert(i + 1, r)

@@ -281,13 +281,12 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
             return whole
         over = over_partials(plan, S, tuple(keys))
         return partials_by_key(df, plan).mapInArrow(_engine(plan, over, by_key=False), schema)
-    cols = sorted({e.column for e in plan.entries if e.column is not None} - {plan.time})
+    cols = sorted({c for e in plan.entries for c in e.inputs} - {plan.time})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
     base = df.select(*key_columns(plan), F.col(quoted(plan.time)).alias(T),
                      *[F.col(quoted(c)).alias(n) for c, n in names.items()])  # fmt: skip
     names[plan.time] = T
-    entries = tuple(e if e.column is None else replace(e, column=names[e.column])
-                    for e in plan.entries)  # fmt: skip
+    entries = tuple(e.renamed(names) for e in plan.entries)
     over = replace(plan, time=T, keys=tuple(keys), entries=entries)
     ordered = _spread(base, plan).sortWithinPartitions(*keys, T)
     return ordered.mapInArrow(_engine(plan, over, by_key=True), schema)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..aggregations import facts
+from ..engine.rolling_plan import VALUED
 from ..engine.window_plan import WindowPlan, plan_windows
 
 
@@ -21,25 +22,41 @@ def arrow_schema(df: Any) -> Any:
 
 def entry_field(e: Any, types: dict, time: str) -> Any:
     """An entry's output field in Spark's types: the input column's own type where the result
-    is one of its values (min, max, first, last), the time column's for an arg (argmin,
-    argmax), else the engine's type; a count is never null."""
+    is one of its values (min, max, first, last, mode, max_by, ...), an array of it for
+    collect_list and collect_set (never null), the time column's for an arg (argmin, argmax),
+    else the engine's type; a count is never null."""
     from pyspark.sql.pandas.types import from_arrow_type
-    from pyspark.sql.types import StructField
+    from pyspark.sql.types import ArrayType, StructField
 
-    if e.sql in ("min", "max", "first", "last"):
+    if e.sql in VALUED:
         t = types[e.column]
+    elif e.sql in ("collect_list", "collect_set"):
+        return StructField(e.name, ArrayType(types[e.column], False), False)
     elif e.sql is None and facts(e.agg).result == "arg" and \
             getattr(e.agg, "result_type", None) is None:  # fmt: skip
         t = types[time]
     else:
         t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
-    return StructField(e.name, t, e.sql != "count")
+    return StructField(e.name, t, e.sql not in ("count", "count_if"))
 
 
 def make_plan(df: Any, *, time: str, windows: Any, aggs: Any, key: Any,
               allowed_lateness: Any) -> WindowPlan:  # fmt: skip
-    return plan_windows(arrow_schema(df), time=time, windows=windows, aggs=aggs, key=key,
+    plan = plan_windows(arrow_schema(df), time=time, windows=windows, aggs=aggs, key=key,
                         allowed_lateness=allowed_lateness)  # fmt: skip
+    return with_session_rules(df, plan)
+
+
+def with_session_rules(df: Any, plan: Any) -> Any:
+    """The plan under the session's SQL rules: with ``spark.sql.ansi.enabled`` off, integer sums
+    wrap as Java's longs do; on (Spark 4's default), they raise, as the engine does by
+    default."""
+    from dataclasses import replace
+
+    ansi = str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
+    if ansi:
+        return plan
+    return replace(plan, entries=tuple(replace(e, wraps=True) for e in plan.entries))
 
 
 def output_schema(df: Any, plan: WindowPlan) -> Any:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..engine.rolling_plan import RollingPlan, plan_rolling
 from .batch import cores, quoted
-from .plan import arrow_schema, entry_field
+from .plan import arrow_schema, entry_field, with_session_rules
 
 
 def output_schema(df: Any, plan: RollingPlan) -> Any:
@@ -50,7 +50,9 @@ def _worker(plan: RollingPlan, columns: list[str]):
 def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> Any:
     from pyspark.sql import functions as F
 
-    plan = plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
+    plan = with_session_rules(
+        df, plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
+    )
     if df.isStreaming:
         ahead = [e.name for e in plan.entries if e.frame.looks_forward]
         if ahead:

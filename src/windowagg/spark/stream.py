@@ -199,7 +199,7 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     micros = F.expr(time_sql(plan))  # a timestamp column: microseconds since the epoch
     shifted = F.timestamp_micros(micros + int(plan.lateness) + 1)
     fields = {f.name: f for f in df.schema.fields}
-    cols = sorted({e.column for e in plan.entries if e.column is not None})
+    cols = sorted({c for e in plan.entries for c in e.inputs})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
     flags = {names[c]: nan_flag(i) for i, c in enumerate(cols)
              if isinstance(fields[c].dataType, DoubleType | FloatType)}  # fmt: skip
@@ -217,8 +217,7 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
         [pa.field(K, pa.int32())]  # fmt: skip
     schema = pa.schema([*kfields, pa.field(T, pa.int64()),
                         *[pa.field(n, arrow.field(c).type) for c, n in names.items()]])  # fmt: skip
-    entries = tuple(e if e.column is None else replace(e, column=names[e.column])
-                    for e in plan.entries)  # fmt: skip
+    entries = tuple(e.renamed(names) for e in plan.entries)
     over = replace(plan, time=T, keys=tuple(knames), entries=entries,
                    bound=pa.timestamp("us", "UTC"))  # fmt: skip
     out_fields = output_schema(df, plan).fields
