@@ -1306,43 +1306,42 @@ ALIASES = {
 }
 
 
+#: the built-ins that follow SQL's rules on tables, as Spark evaluates them, under Spark's names
+SQL = (
+    "sum",
+    "count",
+    "mean",
+    "min",
+    "max",
+    "stddev",
+    "first",
+    "last",
+    "var_samp",
+    "var_pop",
+    "stddev_pop",
+    "skewness",
+    "kurtosis",
+    "covar_samp",
+    "covar_pop",
+    "corr",
+    "product",
+    "count_if",
+    "bool_and",
+    "bool_or",
+    "max_by",
+    "min_by",
+    "percentile",
+    "median",
+    "percentile_disc",
+    "percentile_approx",
+    "mode",
+    "collect_list",
+    "collect_set",
+)
 #: Spark's aggregate functions windowagg accepts under Spark's name, each with the built-in it
 #: resolves to; on tables each computes what Spark computes (docs/guides/spark-functions.md)
 SPARK_FUNCTIONS = {
-    **{
-        n: n
-        for n in (
-            "sum",
-            "count",
-            "mean",
-            "min",
-            "max",
-            "stddev",
-            "first",
-            "last",
-            "var_samp",
-            "var_pop",
-            "stddev_pop",
-            "skewness",
-            "kurtosis",
-            "covar_samp",
-            "covar_pop",
-            "corr",
-            "product",
-            "count_if",
-            "bool_and",
-            "bool_or",
-            "max_by",
-            "min_by",
-            "percentile",
-            "median",
-            "percentile_disc",
-            "percentile_approx",
-            "mode",
-            "collect_list",
-            "collect_set",
-        )
-    },
+    **{n: n for n in SQL},
     **{
         n: ALIASES[n]
         for n in (

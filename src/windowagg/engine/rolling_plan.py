@@ -2,14 +2,15 @@
 (pandas, Arrow, Spark's Arrow batches): the key, time and order columns, every entry's
 aggregation, column, frame and result type. Every user error is raised here, before any work.
 
-Aggregations under Spark's names (:data:`SQL`; docs/guides/spark-functions.md) follow SQL's
-rules, as Spark evaluates them: nulls are skipped (a frame without a non-null value gives null;
-``count`` and ``count_if`` give 0, ``collect_list`` and ``collect_set`` an empty list), NaN is
-a value (a sum, mean or moment over it is NaN, it is the largest double for ``max``, ``min``,
-the percentiles and the ``y`` of ``max_by``/``min_by``), ``first`` and ``last`` take the
-frame's first and last row, null or not (unless ``ignorenulls``), and results have Spark's
-types. Every other aggregation, the user's own included, sees the frame's values that are
-neither null nor NaN (windowagg's rule: NaN is missing), in time order.
+Aggregations under Spark's names (:data:`windowagg.aggregations.SQL`;
+docs/guides/spark-functions.md) follow SQL's rules, as Spark evaluates them: nulls are
+skipped (a frame without a non-null value gives null; ``count`` and ``count_if`` give 0,
+``collect_list`` and ``collect_set`` an empty list), NaN is a value (a sum, mean or moment
+over it is NaN, it is the largest double for ``max``, ``min``, the percentiles and the ``y``
+of ``max_by``/``min_by``), ``first`` and ``last`` take the frame's first and last row, null
+or not (unless ``ignorenulls``), and results have Spark's types. Every other aggregation, the
+user's own included, sees the frame's values that are neither null nor NaN (windowagg's rule:
+NaN is missing), in time order.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..aggregations import AGGREGATIONS, facts, resolve
+from ..aggregations import AGGREGATIONS, SQL, facts, resolve
 from ..durations import MICROS
 from ..frames import Frame, FrameError, frame
 
@@ -32,38 +33,6 @@ __all__ = [
 ]
 
 
-#: the aggregations with SQL semantics, by the name of the built-in class they resolve to
-SQL = (
-    "sum",
-    "count",
-    "mean",
-    "min",
-    "max",
-    "stddev",
-    "first",
-    "last",
-    "var_samp",
-    "var_pop",
-    "stddev_pop",
-    "skewness",
-    "kurtosis",
-    "covar_samp",
-    "covar_pop",
-    "corr",
-    "product",
-    "count_if",
-    "bool_and",
-    "bool_or",
-    "max_by",
-    "min_by",
-    "percentile",
-    "median",
-    "percentile_disc",
-    "percentile_approx",
-    "mode",
-    "collect_list",
-    "collect_set",
-)
 #: SQL aggregations whose result is one of the input's values, in its type
 VALUED = ("min", "max", "first", "last", "percentile_approx", "mode", "max_by", "min_by")
 #: SQL aggregations of a boolean column
@@ -86,7 +55,8 @@ ANY_TYPE = (
 @dataclass(frozen=True)
 class Entry:
     """One output column: ``agg`` (resolved) over ``column`` in ``frame``; ``sql`` names the
-    SQL rule it follows (one of :data:`SQL`), or is None for the library's own."""
+    SQL rule it follows (one of :data:`windowagg.aggregations.SQL`), or is None for the
+    library's own."""
 
     name: str
     agg: Any
