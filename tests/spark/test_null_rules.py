@@ -141,8 +141,11 @@ def test_integer_overflow_raises_locally_and_under_ansi_and_wraps_without(spark)
         )
     with pytest.raises(ArithmeticOverflowError):
         windowagg.rolling_aggregate(t, time="ts", key="k", aggs={"s": ("sum", "v", "rows:2")})
-    ok = windowagg.rolling_aggregate(t, time="ts", key="k", aggs={"s": ("sum", "v", "rows:1")})
+    ok = windowagg.rolling_aggregate(
+        t, time="ts", key="k", aggs={"s": ("sum", "v", "rows:1"), "m": ("mean", "v", "rows:2")}
+    )
     assert ok.column("s").to_pylist() == [2**62, 2**62]  # no frame overflows
+    assert ok.column("m").to_pylist() == [2.0**62, 2.0**62]  # a mean sums doubles, as Spark's
     df = spark.createDataFrame(rows, "k int, ts timestamp, v bigint")
     for windows in (["tumbling:1m"], ["tumbling:1m", "session:5s"]):  # SQL partials, rows
         with pytest.raises(Exception, match="ARITHMETIC_OVERFLOW|beyond a long's range"):

@@ -271,7 +271,10 @@ def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) 
             return _decimal(_mean_half_up(total, count, entry.type.scale - scale), null,
                             entry.type)  # fmt: skip
         with np.errstate(invalid="ignore", divide="ignore"):
-            return _with_nulls(total / np.maximum(count, 1), null, entry.type)
+            mean = total / np.maximum(count, 1)
+        risky, exact = _exact_sums(col, lo, hi)  # where int64 sums wrap: Spark sums doubles
+        mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
+        return _with_nulls(mean, null, entry.type)
     out = rolling(col.floats(), fr, entry.sql)
     lo, hi, count = _counted(col, fr)
     nan = col.nans(lo, hi)
@@ -280,20 +283,23 @@ def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) 
     return _with_nulls(out, count == 0, entry.type)
 
 
-def _no_overflow(col: _Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> None:
-    """Raise where a frame's integer sum leaves a long's range (int64 prefix sums wrap): only
-    frames whose absolute values add up to 2^62 or more can, and only those are summed
-    exactly."""
+def _exact_sums(col: _Column, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The frames whose integer sum may leave a long's range (int64 prefix sums wrap there:
+    their absolute values add up to 2^62 or more), and their sums, exactly (Python ints)."""
     ints = col.ints()[0]
     if ints is None or not len(lo):
-        return
+        return np.zeros(0, np.int64), np.zeros(0, object)
     bound = np.r_[0.0, np.cumsum(np.abs(ints.astype(float)))]
     risky = np.flatnonzero(bound[hi] - bound[lo] >= 2.0**62)
     if not len(risky):
-        return
+        return risky, np.zeros(0, object)
     exact = np.r_[0, np.cumsum(ints.astype(object))]
-    for j in risky:
-        total = exact[hi[j]] - exact[lo[j]]
+    return risky, exact[hi[risky]] - exact[lo[risky]]
+
+
+def _no_overflow(col: _Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> None:
+    """Raise where a frame's integer sum leaves a long's range."""
+    for total in _exact_sums(col, lo, hi)[1]:
         if not -(2**63) <= total < 2**63:
             raise ArithmeticOverflowError(
                 f"aggs[{entry.name!r}]: integer overflow, a sum of {total} is beyond a long's "
