@@ -301,12 +301,7 @@ def _no_overflow(col: _Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> 
     """Raise where a frame's integer sum leaves a long's range."""
     for total in _exact_sums(col, lo, hi)[1]:
         if not -(2**63) <= total < 2**63:
-            raise ArithmeticOverflowError(
-                f"aggs[{entry.name!r}]: integer overflow, a sum of {total} is beyond a long's "
-                "range (Spark raises ARITHMETIC_OVERFLOW under spark.sql.ansi.enabled, its "
-                "default); cast the column to a decimal or a double, or on Spark turn "
-                "spark.sql.ansi.enabled off to wrap as Java's longs do"
-            )
+            raise ArithmeticOverflowError.of_sum(f"aggs[{entry.name!r}]", total)
 
 
 def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarray:

@@ -194,12 +194,7 @@ def _no_overflow(
     for c in np.flatnonzero(bound >= 2.0**62):
         total = sum(int(v) for v in values[inside & (cell == c)])
         if not -(2**63) <= total < 2**63:
-            raise ArithmeticOverflowError(
-                f"integer overflow: a sum of {name!r} is {total}, beyond a long's range (Spark "
-                "raises ARITHMETIC_OVERFLOW under spark.sql.ansi.enabled, its default); cast "
-                "the column to a decimal or a double, or on Spark turn spark.sql.ansi.enabled "
-                "off to wrap as Java's longs do"
-            )
+            raise ArithmeticOverflowError.of_sum(f"column {name!r}", total)
 
 
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
