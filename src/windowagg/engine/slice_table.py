@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ArithmeticOverflowError
 from .keys import Keyed, key_codes, keyed_order
-from .rolling_table import times_of
+from .rolling_table import sums_stay_small, times_of
 from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 
@@ -189,6 +189,8 @@ def _no_overflow(
     """Raise where a cell's integer sum leaves a long's range (the compiled sums wrap): only
     cells whose absolute values add up to 2^62 or more can, and only those are summed
     exactly."""
+    if sums_stay_small(values):
+        return
     inside = valid & (cell >= 0)
     bound = np.bincount(cell[inside], np.abs(values[inside].astype(float)), minlength=cells)
     for c in np.flatnonzero(bound >= 2.0**62):
