@@ -89,10 +89,12 @@ def test_every_bench_suite_has_a_page_generated_from_its_csv() -> None:
 
 def test_the_spark_functions_table_lists_exactly_the_names_windowagg_accepts() -> None:
     """docs/guides/spark-functions.md: one row per Spark function windowagg accepts, each
-    naming the built-in the name resolves to."""
+    naming the built-in the name resolves to, and saying "yes" under "Spark SQL partials"
+    exactly where the windows merge from them."""
     import re
 
     from windowagg.aggregations import SPARK_FUNCTIONS, aggregation
+    from windowagg.engine.window_partials import MERGED
 
     text = (ROOT / "docs" / "guides" / "spark-functions.md").read_text()
     rows = re.findall(r"^\| `(\w+)` \| `(\w+)", text, flags=re.M)
@@ -101,3 +103,7 @@ def test_the_spark_functions_table_lists_exactly_the_names_windowagg_accepts() -
         assert (
             aggregation(spark_name).name == aggregation(ours).name == SPARK_FUNCTIONS[spark_name]
         ), spark_name
+    partials = dict(re.findall(r"^\| `(\w+)` \|[^|]*\|[^|]*\| (yes|no) \|", text, flags=re.M))
+    assert partials.keys() == SPARK_FUNCTIONS.keys()
+    for spark_name, said in partials.items():  # the column "Spark SQL partials"
+        assert (said == "yes") == (SPARK_FUNCTIONS[spark_name] in MERGED), spark_name

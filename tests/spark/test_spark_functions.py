@@ -278,3 +278,81 @@ def test_every_spark_name_windowagg_accepts_is_compared_here() -> None:
 
     used = {e[0].split("(")[0] for e, _ in (ENTRIES | ORDERED).values()}
     assert used == set(SPARK_FUNCTIONS)
+
+
+#: the functions Spark SQL pre-aggregates per (key, slice) before windowagg merges the slices
+MERGED = {
+    n: ENTRIES[n]
+    for n in (
+        *("vs_x", "v_i", "vp_d", "sp_x", "sd_i", "std_x", "pr_i", "pr_x", "ci", "ba", "bo"),
+        *("ev", "so", "an", "s_i", "a_d", "m_x", "n_x", "mx_x", "mn_d", "sd_x"),
+    )
+} | {n: ORDERED[n] for n in ("mb_x", "nb_d")}
+
+
+def spied(monkeypatch) -> list:
+    """The plans that ran on Spark SQL's partials (``partials_by_key``)."""
+    from windowagg.spark import batch
+
+    seen, real = [], batch.partials_by_key
+
+    def spy(df, plan):
+        seen.append(plan)
+        return real(df, plan)
+
+    monkeypatch.setattr(batch, "partials_by_key", spy)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "spec,wexpr",
+    [
+        ("sliding:90s/30s", "window(ts, '90 seconds', '30 seconds')"),
+        ("session:10s", "session_window(ts, '10 seconds')"),
+    ],
+)
+def test_windows_on_spark_sql_partials_equal_spark(spark, monkeypatch, spec, wexpr) -> None:
+    """The functions windowagg answers from Spark SQL's partials per (key, slice), the
+    variances merged by Chan et al.'s formula and max_by/min_by from each slice's extreme: the
+    partials path runs, and gives Spark's own values and types (rows with distinct times and
+    ys, so that max_by has one answer)."""
+    from pyspark.sql import functions as F
+
+    df = spark.createDataFrame(rows(14, distinct=True), SCHEMA)
+    theirs = (
+        df.groupBy("k", F.expr(wexpr).alias("w"))
+        .agg(*[spark_expr(sql).alias(n) for n, (_, sql) in MERGED.items()])
+        .select("k", F.col("w.start").alias("window_start"), *MERGED)
+    )
+    seen = spied(monkeypatch)
+    kw = {
+        "time": "ts",
+        "windows": [spec],
+        "key": "k",
+        "aggs": {n: e for n, (e, _) in MERGED.items()},
+    }
+    check(*spark_rows(wspark.window_aggregate(df, **kw)), theirs, ["k", "window_start"], MERGED)
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize("spec", ["count-tumbling:7", "count-sliding:6/3"])
+def test_count_windows_on_spark_sql_partials_equal_the_rows(spark, monkeypatch, spec) -> None:
+    """Count windows of the same functions (Spark has none): the partials path (Spark SQL
+    alone for one tumbling window) equal to the local engine over the rows, which the tests
+    above hold to Spark's answers."""
+    data = rows(15, distinct=True)
+    seen = spied(monkeypatch)
+    kw = {
+        "time": "ts",
+        "windows": [spec],
+        "key": "k",
+        "aggs": {n: e for n, (e, _) in MERGED.items()},
+    }
+    ours = wspark.window_aggregate(spark.createDataFrame(data, SCHEMA), **kw)
+    got = {(r["k"], r["window_start"]): r.asDict() for r in ours.collect()}
+    local = windowagg.window_aggregate(arrow(data), **kw).to_pylist()
+    assert got.keys() == {(r["k"], r["window_start"]) for r in local} and got
+    for r in local:
+        for n in MERGED:
+            assert same(got[(r["k"], r["window_start"])][n], r[n]), (r["k"], n)
+    assert len(seen) == (spec != "count-tumbling:7")

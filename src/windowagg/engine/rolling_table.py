@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import EXACT
+from ..compiled import EXACT, kernel_of
 from ..errors import ArithmeticOverflowError
+from ..kernels.families import welford_ranges
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST
 from .rolling import Frames, distinct, order_statistic, quantiles, rolling
 from .rolling_plan import BOOLEAN, Entry, RollingPlan
@@ -463,6 +464,22 @@ def _moment(col: _Column, fr: Frames, e: Entry) -> Any:
     return _with_nulls(out, null, e.type)
 
 
+def _spreads(mean: _Column, counts: _Column, m2: _Column, fr: Frames, e: Entry) -> Any:
+    """A variance or standard deviation of rows that are partials (a slice's count, mean and
+    squared deviations: :mod:`.window_partials`), merged in time order, compiled."""
+    n = np.nan_to_num(counts.floats())
+    some = n > 0
+    states = np.ascontiguousarray(
+        np.stack([n, np.where(some, mean.floats(), 0.0), np.where(some, m2.floats(), 0.0)])
+    )
+    lo, hi = fr.bounds()
+    out = np.empty(len(lo))
+    welford_ranges(kernel_of(e.agg).code, states, lo, hi, np.zeros((3, 1)), out)
+    total = np.r_[0.0, np.cumsum(n)]
+    null = total[hi] - total[lo] < MOMENTS[e.sql][0]
+    return _with_nulls(out, null, e.type)
+
+
 def _comoments(x: _Column, y: _Column, fr: Frames, e: Entry) -> Any:
     """covar_samp, covar_pop and corr over the rows where both ``x`` and ``y`` are not null
     (compiled over those without NaN; a frame holding a NaN gives NaN)."""
@@ -686,6 +703,9 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
                 picks.update({(by, e.sql, f): r for f, r in zip(group, rows)})
             pick = picks[(by, e.sql, e.frame)]
             out.append(_select(col, fr, e, pick) if e.other is None else _take(col.array, pick))
+            continue
+        if e.other is not None and e.counts is not None:  # partials: count, mean, m2
+            out.append(_spreads(col, columns[e.counts], columns[e.other], fr, e))
             continue
         if e.other is not None:
             out.append(_comoments(col, columns[e.other], fr, e))

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import ArithmeticOverflowError
 from .keys import Keyed, key_codes, keyed_order
 from .rolling_table import sums_stay_small, times_of
-from .window_partials import counted, grids, mergeable, over_partials, partials
+from .window_partials import COMBINE, counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 
 __all__ = ["SLICE", "reduce_cells", "slice_partials"]
@@ -38,9 +38,12 @@ SPARSE = 2
 
 def _compiled(fn: str, t: Any) -> bool:
     """Whether the compiled pass takes partial ``fn`` of a column of type ``t``: counts of
-    any column, sums of numbers, min and max of numbers, timestamps and dates."""
+    any column, sums of numbers, min and max of numbers, timestamps and dates (the others,
+    Spark SQL's alone, leave the rows to the window engine)."""
     import pyarrow as pa
 
+    if fn not in COMBINE:
+        return False
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
     return fn == "count" or numeric or (fn in ("min", "max") and (
         pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_duration(t)))  # fmt: skip

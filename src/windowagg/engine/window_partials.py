@@ -5,7 +5,11 @@ that holds them (Spark SQL, in the JVM), and the window engine then answers ever
 its slices, with the same rules and types as from the rows themselves: a sum is the sum of its
 slices' sums (null slices skipped, a NaN slice makes it NaN), a count the sum of their counts,
 a mean the sum of the sums over the sum of the counts (exact for integers and decimals), min
-and max the smallest and largest slice's.
+and max the smallest and largest slice's; count_if the sum of the slices' counts of true,
+bool_and, bool_or and product those of the slices' own (null slices skipped); max_by and min_by
+the value of the slice whose largest (smallest) ordering value wins, the later slice on ties;
+variances and standard deviations merge each slice's count, mean and sum of squared
+deviations by Chan et al.'s formula, in time order.
 
 A slice is the span between two consecutive edges of the windows' fused grids
 (:class:`windowagg.slicing.slicer.StreamSlicer`), labelled by its start: a window
@@ -29,6 +33,7 @@ from .window_plan import WindowPlan
 __all__ = [
     "COMBINE",
     "MERGED",
+    "SPREADS",
     "Partial",
     "counted",
     "grids",
@@ -37,24 +42,37 @@ __all__ = [
     "partials",
 ]
 
+#: the variances and deviations: each slice's count, mean and squared deviations (``m2``)
+SPREADS = ("var_samp", "var_pop", "stddev", "stddev_pop")
 #: the SQL aggregations a window answers from its slices' partials
-MERGED = ("sum", "count", "mean", "min", "max")
-#: the partials each needs, as SQL aggregates of the input column
-NEEDS = {"sum": ("sum",), "count": ("count",), "mean": ("sum", "count"), "min": ("min",),
-         "max": ("max",)}  # fmt: skip
-#: how two partials of one slice combine, by the partial's kind
+MERGED = (
+    *("sum", "count", "mean", "min", "max", "count_if", "bool_and", "bool_or", "product"),
+    *("max_by", "min_by", *SPREADS),
+)
+#: the partials each needs, as SQL aggregates of the input column (``:by``: of the ordering
+#: column of max_by and min_by); the others need a partial of their own name
+NEEDS = {
+    "mean": ("sum", "count"),
+    "max_by": ("max_by", "max:by"),
+    "min_by": ("min_by", "min:by"),
+    **{s: ("count", "avg", "m2") for s in SPREADS},
+}
+#: how two partials of one slice combine, by the partial's kind (those a local table's
+#: compiled pass makes: :mod:`.slice_table`)
 COMBINE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "tmin": "min",
            "tmax": "max"}  # fmt: skip
 
 
 class Partial(NamedTuple):
-    """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max) of
-    the input ``column`` (None: count the rows); ``tmin``/``tmax``: the slice's first and
-    last time, in the time's internal unit (sessions)."""
+    """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max,
+    count_if, ...; ``avg`` and ``m2`` in doubles) of the input ``column`` (None: count the
+    rows), ``other`` its second column (the ordering of max_by, min_by); ``tmin``/``tmax``:
+    the slice's first and last time, in the time's internal unit (sessions)."""
 
     name: str
     fn: str
     column: str | None
+    other: str | None = None
 
 
 def counted(plan: WindowPlan) -> bool:
@@ -78,17 +96,30 @@ def grids(plan: WindowPlan) -> list[tuple[float, float]]:
     return fuse(slicer.grids + [(w.gap, 0) for w in plan.windows if isinstance(w, Session)])
 
 
+def _needs(e) -> list[tuple[str, str | None, str | None]]:
+    """The partials ``(fn, column, other)`` an entry reads."""
+    if e.column is None:
+        return [("count", None, None)]
+    out = []
+    for fn in NEEDS.get(e.sql, (e.sql,)):
+        if fn.endswith(":by"):  # the ordering column's own extreme
+            out.append((fn[:-3], e.other, None))
+        else:
+            out.append((fn, e.column, e.other if fn in ("max_by", "min_by") else None))
+    return out
+
+
 def partials(plan: WindowPlan) -> list[Partial]:
     """The partial columns the entries need, each once."""
     out: dict[tuple, Partial] = {}
     for e in plan.entries:
-        for fn in NEEDS[e.sql] if e.column is not None else ("count",):
-            out.setdefault((fn, e.column), Partial(f"__wa_p{len(out)}", fn, e.column))
+        for need in _needs(e):
+            out.setdefault(need, Partial(f"__wa_p{len(out)}", *need))
     if counted(plan):  # each slice's rows
-        out.setdefault(("count", None), Partial(f"__wa_p{len(out)}", "count", None))
+        out.setdefault(("count", None, None), Partial(f"__wa_p{len(out)}", "count", None))
     if counted(plan) or any(isinstance(w, Session) for w in plan.windows):
         for fn in ("tmin", "tmax"):
-            out[(fn, None)] = Partial(f"__wa_{fn}", fn, None)
+            out[(fn, None, None)] = Partial(f"__wa_{fn}", fn, None)
     return list(out.values())
 
 
@@ -96,18 +127,22 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
     """The plan that answers ``plan``'s entries over the partials table (its slice column
     ``time``, key columns ``keys``): each entry reads its partial columns, in its own result
     type."""
-    name = {(p.fn, p.column): p.name for p in partials(plan)}
+    name = {(p.fn, p.column, p.other): p.name for p in partials(plan)}
     entries = []
     for e in plan.entries:
-        if e.column is None or e.sql == "count":  # a count is the sum of the slices' counts
-            entries.append(replace(e, sql="sum", column=name[("count", e.column)]))
+        col = [name[need] for need in _needs(e)]
+        if e.column is None or e.sql in ("count", "count_if"):  # the sum of the slices' counts
+            entries.append(replace(e, sql="sum", column=col[0]))
         elif e.sql == "mean":
-            entries.append(replace(e, column=name[("sum", e.column)],
-                                   counts=name[("count", e.column)]))  # fmt: skip
+            entries.append(replace(e, column=col[0], counts=col[1]))
+        elif e.sql in SPREADS:  # the slices' (count, mean, m2)
+            entries.append(replace(e, column=col[1], counts=col[0], other=col[2]))
+        elif e.sql in ("max_by", "min_by"):  # the slice's value, ordered by its extreme
+            entries.append(replace(e, column=col[0], other=col[1]))
         else:
-            entries.append(replace(e, column=name[(e.sql, e.column)]))
+            entries.append(replace(e, column=col[0]))
     spanned = counted(plan) or any(isinstance(w, Session) for w in plan.windows)
     spans = ("__wa_tmin", "__wa_tmax") if spanned else None
-    rows = name[("count", None)] if counted(plan) else None
+    rows = name[("count", None, None)] if counted(plan) else None
     return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans,
                    positions=rows)  # fmt: skip

@@ -1,7 +1,8 @@
 """Batch ``window_aggregate``: the local window engine (:mod:`windowagg.engine.window_table`)
 inside Spark's Python workers, over partitions of rows hash-partitioned by key (one per core).
 
-When every entry merges from SQL partials (sum, count, mean, min, max over tumbling, sliding
+When every entry merges from SQL partials (sum, count, mean, min, max, count_if, bool_and,
+bool_or, product, max_by, min_by, the variances and standard deviations, over tumbling, sliding
 and session windows, or over count windows alone; :mod:`windowagg.engine.window_partials`),
 Spark SQL first reduces each (key, slice) to one row holding every entry's partials in Spark's
 own types (the slice is the last window edge at or before the event, over the fused edge grids
@@ -9,8 +10,9 @@ of the slicer, with a grid of the session gap's period for sessions; for count w
 of rows numbered per key in time order), in one aggregate, so what crosses into Python is one
 row per slice, not per event (one tumbling count window needs no Python stage: its runs are its
 windows); the engine answers every window of every key of a partition from
-them in one call (``mapInArrow``: Arrow in and out). Otherwise (first/last, stddev, the
-library's aggregations and the user's own, count windows beside time windows) the rows
+them in one call (``mapInArrow``: Arrow in and out). Otherwise (first/last, percentiles,
+moments beyond the variance, the library's aggregations and the user's own, count windows
+beside time windows) the rows
 themselves go to the workers, sorted by key and time within each partition, and the engine
 answers each key once its rows have all arrived, with every entry in the same pass.
 The query is built in as few DataFrame steps as possible, its expressions as SQL text: each
@@ -71,6 +73,24 @@ def cores(df: Any) -> int:
         return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
 
 
+def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
+    """Spark's own aggregate ``fn`` (a name of :data:`windowagg.aggregations.SQL`, each
+    Spark's too, or a partial's kind: ``avg`` and ``m2``, a slice's mean and squared
+    deviations in doubles) of ``column`` (None: the rows), ``other`` its second argument."""
+    from pyspark.sql import functions as F
+
+    if column is None:
+        return F.count(F.lit(1))
+    x = quoted(column)
+    if fn == "product":  # a DataFrame function only
+        return F.product(F.col(x))
+    if fn == "avg":
+        return F.expr(f"avg(CAST({x} AS DOUBLE))")
+    if fn == "m2":
+        return F.expr(f"var_pop(CAST({x} AS DOUBLE)) * count({x})")
+    return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
+
+
 def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     """The (key, slice) partials of every entry in Spark SQL, straight from the input: one
     groupBy over expressions (every DataFrame step costs the driver an analysis of the plan)."""
@@ -78,12 +98,12 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
 
     from ..engine.window_partials import partials
 
-    def sql(p) -> str:
+    def call(p) -> Any:
         if p.fn in ("tmin", "tmax"):  # a slice's first and last time, converted once per slice
-            return time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})")
-        return f"{p.fn}({'1' if p.column is None else quoted(p.column)})"
+            return F.expr(time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})"))
+        return spark_call(p.fn, p.column, p.other)
 
-    aggs = [F.expr(sql(p)).alias(p.name) for p in partials(plan)]
+    aggs = [call(p).alias(p.name) for p in partials(plan)]
     from ..engine.window_partials import counted
 
     if counted(plan):  # runs of g rows of each key in time order
@@ -107,11 +127,9 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     w = plan.windows[0]
     if len(plan.windows) > 1 or getattr(w, "measure", "time") != "count" or w.size != w.slide:
         return None
-    sql = {"sum": "sum", "count": "count", "mean": "avg", "min": "min", "max": "max"}
     schema = output_schema(df, plan)
     t = quoted(plan.time)
-    cols = [F.expr(f"{sql[e.sql]}({'1' if e.column is None else quoted(e.column)})")
-            for e in plan.entries]  # fmt: skip
+    cols = [spark_call(e.sql, e.column, e.other) for e in plan.entries]
     bounds = [F.expr(f"min({t})"), F.expr(f"max({t})")]
     out = (
         _ranked(df, plan, int(w.size))
