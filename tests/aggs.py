@@ -93,3 +93,21 @@ class Counting:
 COMPILED = tuple(
     name for name, factory in windowagg.AGGREGATIONS.items() if facts(factory()).kernel is not None
 )
+
+#: where the compiled tests run the kernel families of Spark's statistics (moments,
+#: co-moments, product): every algorithm is generic in its family and reads only the shape of
+#: the state (its width, whether it has an inverse, whether it selects), which the other
+#: families already give it on every algorithm; these three run on the FIFO algorithm of
+#: rolling frames and DABA, and the widest state (co-moments, six values) on FiBA too. Every
+#: (algorithm, family) pair compiles once, for about 5 s (FIFO) to 75 s (FiBA).
+STATISTICS = {
+    "moments": ("two_stacks_lite", "daba"),
+    "comoments": ("two_stacks_lite", "daba", "fiba"),
+    "product": ("two_stacks_lite", "daba"),
+}
+
+
+def crossed(algorithm: str, name: str) -> bool:
+    """Whether the compiled tests run aggregation ``name`` on ``algorithm``."""
+    kernel = facts(windowagg.AGGREGATIONS[name]()).kernel
+    return kernel is None or algorithm in STATISTICS.get(str(kernel.family), (algorithm,))
