@@ -115,7 +115,8 @@ def test_spark_suite_sides_agree() -> None:
 
 def test_local_suite_sides_agree() -> None:
     """windowagg bench local: windowagg, Polars, DuckDB and pandas give the same windows and
-    totals, or the same per-row results, in every case; windowagg's peak memory is sampled."""
+    totals, or the same per-row results, in every case of both workloads (the skewed one with
+    ties and nulls); windowagg's peak memory is sampled."""
     from windowagg.bench.local import local_suite
 
     rows = local_suite(True, lambda line: None)
@@ -126,7 +127,9 @@ def test_local_suite_sides_agree() -> None:
     assert {k[:2] for k in groups} == {
         ("sum", "sliding"), ("sum", "tumbling"), ("sum", "session"), ("five", "sliding"),
         *[(a, f) for a in ("sum", "max") for f in ("range:10s", "range:600s", "rows:1000")],
+        ("max", "sliding"), ("sum", "range:30s"), ("max", "range:30s"),  # the skewed workload
     }  # fmt: skip
+    assert {k[2] for k in groups} == {100, 100_000, "skewed"}
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work

@@ -1,22 +1,31 @@
 """``windowagg bench local``: window aggregates and rolling frames on local tables, against
-what a user of one machine runs today: Polars (``group_by_dynamic``, ``rolling_*_by``), DuckDB
-(a hash aggregate per window; each event unnested into its sliding windows; sessions from a
-gap flag and a running sum) and pandas (``rolling``).
+what a user of one machine runs today, each in the fastest form its own documentation shows:
+Polars' lazy engine (``group_by_dynamic``, ``rolling_*_by(...).over("k")`` on the unsorted
+frame, which needs no sort; a sort by time alone where Polars needs the time sorted within
+each key), DuckDB over the Arrow table (a hash aggregate per window; each event unnested into
+its sliding windows; sessions from a gap flag and a running sum) and pandas (``rolling`` after
+a sort by time).
 
-Workload (seeded, ``default_rng(2)``): keys uniform over 100 or 100,000 keys, times distinct
-integer microseconds spread uniformly over ``n / keys`` seconds (about one event per key and
-second; distinct, because pandas' time frames leave out a row's later peers) in random order,
-values uniform integers 0-99 as doubles, so every side's sums are exact and their checksums
-(windows and total, or the sum of every row's value) equal. Polars and DuckDB are optional
-(the ``bench`` extra): a side that is not installed is left out. Each case and its baselines
-run in turn in every repetition, after a warm-up, each after a garbage collection and a pause
-of 0.3 s (Polars' and DuckDB's threads spin on after their work); medians and spreads. Every
-side runs in a process of its own (:class:`Side`), as a user runs one library: in one process,
-the memory that one library frees and takes back changes what the next one's allocations
-cost (after DuckDB's sliding query, the next call there paid seconds of page faults). Peak
-memory: a child process runs windowagg twice on the same table and reports the peak resident
-memory of the second run (sampled every millisecond) over what it held before, beside the
-input's and the output's sizes.
+Workloads (seeded, ``default_rng(2)``):
+
+* uniform (:func:`events`): keys uniform over 100 or 100,000 keys, times distinct integer
+  microseconds spread uniformly over ``n / keys`` seconds (about one event per key and second;
+  distinct, because pandas' time frames leave out a row's later peers) in random order, values
+  uniform integers 0-99 as doubles, so every side's sums are exact and their checksums
+  (windows and total, or the sum of every row's value) equal;
+* skewed (:func:`skewed`): keys Zipf-distributed over 10,000 values, times in bursts of whole
+  milliseconds (many ties) in random order, 1% of the values null (no pandas: its frames
+  differ from SQL's on ties).
+
+Polars and DuckDB are optional (the ``bench`` extra): a side that is not installed is left out.
+Each case and its baselines run in turn in every repetition, after a warm-up, each after a
+garbage collection and a pause of 0.3 s (Polars' and DuckDB's threads spin on after their
+work); medians and spreads. Every side runs in a process of its own (:class:`Side`), as a user
+runs one library: in one process, the memory that one library frees and takes back changes
+what the next one's allocations cost (after DuckDB's sliding query, the next call there paid
+seconds of page faults). Peak memory: a child process runs windowagg twice on the same table
+and reports the peak resident memory of the second run (sampled every millisecond) over what
+it held before, beside the input's and the output's sizes.
 """
 
 from __future__ import annotations
@@ -36,7 +45,35 @@ from .core import Row, measure_interleaved
 __all__ = ["local_suite"]
 
 #: the rolling frames, and their Polars/pandas spelling
-FRAMES = {"range:10s": "10s", "range:600s": "600s", "rows:1000": 1000}
+FRAMES = {"range:10s": "10s", "range:30s": "30s", "range:600s": "600s", "rows:1000": 1000}
+#: the uniform workload's windows, and the skewed workload's
+UNIFORM = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:60s", "session": "session:2s"}
+SKEWED = {"sliding": "sliding:10s/1s", "tumbling": "tumbling:60s"}
+
+
+#: the skewed workload's keys and its exponent (the share of key r is proportional to r^-1.1)
+ZIPF_KEYS, ZIPF_S = 10_000, 1.1
+
+
+def skewed(n: int, seed: int = 2):
+    """The skewed workload as a pyarrow Table: ``k`` Zipf-distributed over 10,000 keys, ``ts``
+    in whole milliseconds (bursts of about 100 events within a second, a burst every 0.1 s on
+    average: ties are common), in random order, ``v`` integers 0-99 as doubles, 1% null."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    p = np.arange(1, ZIPF_KEYS + 1, dtype=float) ** -ZIPF_S
+    k = rng.choice(ZIPF_KEYS, n, p=p / p.sum())
+    bursts = np.sort(rng.integers(0, n, n // 100)) * 1000  # ms: 10 bursts per second
+    t = (bursts[rng.integers(0, len(bursts), n)] + rng.integers(0, 1000, n)) * 1000
+    v = rng.integers(0, 100, n).astype(float)
+    return pa.table({"k": k, "ts": pa.array(t, pa.timestamp("us")),
+                     "v": pa.array(v, mask=rng.random(n) < 0.01)})  # fmt: skip
+
+
+def workload(n: int, keys: int | str):
+    """The uniform workload over ``keys`` keys, or the skewed one (``keys="skewed"``)."""
+    return skewed(n) if keys == "skewed" else events(n, int(keys))
 
 
 def events(n: int, keys: int, seed: int = 2):
@@ -59,97 +96,104 @@ def _optional(name: str):
         return None
 
 
-def window_cases(table, what: str, five: bool = False) -> list[tuple[str, Callable]]:
-    """windowagg and the baselines for ``what``: ``sliding`` (60 s / 1 s), ``tumbling``
-    (1 min) or ``session`` (gap 2 s); each returns (windows, total of the first entry)."""
+def _seconds(text: str) -> int:
+    return int(text.removesuffix("s"))
+
+
+def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list:
+    """windowagg and the baselines for ``spec`` (``sliding:Ss/Ds``, ``tumbling:Ss`` or
+    ``session:Gs``, whole seconds) of ``agg`` (sum or max) of ``v``, or five entries; each
+    returns (windows, total of the first entry)."""
     from ..tables import window_aggregate
 
-    spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}
-    aggs = {"s": ("sum", "v")}
+    kind, numbers = spec.split(":")
+    size, slide = [_seconds(x) for x in numbers.split("/")] * (1 if "/" in numbers else 2)
+    aggs = {"s": (agg, "v")}
     if five:
         aggs |= {"n": ("count", "*"), "hi": ("max", "v"), "a": ("mean", "v"), "lo": ("min", "v")}
 
     def ours():
-        out = window_aggregate(table, time="ts", windows=spec[what], aggs=aggs, key="k")
-        return np.array([out.num_rows, np.sum(out.column("s").to_numpy())])
+        out = window_aggregate(table, time="ts", windows=spec, aggs=aggs, key="k")
+        return np.array([out.num_rows, np.nansum(out.column("s").to_numpy(zero_copy_only=False))])
 
     cases = [("windowagg window_aggregate", ours)]
     pl, duckdb = _optional("polars"), _optional("duckdb")
-    if pl is not None and what != "session":  # Polars has no session windows
-        frame = pl.from_arrow(table)
-        every, period, offset = ("1s", "60s", "-59s") if what == "sliding" else ("1m", "1m", "0s")
-        exprs = [pl.col("v").sum().alias("s")]
+    if pl is not None and kind != "session":  # Polars has no session windows
+        frame = pl.from_arrow(table).lazy()
+        exprs = [getattr(pl.col("v"), agg)().alias("s")]
         if five:
             exprs += [pl.len(), pl.col("v").max().alias("hi"), pl.col("v").mean().alias("a"),
                       pl.col("v").min().alias("lo")]  # fmt: skip
 
-        def polars():
-            out = frame.sort("k", "ts", maintain_order=True).group_by_dynamic(
-                "ts", every=every, period=period, offset=offset, group_by="k", closed="left",
-                start_by="window").agg(*exprs)  # fmt: skip
+        def polars():  # the time sorted within each key: a sort by time is the fastest way
+            out = frame.sort("ts").group_by_dynamic(
+                "ts", every=f"{slide}s", period=f"{size}s", offset=f"-{size - slide}s",
+                group_by="k", closed="left", start_by="window").agg(*exprs).collect()  # fmt: skip
             return np.array([out.height, out["s"].sum()])
 
         cases.append(("Polars group_by_dynamic", polars))
     if duckdb is not None:
         con = duckdb.connect()
         con.register("events", table)
-        fns = "sum(v) AS s" + (", count(*), max(v), avg(v), min(v)" if five else "")
+        fns = f"{agg}(v) AS s" + (", count(*), max(v), avg(v), min(v)" if five else "")
         us = "epoch_us(ts)"  # whole microseconds (epoch_ms rounds)
+        step = f"{us} // {slide * 1_000_000}"
         sql = {
-            "tumbling": f"SELECT k, {us} // 60000000 AS w, {fns} FROM events GROUP BY k, w",
-            "sliding": f"SELECT k, w, {fns} FROM (SELECT k, v, unnest(range({us} // 1000000 - "
-                       f"59, {us} // 1000000 + 1)) AS w FROM events) GROUP BY k, w",
+            "tumbling": f"SELECT k, {step} AS w, {fns} FROM events GROUP BY k, w",
+            "sliding": f"SELECT k, w, {fns} FROM (SELECT k, v, unnest(range({step} - "
+                       f"{size // slide - 1}, {step} + 1)) AS w FROM events) GROUP BY k, w",
             "session": f"SELECT k, g, {fns} FROM (SELECT k, v, sum(f) OVER (PARTITION BY k "
                        "ORDER BY ts ROWS UNBOUNDED PRECEDING) AS g FROM (SELECT k, ts, v, CASE "
-                       "WHEN ts - lag(ts) OVER (PARTITION BY k ORDER BY ts) <= INTERVAL 2 SECOND "
-                       "THEN 0 ELSE 1 END AS f FROM events)) GROUP BY k, g",
-        }[what]  # fmt: skip
+                       f"WHEN ts - lag(ts) OVER (PARTITION BY k ORDER BY ts) <= INTERVAL {size} "
+                       "SECOND THEN 0 ELSE 1 END AS f FROM events)) GROUP BY k, g",
+        }[kind]  # fmt: skip
 
         def duck():
             n, s = con.execute(f"SELECT count(*), sum(s) FROM ({sql})").fetchone()
             return np.array([n, s])
 
         name = {"tumbling": "GROUP BY window", "sliding": "unnest + GROUP BY",
-                "session": "lag, running sum, GROUP BY"}[what]  # fmt: skip
+                "session": "lag, running sum, GROUP BY"}[kind]  # fmt: skip
         cases.append(("DuckDB " + name, duck))
     return cases
 
 
-def rolling_cases(table, frame: str, agg: str) -> list[tuple[str, Callable]]:
+def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
     """windowagg ``rolling_aggregate`` against Polars and pandas, per row, every key; each
     returns the sum of every row's result."""
     from ..tables import rolling_aggregate
 
     def ours():
         out = rolling_aggregate(table, time="ts", key="k", aggs={"o": (agg, "v", frame)})
-        return np.array([np.sum(out.column("o").to_numpy())])
+        return np.array([np.nansum(out.column("o").to_numpy(zero_copy_only=False))])
 
     cases = [("windowagg rolling_aggregate", ours)]
     size = FRAMES[frame]
     pl = _optional("polars")
     if pl is not None:
-        pframe = pl.from_arrow(table)
-        if isinstance(size, int):
+        lazy = pl.from_arrow(table).lazy()
+        if isinstance(size, int):  # rows frames follow the order of the rows: by time
             expr = getattr(pl.col("v"), f"rolling_{agg}")(window_size=size, min_samples=1)
-        else:
+            lazy = lazy.sort("ts")
+        else:  # by time: Polars orders each key's rows itself
             expr = getattr(pl.col("v"), f"rolling_{agg}_by")("ts", window_size=size,
                                                             closed="both")  # fmt: skip
 
         def polars():
-            out = pframe.sort("k", "ts", maintain_order=True).select(expr.over("k"))
-            return np.array([out.to_series().sum()])
+            return np.array([lazy.select(expr.over("k")).collect().to_series().sum()])
 
         cases.append(("Polars rolling" + ("_*" if isinstance(size, int) else "_*_by"), polars))
+    if not pandas:
+        return cases
     pdf = table.to_pandas()
 
-    def pandas():
-        sorted_ = pdf.sort_values(["k", "ts"], kind="stable")
-        by = sorted_.groupby("k")
+    def pandas_():
+        by = pdf.sort_values("ts").groupby("k")
         r = by.rolling(size, min_periods=1) if isinstance(size, int) else \
             by.rolling(size, on="ts", closed="both")  # fmt: skip
         return np.array([getattr(r["v"], agg)().sum()])
 
-    cases.append(("pandas groupby().rolling()", pandas))
+    cases.append(("pandas groupby().rolling()", pandas_))
     return cases
 
 
@@ -157,8 +201,8 @@ _BUILD = {"window": window_cases, "rolling": rolling_cases}
 _TABLE: dict = {}
 
 
-def _serve_init(n: int, keys: int) -> None:
-    _TABLE["events"] = events(n, keys)
+def _serve_init(n: int, keys: int | str) -> None:
+    _TABLE["events"] = workload(n, keys)
 
 
 def _serve(kind: str, args: tuple, name: str) -> tuple[float, Any]:
@@ -179,7 +223,7 @@ def _serve(kind: str, args: tuple, name: str) -> tuple[float, Any]:
 class Side:
     """One library's side of the bench in a process of its own, holding the workload."""
 
-    def __init__(self, n: int, keys: int):
+    def __init__(self, n: int, keys: int | str):
         import multiprocessing
 
         self.pool = multiprocessing.get_context("spawn").Pool(1, _serve_init, (n, keys))
@@ -231,7 +275,7 @@ def peak_memory(n: int, keys: int, what: str) -> dict:
     input's and the output's sizes. The child returns freed memory to the system
     (``WINDOWAGG_KEEP_MIB=0``): kept, the first run's memory would serve the second, and the
     second's peak would say nothing of what a call needs."""
-    spec = {"sliding": "sliding:60s/1s", "tumbling": "tumbling:1m", "session": "session:2s"}[what]
+    spec = UNIFORM[what]
     env = os.environ | {"WINDOWAGG_KEEP_MIB": "0"}  # freed memory returned: the call's own peak
     done = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), spec],
                           capture_output=True, text=True, check=True, env=env)  # fmt: skip
@@ -264,11 +308,12 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             sides_of = {lib: Side(n, keys) for lib in ("windowagg", "Polars", "DuckDB", "pandas")}
             report(f"{n:,} events, {keys:,} keys, times in random order:")
             try:
-                for what in ("sliding", "tumbling", "session"):
-                    pair(("window", (what,)), what, keys, n, "sum", reps)
-                pair(("window", ("sliding", True)), "sliding", keys, n, "five", reps)
+                for what, spec in UNIFORM.items():
+                    pair(("window", (spec,)), what, keys, n, "sum", reps)
+                pair(("window", (UNIFORM["sliding"], "sum", True)), "sliding", keys, n, "five",
+                     reps)  # fmt: skip
                 if keys == 100:
-                    for frame in FRAMES:
+                    for frame in ("range:10s", "range:600s", "rows:1000"):
                         for agg in ("sum", "max"):
                             pair(("rolling", (frame, agg)), frame, keys, n, agg, reps)
             finally:
@@ -280,4 +325,18 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
                                 0.0, 0.0, n, mem["peak"], mem))  # fmt: skip
                 report(f"  {what} peak memory {mem['peak']:.0f} MiB (input {mem['input']:.0f} "
                        f"MiB, output {mem['output']:.0f} MiB)")  # fmt: skip
+    for n in [100_000] if quick else [2_000_000, 10_000_000]:
+        reps = 5 if n <= 2_000_000 else 3
+        small = skewed(1000)
+        sides_of = {lib: Side(n, "skewed") for lib in ("windowagg", "Polars", "DuckDB")}
+        report(f"{n:,} events, skewed keys (Zipf over {ZIPF_KEYS:,}), bursty times, 1% nulls:")
+        try:
+            for agg in ("sum", "max"):
+                pair(("window", (SKEWED["sliding"], agg)), "sliding", "skewed", n, agg, reps)
+            pair(("window", (SKEWED["tumbling"],)), "tumbling", "skewed", n, "sum", reps)
+            for agg in ("sum", "max"):
+                pair(("rolling", ("range:30s", agg, False)), "range:30s", "skewed", n, agg, reps)
+        finally:
+            for side in sides_of.values():
+                side.close()
     return rows
