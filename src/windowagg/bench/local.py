@@ -57,14 +57,16 @@ ZIPF_KEYS, ZIPF_S = 10_000, 1.1
 
 def skewed(n: int, seed: int = 2):
     """The skewed workload as a pyarrow Table: ``k`` Zipf-distributed over 10,000 keys, ``ts``
-    in whole milliseconds (bursts of about 100 events within a second, a burst every 0.1 s on
-    average: ties are common), in random order, ``v`` integers 0-99 as doubles, 1% null."""
+    in whole milliseconds, in bursts (``n / 100`` bursts at random whole seconds over ``n``
+    seconds, each event at a random millisecond of a random burst's second: about 100 events
+    in a second, then about 100 s of quiet, ties common), in random order, ``v`` integers 0-99
+    as doubles, 1% null."""
     import pyarrow as pa
 
     rng = np.random.default_rng(seed)
     p = np.arange(1, ZIPF_KEYS + 1, dtype=float) ** -ZIPF_S
     k = rng.choice(ZIPF_KEYS, n, p=p / p.sum())
-    bursts = np.sort(rng.integers(0, n, n // 100)) * 1000  # ms: 10 bursts per second
+    bursts = np.sort(rng.integers(0, n, n // 100)) * 1000  # ms
     t = (bursts[rng.integers(0, len(bursts), n)] + rng.integers(0, 1000, n)) * 1000
     v = rng.integers(0, 100, n).astype(float)
     return pa.table({"k": k, "ts": pa.array(t, pa.timestamp("us")),
