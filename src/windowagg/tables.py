@@ -150,15 +150,41 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     import pyarrow as pa
 
     order, times, seg = arrange(plan, arrow)
-    used = [plan.time, *plan.order_by, *{c for e in plan.entries for c in e.inputs} - {plan.time}]
-    rows = arrow.select(list(dict.fromkeys(used)))  # what the entries read, in sorted order
+    inputs = {c for e in plan.entries for c in e.inputs}
+    # what the entries read (the times where an entry reads them, for an arg, or where
+    # nothing else is read)
+    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
+    used = [plan.time] * timed + [*plan.order_by, *inputs - {plan.time}]
+    rows = arrow.select(list(dict.fromkeys(used)))
     columns = compute(plan, (rows if order is None else rows.take(order)).combine_chunks(),
                       times, seg)  # fmt: skip
     if order is None:
-        new = columns
-    else:  # back to the input's order
-        back = np.empty_like(order)
-        back[order] = np.arange(len(order))
-        at = pa.array(back)
-        new = [c.take(at) for c in columns]
+        return [e.name for e in plan.entries], columns
+    back = None
+    new = []
+    for c in columns:  # back to the input's order: numbers by one scatter, others by a take
+        if pa.types.is_integer(c.type) or pa.types.is_floating(c.type):
+            new.append(_scattered(c, order))
+            continue
+        if back is None:
+            back = np.empty_like(order)
+            back[order] = np.arange(len(order))
+            back = pa.array(back)
+        new.append(c.take(back))
     return [e.name for e in plan.entries], new
+
+
+def _scattered(column: Any, order: np.ndarray) -> Any:
+    """A column of numbers in sorted order (row ``order[i]`` of the input at ``i``) put back
+    in the input's order."""
+    import pyarrow as pa
+
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    values = (column.fill_null(0) if column.null_count else column).to_numpy(zero_copy_only=False)
+    out = np.empty_like(values)
+    out[order] = values
+    mask = None
+    if column.null_count:
+        mask = np.empty(len(order), bool)
+        mask[order] = column.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(out, type=column.type, mask=mask)

@@ -1,6 +1,7 @@
 """Keys as dense codes and the order by key and time: against numpy's stable lexsort, for
-whole-number times (the radix sort) and others (a merge sort per key), with ties, null
-(-inf) and NaN (+inf) times, on one thread and on several."""
+whole-number times (one radix sort of all times, or a radix sort per key where keys hold
+many rows) and others (a merge sort per key), with ties, null (-inf) and NaN (+inf) times,
+spans of a few values and of 2^41, on one thread and on several."""
 
 from __future__ import annotations
 
@@ -9,32 +10,36 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowagg.engine import rolling
+from windowagg.engine import keys, rolling
 from windowagg.engine.keys import _sortable, key_codes, keyed_order
 from windowagg.kernels import keyed as kernels
 
 
-@settings(max_examples=120, deadline=None)
-@given(st.integers(1, 400), st.integers(1, 9), st.sampled_from(["whole", "fractional"]),
-       st.booleans(), st.integers(0, 2**32 - 1))  # fmt: skip
-def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, seed) -> None:
+@settings(max_examples=160, deadline=None)
+@given(st.integers(1, 400), st.integers(1, 9), st.sampled_from(["whole", "fractional", "wide"]),
+       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))  # fmt: skip
+def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, per_key, seed) -> None:
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, m, n)
-    times = rng.integers(-50, 50, n).astype(float) * (1.0 if kind == "whole" else 0.37)
+    if kind == "wide":  # four passes of the radix sort, with ties
+        times = rng.integers(-(2**40), 2**40, 20)[rng.integers(0, 20, n)].astype(float)
+    else:
+        times = rng.integers(-50, 50, n).astype(float) * (1.0 if kind == "whole" else 0.37)
     times[rng.random(n) < 0.05] = -np.inf
     times[rng.random(n) < 0.05] = np.inf
     keyed = key_codes(pa.table({"k": codes}), ["k"])
-    old = rolling.PARALLEL_ROWS
-    rolling.PARALLEL_ROWS = 1 if threads else old
+    old = rolling.PARALLEL_ROWS, keys.PER_KEY
+    rolling.PARALLEL_ROWS = 1 if threads else old[0]
+    keys.PER_KEY = 1 if per_key else old[1]
     try:
         order, seg = keyed_order(keyed, times)
     finally:
-        rolling.PARALLEL_ROWS = old
+        rolling.PARALLEL_ROWS, keys.PER_KEY = old
     want = np.lexsort((times, keyed.codes))  # stable: ties in the input's order
     assert np.array_equal(order, want)
     assert np.array_equal(seg, np.r_[0, np.cumsum(np.bincount(keyed.codes))])
     finite = times[np.isfinite(times)]
-    assert (_sortable(times) is not None) == (kind == "whole" or not (finite % 1).any())
+    assert (_sortable(times) is not None) == (kind != "fractional" or not (finite % 1).any())
 
 
 def test_the_radix_sort_runs_for_timestamps(monkeypatch) -> None:
@@ -46,6 +51,17 @@ def test_the_radix_sort_runs_for_timestamps(monkeypatch) -> None:
     order, _ = keyed_order(key_codes(pa.table({"k": [1, 1, 2, 1, 2, 1]}), ["k"]), times)
     assert calls == [1]
     assert order.tolist() == [1, 0, 3, 5, 4, 2]  # key 1 by time (+inf last), then key 2
+
+
+def test_keys_with_many_rows_sort_their_own_times(monkeypatch) -> None:
+    """Whole-number times of keys that hold many rows each take a radix sort per key."""
+    calls = []
+    real = kernels.radix_segments
+    monkeypatch.setattr(kernels, "radix_segments", lambda *a: (calls.append(1), real(*a))[1])
+    rng = np.random.default_rng(1)
+    codes, times = rng.integers(0, 3, 5000), rng.integers(0, 10**9, 5000).astype(float)
+    order, _ = keyed_order(key_codes(pa.table({"k": codes}), ["k"]), times)
+    assert calls and np.array_equal(order, np.lexsort((times, codes)))
 
 
 def test_key_codes_follow_sparks_order() -> None:

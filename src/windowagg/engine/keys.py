@@ -98,13 +98,27 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int] | None:
     return keys, int(span).bit_length()
 
 
+#: rows per key from which each key's times are sorted on their own (in the cache, keys in
+#: parallel); with fewer, one radix sort of all times, then a counting sort by key
+PER_KEY = 1024
+
+
 def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows by key, then time (stable: ties keep the input's order), and the key
     segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``. Times in whole
-    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a radix sort of
-    the times, then a counting sort by key, both stable, O(n); other times: a counting sort
-    by key, then each key's times sorted, parts of the keys on threads."""
-    from ..kernels.keyed import order_of_code, radix_order, sort_segments
+    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): where keys hold
+    ``PER_KEY`` rows or more on average, a counting sort by key, then a radix sort of each
+    key's times over their own span (a key's rows fit the cache; parts of the keys on
+    threads); else a radix sort of all times, then a counting sort by key; both stable, O(n).
+    Other times: a counting sort by key, then each key's times merge-sorted, parts of the keys
+    on threads."""
+    from ..kernels.keyed import (
+        by_code,
+        order_of_code,
+        radix_order,
+        radix_segments,
+        sort_segments,
+    )
     from .rolling import on_cores, parts
 
     n = len(keyed.codes)
@@ -112,6 +126,13 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     order = np.empty(n, np.int64)
     times = np.ascontiguousarray(times, float)
     sortable = _sortable(times) if n else None
+    if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
+        keys = np.empty(n, np.int64)
+        by_code(keyed.codes, sortable[0], seg, order, keys)
+        work = np.empty(2 * n, np.int64), np.empty(n, np.int64)
+        on_cores(lambda part: radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
+                 parts(seg))  # fmt: skip
+        return order, seg
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable
         by_time = np.empty(n, np.int64)

@@ -663,7 +663,8 @@ def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
     frames = {} if frames is None else frames
     for f in plan.frames:
         frames[f] = Frames(times, seg, f)
-    return evaluate(plan.entries, table, frames, table.column(plan.time))
+    times_col = table.column(plan.time) if plan.time in table.column_names else None
+    return evaluate(plan.entries, table, frames, times_col)
 
 
 def _ends(frame: Any) -> Any:

@@ -71,6 +71,69 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
 
 
 @kernel
+def radix_segments(keys, seg, order, keys_work, order_work, counts):
+    """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
+    same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64), stably: a least
+    significant digit radix sort within the segment, over the span of its own keys, in passes
+    of at most 12 bits (``counts``: 4096 entries, this thread's own). ``keys_work`` (two per
+    row: ``2 * n``) and ``order_work`` (one per row): work space, each segment on its own
+    rows, so that parts of the segments sort on several threads at once. A key's rows fit the
+    cache where all rows do not."""
+    n = order.shape[0]
+    for g in range(seg.shape[0] - 1):
+        s = seg[g]
+        e = seg[g + 1]
+        lo = keys[s] if e > s else 0
+        hi = lo
+        ordered = True
+        for i in range(s, e):
+            v = keys[i]
+            keys_work[i] = v
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+            if i > s and v < keys_work[i - 1]:
+                ordered = False
+        if ordered:
+            continue
+        bits = 0
+        while (hi - lo) >> bits:
+            bits += 1
+        passes = (bits + 11) // 12
+        width = (bits + passes - 1) // passes
+        mask = (1 << width) - 1
+        shift = 0
+        flipped = False  # whether the rows are in the second half of the work space
+        for _ in range(passes):
+            for d in range(mask + 1):
+                counts[d] = 0
+            a = n if flipped else 0
+            b = 0 if flipped else n
+            for i in range(s, e):
+                counts[((keys_work[a + i] - lo) >> shift) & mask] += 1
+            total = s
+            for d in range(mask + 1):
+                c = counts[d]
+                counts[d] = total
+                total += c
+            for i in range(s, e):
+                d = ((keys_work[a + i] - lo) >> shift) & mask
+                j = counts[d]
+                keys_work[b + j] = keys_work[a + i]
+                if flipped:
+                    order[j] = order_work[i]
+                else:
+                    order_work[j] = order[i]
+                counts[d] += 1
+            flipped = not flipped
+            shift += width
+        if flipped:
+            for i in range(s, e):
+                order[i] = order_work[i]
+
+
+@kernel
 def slice_index(times, period, offset, out):
     """``out[i]``: the grid step ``j`` with ``j * period + offset <= times[i]`` and the next
     above it; rows without a time (+-inf) get the smallest int64 (in no slice)."""
@@ -236,6 +299,25 @@ def radix_order(keys, bits, order, keys_work, order_work, counts):
     if flipped:
         for i in range(n):
             order[i] = order_work[i]
+
+
+@kernel
+def by_code(codes, keys, seg, order, keys_out):
+    """``order``: the rows by code, stably, and ``keys_out[i]``: ``keys`` of row ``order[i]``
+    (one pass reading the rows in order; each code's rows written in one run); ``seg`` (m + 1
+    entries, zeroed): code k's rows are ``order[seg[k]:seg[k + 1]]``."""
+    for i in range(codes.shape[0]):
+        seg[codes[i] + 1] += 1
+    for k in range(1, seg.shape[0]):
+        seg[k] += seg[k - 1]
+    for i in range(codes.shape[0]):
+        k = codes[i]
+        order[seg[k]] = i
+        keys_out[seg[k]] = keys[i]
+        seg[k] += 1
+    for k in range(seg.shape[0] - 1, 0, -1):
+        seg[k] = seg[k - 1]
+    seg[0] = 0
 
 
 @kernel
