@@ -75,10 +75,10 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
     """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
     same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64), stably: a least
     significant digit radix sort within the segment, over the span of its own keys, in passes
-    of at most 12 bits (``counts``: 4096 entries, this thread's own). ``keys_work`` (two per
-    row: ``2 * n``) and ``order_work`` (one per row): work space, each segment on its own
-    rows, so that parts of the segments sort on several threads at once. A key's rows fit the
-    cache where all rows do not."""
+    of at most 12 bits, fewer for a short segment (``counts``: 4096 entries, this thread's
+    own). ``keys_work`` (two per row: ``2 * n``) and ``order_work`` (one per row): work space,
+    each segment on its own rows, so that parts of the segments sort on several threads at
+    once. A key's rows fit the cache where all rows do not."""
     n = order.shape[0]
     for g in range(seg.shape[0] - 1):
         s = seg[g]
@@ -100,7 +100,10 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
         bits = 0
         while (hi - lo) >> bits:
             bits += 1
-        passes = (bits + 11) // 12
+        most = 4  # digits of about the segment's length: its counts fit with its rows
+        while most < 12 and (1 << most) < e - s:
+            most += 1
+        passes = (bits + most - 1) // most
         width = (bits + passes - 1) // passes
         mask = (1 << width) - 1
         shift = 0
