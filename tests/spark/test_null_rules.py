@@ -179,6 +179,22 @@ def test_integer_overflow_raises_locally_and_under_ansi_and_wraps_without(spark)
         spark.conf.set("spark.sql.ansi.enabled", "true")
 
 
+def test_a_mean_of_integers_beyond_a_long_is_sparks_avg(spark) -> None:
+    """Spark's avg sums integers in doubles, so a mean whose sum leaves a long's range has an
+    answer, not an overflow, under ANSI mode: the same on local windows (slice partials and
+    rows), on Spark's SQL partials and over the rows."""
+    from pyspark.sql import functions as F
+
+    rows = [{"k": 1, "ts": T0 + dt.timedelta(seconds=s), "v": 2**62 + s} for s in range(3)]
+    df = spark.createDataFrame(rows, "k int, ts timestamp, v bigint")
+    theirs = df.groupBy("k", F.window("ts", "1 minute")).agg(F.avg("v").alias("m")).first().m
+    for windows in (["tumbling:1m"], ["tumbling:1m", "count-tumbling:2"]):  # partials, rows
+        kw = {"time": "ts", "key": "k", "windows": windows, "aggs": {"m": ("mean", "v")}}
+        local = windowagg.window_aggregate(pa.Table.from_pylist(rows), **kw)
+        ours = wspark.window_aggregate(df, **kw).where(F.col("window") == "tumbling:1m").first()
+        assert local.column("m").to_pylist()[0] == ours.m == theirs == 2.0**62
+
+
 def test_pandas_nan_is_missing() -> None:
     """A pandas float column cannot tell null from NaN: NaN is taken as missing (null), as
     pandas takes it, so sum skips it where a NaN value would make it NaN."""

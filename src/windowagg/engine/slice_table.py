@@ -115,10 +115,10 @@ def reduce_cells(
 ) -> dict[str, Any]:
     """Per cell (``cell[i]``: row i's, -1: none), one Arrow column per ``(name, fn, column)``
     of ``specs``: ``rows`` (the cell's rows; ``rows`` when given), ``count`` (its valid
-    values), ``sum``, ``min`` or ``max`` of ``column`` (None: the times) by Spark's rules, one
-    compiled pass per column and kind. An integer sum beyond a long's range raises
-    :class:`~windowagg.errors.ArithmeticOverflowError` unless it ``wraps`` (Spark with ANSI
-    mode off)."""
+    values), ``sum`` (``fsum``: in doubles), ``min`` or ``max`` of ``column`` (None: the
+    times) by Spark's rules, one compiled pass per column and kind. An integer sum beyond a
+    long's range raises :class:`~windowagg.errors.ArithmeticOverflowError` unless it
+    ``wraps`` (Spark with ANSI mode off)."""
     import pyarrow as pa
 
     from ..kernels.keyed import cell_extremes, cell_rows, cell_sums
@@ -178,6 +178,11 @@ def reduce_cells(
             cols[name] = pa.array(counts)
         elif fn == "sum":
             total, counts = sums(col)
+            cols[name] = pa.array(total, mask=counts == 0)
+        elif fn == "fsum":  # in doubles (a mean of integers, as Spark's avg sums them)
+            values, valid, _ = column(col)
+            total, counts = np.zeros(cells, np.float64), np.zeros(cells, np.int64)
+            cell_sums(cell, values.astype(np.float64), valid, total, counts)
             cols[name] = pa.array(total, mask=counts == 0)
         else:
             lo, hi, none, type_ = extremes(col)

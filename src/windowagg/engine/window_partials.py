@@ -4,7 +4,8 @@ aggregate (sum, count, min, max), the rows are first reduced per key and slice b
 that holds them (Spark SQL, in the JVM), and the window engine then answers every window from
 its slices, with the same rules and types as from the rows themselves: a sum is the sum of its
 slices' sums (null slices skipped, a NaN slice makes it NaN), a count the sum of their counts,
-a mean the sum of the sums over the sum of the counts (exact for integers and decimals), min
+a mean the sum of the sums over the sum of the counts (exact for decimals; integers summed in
+doubles, as Spark's avg sums them, so that no sum leaves a long's range), min
 and max the smallest and largest slice's; count_if the sum of the slices' counts of true,
 bool_and, bool_or and product those of the slices' own (null slices skipped); max_by and min_by
 the value of the slice whose largest (smallest) ordering value wins, the later slice on ties;
@@ -59,13 +60,13 @@ NEEDS = {
 }
 #: how two partials of one slice combine, by the partial's kind (those a local table's
 #: compiled pass makes: :mod:`.slice_table`)
-COMBINE = {"sum": "sum", "count": "sum", "min": "min", "max": "max", "tmin": "min",
-           "tmax": "max"}  # fmt: skip
+COMBINE = {"sum": "sum", "fsum": "sum", "count": "sum", "min": "min", "max": "max",
+           "tmin": "min", "tmax": "max"}  # fmt: skip
 
 
 class Partial(NamedTuple):
     """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max,
-    count_if, ...; ``avg`` and ``m2`` in doubles) of the input ``column`` (None: count the
+    count_if, ...; ``fsum``, ``avg`` and ``m2`` in doubles) of the input ``column`` (None: count the
     rows), ``other`` its second column (the ordering of max_by, min_by); ``tmin``/``tmax``:
     the slice's first and last time, in the time's internal unit (sessions)."""
 
@@ -98,8 +99,12 @@ def grids(plan: WindowPlan) -> list[tuple[float, float]]:
 
 def _needs(e) -> list[tuple[str, str | None, str | None]]:
     """The partials ``(fn, column, other)`` an entry reads."""
+    import pyarrow as pa
+
     if e.column is None:
         return [("count", None, None)]
+    if e.sql == "mean" and not pa.types.is_decimal(e.type):  # summed in doubles, as Spark's avg
+        return [("fsum", e.column, None), ("count", e.column, None)]
     out = []
     for fn in NEEDS.get(e.sql, (e.sql,)):
         if fn.endswith(":by"):  # the ordering column's own extreme

@@ -75,8 +75,8 @@ def cores(df: Any) -> int:
 
 def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
     """Spark's own aggregate ``fn`` (a name of :data:`windowagg.aggregations.SQL`, each
-    Spark's too, or a partial's kind: ``avg`` and ``m2``, a slice's mean and squared
-    deviations in doubles) of ``column`` (None: the rows), ``other`` its second argument."""
+    Spark's too, or a partial's kind: ``fsum``, ``avg`` and ``m2``, a slice's sum, mean and
+    squared deviations in doubles) of ``column`` (None: the rows), ``other`` its second argument."""
     from pyspark.sql import functions as F
 
     if column is None:
@@ -86,6 +86,8 @@ def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
         return F.product(F.col(x))
     if fn == "avg":
         return F.expr(f"avg(CAST({x} AS DOUBLE))")
+    if fn == "fsum":
+        return F.expr(f"sum(CAST({x} AS DOUBLE))")
     if fn == "m2":
         return F.expr(f"var_pop(CAST({x} AS DOUBLE)) * count({x})")
     return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
