@@ -290,6 +290,16 @@ MERGED = {
 } | {n: ORDERED[n] for n in ("mb_x", "nb_d")}
 
 
+def merged_call(spec: str) -> dict:
+    """window_aggregate's arguments for every entry of :data:`MERGED` over ``spec``."""
+    return {
+        "time": "ts",
+        "windows": [spec],
+        "key": "k",
+        "aggs": {n: e for n, (e, _) in MERGED.items()},
+    }
+
+
 def spied(monkeypatch) -> list:
     """The plans that ran on Spark SQL's partials (``partials_by_key``)."""
     from windowagg.spark import batch
@@ -325,12 +335,7 @@ def test_windows_on_spark_sql_partials_equal_spark(spark, monkeypatch, spec, wex
         .select("k", F.col("w.start").alias("window_start"), *MERGED)
     )
     seen = spied(monkeypatch)
-    kw = {
-        "time": "ts",
-        "windows": [spec],
-        "key": "k",
-        "aggs": {n: e for n, (e, _) in MERGED.items()},
-    }
+    kw = merged_call(spec)
     check(*spark_rows(wspark.window_aggregate(df, **kw)), theirs, ["k", "window_start"], MERGED)
     assert len(seen) == 1
 
@@ -342,12 +347,7 @@ def test_count_windows_on_spark_sql_partials_equal_the_rows(spark, monkeypatch, 
     above hold to Spark's answers."""
     data = rows(15, distinct=True)
     seen = spied(monkeypatch)
-    kw = {
-        "time": "ts",
-        "windows": [spec],
-        "key": "k",
-        "aggs": {n: e for n, (e, _) in MERGED.items()},
-    }
+    kw = merged_call(spec)
     ours = wspark.window_aggregate(spark.createDataFrame(data, SCHEMA), **kw)
     got = {(r["k"], r["window_start"]): r.asDict() for r in ours.collect()}
     local = windowagg.window_aggregate(arrow(data), **kw).to_pylist()
