@@ -69,8 +69,9 @@ def skewed(n: int, seed: int = 2):
     bursts = np.sort(rng.integers(0, n, n // 100)) * 1000  # ms
     t = (bursts[rng.integers(0, len(bursts), n)] + rng.integers(0, 1000, n)) * 1000
     v = rng.integers(0, 100, n).astype(float)
-    return pa.table({"k": k, "ts": pa.array(t, pa.timestamp("us")),
-                     "v": pa.array(v, mask=rng.random(n) < 0.01)})  # fmt: skip
+    return pa.table(
+        {"k": k, "ts": pa.array(t, pa.timestamp("us")), "v": pa.array(v, mask=rng.random(n) < 0.01)}
+    )
 
 
 def workload(n: int, keys: int | str):
@@ -128,9 +129,20 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
                       pl.col("v").min().alias("lo")]  # fmt: skip
 
         def polars():  # the time sorted within each key: a sort by time is the fastest way
-            out = frame.sort("ts").group_by_dynamic(
-                "ts", every=f"{slide}s", period=f"{size}s", offset=f"-{size - slide}s",
-                group_by="k", closed="left", start_by="window").agg(*exprs).collect()  # fmt: skip
+            out = (
+                frame.sort("ts")
+                .group_by_dynamic(
+                    "ts",
+                    every=f"{slide}s",
+                    period=f"{size}s",
+                    offset=f"-{size - slide}s",
+                    group_by="k",
+                    closed="left",
+                    start_by="window",
+                )
+                .agg(*exprs)
+                .collect()
+            )
             return np.array([out.height, out["s"].sum()])
 
         cases.append(("Polars group_by_dynamic", polars))
@@ -140,22 +152,28 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
         fns = f"{agg}(v) AS s" + (", count(*), max(v), avg(v), min(v)" if five else "")
         us = "epoch_us(ts)"  # whole microseconds (epoch_ms rounds)
         step = f"{us} // {slide * 1_000_000}"
-        sql = {
-            "tumbling": f"SELECT k, {step} AS w, {fns} FROM events GROUP BY k, w",
-            "sliding": f"SELECT k, w, {fns} FROM (SELECT k, v, unnest(range({step} - "
-                       f"{size // slide - 1}, {step} + 1)) AS w FROM events) GROUP BY k, w",
-            "session": f"SELECT k, g, {fns} FROM (SELECT k, v, sum(f) OVER (PARTITION BY k "
-                       "ORDER BY ts ROWS UNBOUNDED PRECEDING) AS g FROM (SELECT k, ts, v, CASE "
-                       f"WHEN ts - lag(ts) OVER (PARTITION BY k ORDER BY ts) <= INTERVAL {size} "
-                       "SECOND THEN 0 ELSE 1 END AS f FROM events)) GROUP BY k, g",
-        }[kind]  # fmt: skip
+        sliding = (
+            f"SELECT k, w, {fns} FROM (SELECT k, v, unnest(range({step} - {size // slide - 1}, "
+            f"{step} + 1)) AS w FROM events) GROUP BY k, w"
+        )
+        session = (
+            f"SELECT k, g, {fns} FROM (SELECT k, v, sum(f) OVER (PARTITION BY k ORDER BY ts "
+            "ROWS UNBOUNDED PRECEDING) AS g FROM (SELECT k, ts, v, CASE WHEN ts - lag(ts) OVER "
+            f"(PARTITION BY k ORDER BY ts) <= INTERVAL {size} SECOND THEN 0 ELSE 1 END AS f "
+            "FROM events)) GROUP BY k, g"
+        )
+        tumbling = f"SELECT k, {step} AS w, {fns} FROM events GROUP BY k, w"
+        sql = {"tumbling": tumbling, "sliding": sliding, "session": session}[kind]
 
         def duck():
             n, s = con.execute(f"SELECT count(*), sum(s) FROM ({sql})").fetchone()
             return np.array([n, s])
 
-        name = {"tumbling": "GROUP BY window", "sliding": "unnest + GROUP BY",
-                "session": "lag, running sum, GROUP BY"}[kind]  # fmt: skip
+        name = {
+            "tumbling": "GROUP BY window",
+            "sliding": "unnest + GROUP BY",
+            "session": "lag, running sum, GROUP BY",
+        }[kind]
         cases.append(("DuckDB " + name, duck))
     return cases
 
@@ -312,8 +330,9 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             try:
                 for what, spec in UNIFORM.items():
                     pair(("window", (spec,)), what, keys, n, "sum", reps)
-                pair(("window", (UNIFORM["sliding"], "sum", True)), "sliding", keys, n, "five",
-                     reps)  # fmt: skip
+                pair(
+                    ("window", (UNIFORM["sliding"], "sum", True)), "sliding", keys, n, "five", reps
+                )
                 if keys == 100:
                     for frame in ("range:10s", "range:600s", "rows:1000"):
                         for agg in ("sum", "max"):

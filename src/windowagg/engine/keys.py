@@ -131,8 +131,10 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         keys = np.empty(n, np.int64)
         by_code(keyed.codes, sortable[0], seg, order, keys)
         work = np.empty(2 * n, np.int64), np.empty(n, np.int64)
-        on_cores(lambda part: radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
-                 parts(seg))  # fmt: skip
+        on_cores(
+            lambda part: radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
+            parts(seg),
+        )
         return order, seg
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable

@@ -153,16 +153,17 @@ def reduce_cells(
             done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
 
-    def sums(name: str) -> tuple:
-        if ("s", name) not in done:
+    def sums(name: str, floats: bool = False) -> tuple:
+        """The cells' sums (in doubles for a float column, or ``floats``) and value counts."""
+        if ("s", name, floats) not in done:
             values, valid, _ = column(name)
-            wide = np.float64 if np.issubdtype(values.dtype, np.floating) else np.int64
+            wide = np.float64 if floats or np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
             cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
             if wide is np.int64 and not wraps:
                 _no_overflow(name, values, valid, cell, cells)
-            done[("s", name)] = (total, counts)
-        return done[("s", name)]
+            done[("s", name, floats)] = (total, counts)
+        return done[("s", name, floats)]
 
     cols: dict[str, Any] = {}
     for name, fn, col in specs:
@@ -176,13 +177,8 @@ def reduce_cells(
             counts = np.zeros(cells, np.int64)
             cell_rows(cell, valid_of(col), counts)
             cols[name] = pa.array(counts)
-        elif fn == "sum":
-            total, counts = sums(col)
-            cols[name] = pa.array(total, mask=counts == 0)
-        elif fn == "fsum":  # in doubles (a mean of integers, as Spark's avg sums them)
-            values, valid, _ = column(col)
-            total, counts = np.zeros(cells, np.float64), np.zeros(cells, np.int64)
-            cell_sums(cell, values.astype(np.float64), valid, total, counts)
+        elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
+            total, counts = sums(col, fn == "fsum")
             cols[name] = pa.array(total, mask=counts == 0)
         else:
             lo, hi, none, type_ = extremes(col)

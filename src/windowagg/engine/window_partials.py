@@ -60,8 +60,15 @@ NEEDS = {
 }
 #: how two partials of one slice combine, by the partial's kind (those a local table's
 #: compiled pass makes: :mod:`.slice_table`)
-COMBINE = {"sum": "sum", "fsum": "sum", "count": "sum", "min": "min", "max": "max",
-           "tmin": "min", "tmax": "max"}  # fmt: skip
+COMBINE = {
+    "sum": "sum",
+    "fsum": "sum",
+    "count": "sum",
+    "min": "min",
+    "max": "max",
+    "tmin": "min",
+    "tmax": "max",
+}
 
 
 class Partial(NamedTuple):
