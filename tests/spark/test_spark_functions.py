@@ -286,6 +286,7 @@ MERGED = {
     for n in (
         *("vs_x", "v_i", "vp_d", "sp_x", "sd_i", "std_x", "pr_i", "pr_x", "ci", "ba", "bo"),
         *("ev", "so", "an", "s_i", "a_d", "m_x", "n_x", "mx_x", "mn_d", "sd_x"),
+        *("sk_x", "sk_i", "ku_x", "ku_d", "co_xy", "co_iy", "cv_xi", "cp_dy"),
     )
 } | {n: ORDERED[n] for n in ("mb_x", "nb_d")}
 
@@ -323,7 +324,8 @@ def spied(monkeypatch) -> list:
 )
 def test_windows_on_spark_sql_partials_equal_spark(spark, monkeypatch, spec, wexpr) -> None:
     """The functions windowagg answers from Spark SQL's partials per (key, slice), the
-    variances merged by Chan et al.'s formula and max_by/min_by from each slice's extreme: the
+    moments and co-moments merged by their family's formulas and max_by/min_by from each
+    slice's extreme: the
     partials path runs, and gives Spark's own values and types (rows with distinct times and
     ys, so that max_by has one answer)."""
     from pyspark.sql import functions as F

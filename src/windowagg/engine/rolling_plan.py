@@ -65,6 +65,7 @@ class Entry:
     frame: Frame
     type: Any  # the result's pyarrow type
     counts: str | None = None  # rows that are partials: the column of their value counts
+    states: tuple[str, ...] = ()  # rows that are partials: the columns of a family's state
     other: str | None = None  # a two-column aggregation's second column (y of max_by(x, y))
     wraps: bool = False  # an integer sum wraps as Java's longs do (Spark, ANSI off), not raise
 

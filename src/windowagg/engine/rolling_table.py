@@ -23,8 +23,8 @@ import numpy as np
 
 from ..compiled import EXACT, kernel_of
 from ..errors import ArithmeticOverflowError
-from ..kernels.families import welford_ranges
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST
+from ..kernels.specialize import merge
 from .rolling import Frames, distinct, order_statistic, quantiles, rolling
 from .rolling_plan import BOOLEAN, Entry, RollingPlan
 
@@ -427,8 +427,9 @@ def _collected(col: _Column, fr: Frames, entry: Entry, keep: np.ndarray | None =
                                     values.take(pa.array(idx))).cast(entry.type)  # fmt: skip
 
 
-#: SQL moments and the product, by the fewest values that give a result (null below), and
-#: whether a NaN the kernel gives without a NaN input is a division by zero (null, as Spark)
+#: SQL moments, co-moments and the product, by the fewest values that give a result (null
+#: below), and whether a NaN the kernel gives without a NaN input is a division by zero (null,
+#: as Spark)
 MOMENTS = {
     "stddev": (2, False),
     "var_samp": (2, False),
@@ -437,6 +438,9 @@ MOMENTS = {
     "product": (1, False),
     "skewness": (1, True),
     "kurtosis": (1, True),
+    "covar_pop": (1, False),
+    "covar_samp": (2, False),
+    "corr": (2, True),
 }
 
 
@@ -464,19 +468,22 @@ def _moment(col: _Column, fr: Frames, e: Entry) -> Any:
     return _with_nulls(out, null, e.type)
 
 
-def _spreads(mean: _Column, counts: _Column, m2: _Column, fr: Frames, e: Entry) -> Any:
-    """A variance or standard deviation of rows that are partials (a slice's count, mean and
-    squared deviations: :mod:`.window_partials`), merged in time order, compiled."""
-    n = np.nan_to_num(counts.floats())
+def _states(parts: list[_Column], fr: Frames, e: Entry) -> Any:
+    """A statistic of rows that are partials: each slice's state (its count first, then the
+    family's other fields: :data:`.window_partials.STATES`), merged in time order, compiled.
+    A frame holding a NaN gives NaN; a zero divisor gives null."""
+    n = np.nan_to_num(parts[0].floats())
     some = n > 0
-    states = np.ascontiguousarray(
-        np.stack([n, np.where(some, mean.floats(), 0.0), np.where(some, m2.floats(), 0.0)])
-    )
+    fields = [np.where(some, p.floats(), 0.0) for p in parts[1:]]
+    states = np.ascontiguousarray(np.stack([n, *fields]))
     lo, hi = fr.bounds()
     out = np.empty(len(lo))
-    welford_ranges(kernel_of(e.agg).code, states, lo, hi, np.zeros((3, 1)), out)
-    total = np.r_[0.0, np.cumsum(n)]
-    null = total[hi] - total[lo] < MOMENTS[e.sql][0]
+    code = kernel_of(e.agg)
+    merge(code.family)(code.code, states, lo, hi, np.zeros((len(parts), 1)), out)
+    fewest, zero_division = MOMENTS[e.sql]
+    null = _prefix_count(n, lo, hi) < fewest
+    if zero_division:  # NaN from a zero divisor, not from a NaN mean
+        null |= np.isnan(out) & (_prefix_count(np.isnan(fields[0]), lo, hi) == 0)
     return _with_nulls(out, null, e.type)
 
 
@@ -491,8 +498,9 @@ def _comoments(x: _Column, y: _Column, fr: Frames, e: Entry) -> Any:
     lo, hi = fr.bounds()
     count = _prefix_count(both, lo, hi)
     nans = _prefix_count(nan, lo, hi)
-    null = count < (1 if e.sql == "covar_pop" else 2)
-    if e.sql == "corr":
+    fewest, zero_division = MOMENTS[e.sql]
+    null = count < fewest
+    if zero_division:
         null |= np.isnan(out) & (nans == 0)
     out[nans > 0] = np.nan
     return _with_nulls(out, null, e.type)
@@ -691,7 +699,7 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
         if e.column not in columns:
             columns[e.column] = _Column(table.column(e.column).combine_chunks())
         col = columns[e.column]
-        for c in (e.other, e.counts):
+        for c in (e.other, e.counts, *e.states):
             if c is not None and c not in columns:
                 columns[c] = _Column(table.column(c).combine_chunks())
         if e.sql in ("min", "max", "max_by", "min_by"):
@@ -705,8 +713,8 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
             pick = picks[(by, e.sql, e.frame)]
             out.append(_select(col, fr, e, pick) if e.other is None else _take(col.array, pick))
             continue
-        if e.other is not None and e.counts is not None:  # partials: count, mean, m2
-            out.append(_spreads(col, columns[e.counts], columns[e.other], fr, e))
+        if e.states:  # partials: each slice's state
+            out.append(_states([columns[c] for c in e.states], fr, e))
             continue
         if e.other is not None:
             out.append(_comoments(col, columns[e.other], fr, e))

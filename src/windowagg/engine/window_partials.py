@@ -9,8 +9,10 @@ doubles, as Spark's avg sums them, so that no sum leaves a long's range), min
 and max the smallest and largest slice's; count_if the sum of the slices' counts of true,
 bool_and, bool_or and product those of the slices' own (null slices skipped); max_by and min_by
 the value of the slice whose largest (smallest) ordering value wins, the later slice on ties;
-variances and standard deviations merge each slice's count, mean and sum of squared
-deviations by Chan et al.'s formula, in time order.
+the statistics of a family with a state of moments (variances and standard deviations,
+skewness and kurtosis, covariances and the correlation) merge each slice's state (count,
+means, sums of powers of deviations: :mod:`windowagg.kernels.families`) by the family's own
+combine (Chan et al.'s, Pebay's formulas), in time order (:mod:`windowagg.kernels.merge`).
 
 A slice is the span between two consecutive edges of the windows' fused grids
 (:class:`windowagg.slicing.slicer.StreamSlicer`), labelled by its start: a window
@@ -28,13 +30,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
+from ..aggregations import COMOMENTS, MOMENTS, WELFORD
 from ..slicing import Session, Sliding
 from .window_plan import WindowPlan
 
 __all__ = [
     "COMBINE",
+    "FAMILY",
     "MERGED",
-    "SPREADS",
+    "STATES",
     "Partial",
     "counted",
     "grids",
@@ -43,12 +47,27 @@ __all__ = [
     "partials",
 ]
 
-#: the variances and deviations: each slice's count, mean and squared deviations (``m2``)
-SPREADS = ("var_samp", "var_pop", "stddev", "stddev_pop")
+#: the partials of a slice's state (count first, then the family's other fields in order:
+#: :mod:`windowagg.kernels.families`), as SQL aggregates of the entry's column ``x`` and its
+#: pair's ``y`` (``~``: of ``y`` and ``x``): ``count``, ``avg`` and ``m2`` (squared
+#: deviations) of x, over the rows where y is not null when there is a y; ``m3``, ``m4`` of x;
+#: ``c2``, the pair's summed co-deviations
+STATES = {
+    WELFORD: ("count", "avg", "m2"),
+    MOMENTS: ("count", "avg", "m2", "m3", "m4"),
+    COMOMENTS: ("count", "avg", "~avg", "c2", "m2", "~m2"),
+}
+#: the SQL aggregations whose slices merge as states, by family
+STATED = {
+    WELFORD: ("var_samp", "var_pop", "stddev", "stddev_pop"),
+    MOMENTS: ("skewness", "kurtosis"),
+    COMOMENTS: ("covar_samp", "covar_pop", "corr"),
+}
+FAMILY = {name: family for family, names in STATED.items() for name in names}
 #: the SQL aggregations a window answers from its slices' partials
 MERGED = (
     *("sum", "count", "mean", "min", "max", "count_if", "bool_and", "bool_or", "product"),
-    *("max_by", "min_by", *SPREADS),
+    *("max_by", "min_by", *FAMILY),
 )
 #: the partials each needs, as SQL aggregates of the input column (``:by``: of the ordering
 #: column of max_by and min_by); the others need a partial of their own name
@@ -56,7 +75,6 @@ NEEDS = {
     "mean": ("sum", "count"),
     "max_by": ("max_by", "max:by"),
     "min_by": ("min_by", "min:by"),
-    **{s: ("count", "avg", "m2") for s in SPREADS},
 }
 #: how two partials of one slice combine, by the partial's kind (those a local table's
 #: compiled pass makes: :mod:`.slice_table`)
@@ -73,9 +91,10 @@ COMBINE = {
 
 class Partial(NamedTuple):
     """One column of the partials table: ``fn`` (a SQL aggregate: sum, count, min, max,
-    count_if, ...; ``fsum``, ``avg`` and ``m2`` in doubles) of the input ``column`` (None: count the
-    rows), ``other`` its second column (the ordering of max_by, min_by); ``tmin``/``tmax``:
-    the slice's first and last time, in the time's internal unit (sessions)."""
+    count_if, ...; ``fsum`` and a state's (:data:`STATES`) in doubles) of the input ``column``
+    (None: count the rows), ``other`` its second column (the ordering of max_by, min_by, the
+    pair's y); ``tmin``/``tmax``: the slice's first and last time, in the time's internal
+    unit (sessions)."""
 
     name: str
     fn: str
@@ -112,6 +131,9 @@ def _needs(e) -> list[tuple[str, str | None, str | None]]:
         return [("count", None, None)]
     if e.sql == "mean" and not pa.types.is_decimal(e.type):  # summed in doubles, as Spark's avg
         return [("fsum", e.column, None), ("count", e.column, None)]
+    if e.sql in FAMILY:  # the slice's state, over the pairs of a two-column aggregation
+        x, y = e.column, e.other
+        return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in STATES[FAMILY[e.sql]]]
     out = []
     for fn in NEEDS.get(e.sql, (e.sql,)):
         if fn.endswith(":by"):  # the ordering column's own extreme
@@ -147,8 +169,8 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
             entries.append(replace(e, sql="sum", column=col[0]))
         elif e.sql == "mean":
             entries.append(replace(e, column=col[0], counts=col[1]))
-        elif e.sql in SPREADS:  # the slices' (count, mean, m2)
-            entries.append(replace(e, column=col[1], counts=col[0], other=col[2]))
+        elif e.sql in FAMILY:  # the slices' states
+            entries.append(replace(e, column=col[0], other=None, states=tuple(col)))
         elif e.sql in ("max_by", "min_by"):  # the slice's value, ordered by its extreme
             entries.append(replace(e, column=col[0], other=col[1]))
         else:

@@ -65,7 +65,7 @@ from ..aggregations import (
     VarPop,
     VarSamp,
 )
-from .jit import inline, kernel
+from .jit import inline
 
 # each aggregation's code inside its family, from its record (windowagg.aggregations)
 COUNT = Count.facts.kernel.code
@@ -336,18 +336,6 @@ def welford_lower(code, buf, i):
     if n < 2.0:
         return np.nan
     return q / (n - 1.0) if code == VAR_SAMP else math.sqrt(q / (n - 1.0))
-
-
-@kernel
-def welford_ranges(code, states, lo, hi, acc, out):
-    """``out[i]``: the states ``states[:, lo[i]:hi[i]]`` (n, mean, M2 each; a window's
-    slices, Spark SQL's partials) merged in order by Chan et al.'s formula, then lowered
-    (``acc``: a (3, 1) work buffer)."""
-    for i in range(lo.shape[0]):
-        welford_identity(acc, 0)
-        for j in range(lo[i], hi[i]):
-            welford_combine(acc, 0, acc, 0, states, j)
-        out[i] = welford_lower(code, acc, 0)
 
 
 @inline

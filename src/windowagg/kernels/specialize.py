@@ -25,7 +25,7 @@ from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 #: the modules whose code is compiled into the kernels (their hash is part of each variant)
-SOURCES = ("btree.py", "driver.py", "families.py", "fifo.py", "layout.py")
+SOURCES = ("btree.py", "driver.py", "families.py", "fifo.py", "layout.py", "merge.py")
 
 
 @cache
@@ -106,3 +106,11 @@ def btree(family_name: str) -> types.SimpleNamespace:
     from . import btree as module
 
     return types.SimpleNamespace(**rebuild(module, family_name, family(family_name)))
+
+
+@cache
+def merge(family_name: str) -> Any:
+    """The kernel that merges a window's slices' states (:mod:`.merge`) for one family."""
+    from . import merge as module
+
+    return rebuild(module, family_name, family(family_name))["merge_ranges"]

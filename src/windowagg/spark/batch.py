@@ -75,8 +75,9 @@ def cores(df: Any) -> int:
 
 def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
     """Spark's own aggregate ``fn`` (a name of :data:`windowagg.aggregations.SQL`, each
-    Spark's too, or a partial's kind: ``fsum``, ``avg`` and ``m2``, a slice's sum, mean and
-    squared deviations in doubles) of ``column`` (None: the rows), ``other`` its second argument."""
+    Spark's too, or a partial's kind: ``fsum``, a slice's sum in doubles, or a field of its
+    state, :data:`windowagg.engine.window_partials.STATES`) of ``column`` (None: the rows),
+    ``other`` its second argument (a state's: the pair's y, whose nulls leave x out)."""
     from pyspark.sql import functions as F
 
     if column is None:
@@ -84,12 +85,23 @@ def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
     x = quoted(column)
     if fn == "product":  # a DataFrame function only
         return F.product(F.col(x))
-    if fn == "avg":
-        return F.expr(f"avg(CAST({x} AS DOUBLE))")
     if fn == "fsum":
         return F.expr(f"sum(CAST({x} AS DOUBLE))")
-    if fn == "m2":
-        return F.expr(f"var_pop(CAST({x} AS DOUBLE)) * count({x})")
+    if fn in ("avg", "m2", "m3", "m4"):  # a state's field: Spark's own moments, unscaled
+        xd = f"CAST({x} AS DOUBLE)"
+        if other is not None:
+            xd = f"CASE WHEN {quoted(other)} IS NOT NULL THEN {xd} END"
+        n, v = f"count({xd})", f"var_pop({xd})"
+        return F.expr(
+            {
+                "avg": f"avg({xd})",
+                "m2": f"{v} * {n}",
+                "m3": f"coalesce(skewness({xd}) * {n} * power({v}, 1.5), 0D)",  # 0 when m2 is
+                "m4": f"coalesce((kurtosis({xd}) + 3D) * {n} * {v} * {v}, 0D)",
+            }[fn]
+        )
+    if fn == "c2":
+        return F.expr(f"covar_pop({x}, {quoted(other)}) * count({x}, {quoted(other)})")
     return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
 
 
