@@ -284,6 +284,24 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     assert calls == {"order_of_code": 1, "sort_segments": 1}
 
 
+@pytest.mark.parametrize("spec", ["tumbling:10", "sliding:12/4"])
+def test_sparse_cells_are_the_runs_of_the_rows_by_key_and_slice(monkeypatch, spec) -> None:
+    """Where the keys' runs of cells would be too sparse to lay out flat, the cells are the
+    runs of equal (key, slice) of the rows sorted by key and slice (forced here for every
+    table): the compiled pass that numbers them runs, and the windows equal the definition."""
+    import windowagg.kernels.keyed as keyed
+    from windowagg.engine import slice_table
+
+    calls = []
+    real = keyed.run_cells
+    monkeypatch.setattr(slice_table, "SPARSE", 0)
+    monkeypatch.setattr(keyed, "run_cells", lambda *a: (calls.append(1), real(*a))[1])
+    rows = random_rows(31, 300)
+    aggs = {f"{a}_{c}": (a, c) for a in ("sum", "count", "mean", "min", "max") for c in "xi"}
+    check(rows, arrow(rows), spec, aggs | {"n": ("count", "*")})
+    assert calls == [1]
+
+
 def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
     """With the keys in parts on threads (here from 1 row on), windows and rolling frames
     equal the answers of one pass over every key: the sort of each key's times, the FIFO

@@ -205,13 +205,10 @@ def _no_overflow(
 
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Cells as the runs of equal (key, step) in the rows' order by key and step."""
-    none = np.iinfo(np.int64).min
+    from ..kernels.keyed import run_cells
+
     order, _seg = keyed_order(keyed, steps.astype(float))
-    c, s = keyed.codes[order], steps[order]
-    timed = s != none
-    c, s, order = c[timed], s[timed], order[timed]
-    new = np.r_[True, (c[1:] != c[:-1]) | (s[1:] != s[:-1])] if len(c) else np.zeros(0, bool)
-    run = np.cumsum(new) - 1
-    cell = np.full(len(steps), -1, np.int64)
-    cell[order] = run
-    return cell, c[new], s[new], int(new.sum())
+    n = len(steps)
+    cell, code, step = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    cells = int(run_cells(order, keyed.codes, steps, cell, code, step))
+    return cell, code[:cells], step[:cells], cells

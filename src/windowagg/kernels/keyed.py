@@ -204,6 +204,28 @@ def slice_cells(codes, steps, span, base, cell, limit):
 
 
 @kernel
+def run_cells(order, codes, steps, cell, code, step):
+    """Cells as the runs of equal (key code, grid step) of the rows in ``order`` (by key and
+    step): ``cell[i]`` row i's (-1: no step), ``code`` and ``step`` each cell's. Returns the
+    number of cells."""
+    none = np.iinfo(np.int64).min
+    j = -1
+    for i in range(order.shape[0]):
+        r = order[i]
+        s = steps[r]
+        if s == none:
+            cell[r] = -1
+            continue
+        c = codes[r]
+        if j < 0 or c != code[j] or s != step[j]:
+            j += 1
+            code[j] = c
+            step[j] = s
+        cell[r] = j
+    return j + 1
+
+
+@kernel
 def compact_cells(cell, rows, span, base, code, step, new):
     """Drop the cells without a row: the occupied ones numbered anew in order (``rows``
     compacted in place, ``code`` and ``step`` get each one's key code and grid step from
