@@ -17,13 +17,23 @@ import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md",
-         *sorted((ROOT / "docs").rglob("*.md"))]  # fmt: skip
+PAGES = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").rglob("*.md")),
+]
 BLOCK = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 #: commands of the cluster guide that need a cluster: only their names are checked here; the
 #: guide's standalone and packed-environment routes run in tests/spark/test_cluster.py
-EXTERNAL = {"python", "export", "spark-submit", "pack-env/bin/pip", "pack-env/bin/venv-pack",
-            "$SPARK_HOME/bin/spark-class"}  # fmt: skip
+EXTERNAL = {
+    "python",
+    "export",
+    "spark-submit",
+    "pack-env/bin/pip",
+    "pack-env/bin/venv-pack",
+    "$SPARK_HOME/bin/spark-class",
+}
 
 
 def blocks(page: Path) -> list[tuple[str, str]]:
@@ -104,7 +114,8 @@ def run_page(page: Path, tmp: Path) -> None:
             elif lang == "sh":
                 run_shell(body)
             else:
-                assert lang in ("", "text") and not re.search(r"^\s*(import|from|def) ", body,
-                                                              re.M), (page.name, lang)  # fmt: skip
+                assert lang in ("", "text") and not re.search(
+                    r"^\s*(import|from|def) ", body, re.M
+                ), (page.name, lang)
     finally:
         os.chdir(old)

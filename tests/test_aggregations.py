@@ -21,10 +21,27 @@ NAMES = tuple(windowagg.AGGREGATIONS)
 
 def test_all_contract_names_are_built_in() -> None:
     assert set(NAMES) >= {
-        "sum", "count", "mean", "stddev", "geomean", "min", "max", "argmin", "argmax",
-        "mincount", "maxcount", "first", "last", "m4", "collect", "bloom", "median",
-        "quantile", "hll", "count_distinct",
-    }  # fmt: skip
+        "sum",
+        "count",
+        "mean",
+        "stddev",
+        "geomean",
+        "min",
+        "max",
+        "argmin",
+        "argmax",
+        "mincount",
+        "maxcount",
+        "first",
+        "last",
+        "m4",
+        "collect",
+        "bloom",
+        "median",
+        "quantile",
+        "hll",
+        "count_distinct",
+    }
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -138,8 +155,21 @@ def test_empty_results() -> None:
         assert fold(windowagg.aggregation(name), []) == 0
     assert fold(windowagg.aggregation("collect"), []) == []
     assert fold(windowagg.aggregation("hll"), []) == 0
-    for name in ("mean", "stddev", "geomean", "min", "max", "argmin", "argmax", "first",
-                 "last", "m4", "median", "quantile", "bloom"):  # fmt: skip
+    for name in (
+        "mean",
+        "stddev",
+        "geomean",
+        "min",
+        "max",
+        "argmin",
+        "argmax",
+        "first",
+        "last",
+        "m4",
+        "median",
+        "quantile",
+        "bloom",
+    ):
         assert fold(windowagg.aggregation(name), []) is None, name
 
 

@@ -33,9 +33,17 @@ def test_demo_stream_is_seeded_and_disordered() -> None:
     assert any(x.pickup_s > y.pickup_s for x, y in itertools.pairwise(a))
 
 
-@pytest.mark.parametrize("bad", [["demo", "--events", "0"], ["demo", "--events", "x"], ["nope"],
-                                 ["run", "x.csv"], ["bench", "spark", "--events", "0"],
-                                 ["bench", "fifo", "--events", "1000"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad",
+    [
+        ["demo", "--events", "0"],
+        ["demo", "--events", "x"],
+        ["nope"],
+        ["run", "x.csv"],
+        ["bench", "spark", "--events", "0"],
+        ["bench", "fifo", "--events", "1000"],
+    ],
+)
 def test_bad_arguments_exit_nonzero_with_one_message(bad: list[str]) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "windowagg.cli", *bad], capture_output=True, text=True

@@ -53,8 +53,11 @@ def test_sliding_aggregate_several_equals_each_alone(timed) -> None:
                 window = list(values[max(0, i - 6) : i + 1])
             else:
                 window = [v for v, t in zip(values[: i + 1], times[: i + 1]) if t > times[i] - 7]
-            want = direct(windowagg.aggregations.resolve(agg), window) if name != "latest" \
-                else next((v for v in reversed(window) if v == v), None)  # fmt: skip
+            want = (
+                direct(windowagg.aggregations.resolve(agg), window)
+                if name != "latest"
+                else next((v for v in reversed(window) if v == v), None)
+            )
             assert same(got[name][i], want), (name, i, got[name][i], want)
 
 

@@ -181,8 +181,9 @@ def test_empty_input_on_every_path(algorithm, agg) -> None:
 
 
 def test_datetime_argmax_returns_the_elements_time() -> None:
-    t = np.array(["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"],
-                 dtype="datetime64[s]")  # fmt: skip
+    t = np.array(
+        ["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"], dtype="datetime64[s]"
+    )
     for times in (t, t[[1, 0, 2]]):
         v = np.array([1.0, 5.0, 2.0]) if times is t else np.array([5.0, 1.0, 2.0])
         out = windowagg.sliding_aggregate(v, size="60s", agg="argmax", times=times)
@@ -198,8 +199,9 @@ def test_a_bare_number_is_not_a_duration_for_datetime_times(size) -> None:
 
 
 def test_durations_of_every_kind_agree() -> None:
-    t = np.array(["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"],
-                 dtype="datetime64[s]")  # fmt: skip
+    t = np.array(
+        ["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"], dtype="datetime64[s]"
+    )
     want = [1.0, 3.0, 6.0]
     for size in ("60s", "1m", dt.timedelta(seconds=60), np.timedelta64(60, "s")):
         assert windowagg.sliding_aggregate([1.0, 2.0, 4.0], size=size, times=t).tolist() == want
@@ -246,8 +248,7 @@ def test_sliding_aggregate_out_of_order_runs_the_compiled_tree(monkeypatch) -> N
     v = rng.random(200)
     for algorithm in ("auto", "fiba", "bclassic"):
         out = windowagg.sliding_aggregate(v, size=20, times=t, agg="max", algorithm=algorithm)
-        want = [max(v[j] for j in range(i + 1) if t[j] > t[: i + 1].max() - 20)
-                for i in range(200)]  # fmt: skip
+        want = [max(v[j] for j in range(i + 1) if t[j] > t[: i + 1].max() - 20) for i in range(200)]
         np.testing.assert_allclose(out, want)
     out = windowagg.sliding_aggregate(v, size=[5, 9], algorithm="fiba")  # count windows
     np.testing.assert_allclose(out[:, 1], [v[max(0, i - 8) : i + 1].sum() for i in range(200)])
@@ -282,8 +283,10 @@ def test_operator_takes_datetimes_as_seconds(tz) -> None:
 
 def test_operator_batches_of_datetime64_and_tz_aware_pandas() -> None:
     pd = pytest.importorskip("pandas")
-    ts = np.array(["2030-01-01T00:00:05", "2030-01-01T00:01:10", "2030-01-01T00:00:50"],
-                  dtype="datetime64[ms]")  # fmt: skip
+    ts = np.array(
+        ["2030-01-01T00:00:05", "2030-01-01T00:01:10", "2030-01-01T00:00:50"],
+        dtype="datetime64[ms]",
+    )
     op = _op()
     op.process_batch(ts, [1.0, 2.0, 4.0])
     res = {(r.window, r.start): r.value for r in op.flush()}

@@ -12,15 +12,30 @@ ROOT = Path(windowagg.__file__).parent
 
 #: top-level module or package -> its layer (a module may import its own layer and lower)
 LAYERS = {
-    "errors": 0, "durations": 0, "frames": 0, "aggregations": 0, "combined": 0,
-    "kernels": 1, "algorithm": 1,
+    "errors": 0,
+    "durations": 0,
+    "frames": 0,
+    "aggregations": 0,
+    "combined": 0,
+    "kernels": 1,
+    "algorithm": 1,
     "compiled": 2,
-    "fifo": 3, "ooo": 3,
-    "arrays": 4, "engine": 4, "slicing": 4, "specs": 4,
+    "fifo": 3,
+    "ooo": 3,
+    "arrays": 4,
+    "engine": 4,
+    "slicing": 4,
+    "specs": 4,
     "tables": 5,
-    "spark": 6, "pipeline": 6, "pipeline_local": 6, "warmup": 6,
-    "bench": 7, "demo": 7, "cli": 8, "__init__": 9,
-}  # fmt: skip
+    "spark": 6,
+    "pipeline": 6,
+    "pipeline_local": 6,
+    "warmup": 6,
+    "bench": 7,
+    "demo": 7,
+    "cli": 8,
+    "__init__": 9,
+}
 
 
 def _top(path: Path) -> str:
@@ -45,8 +60,7 @@ def _imports(path: Path) -> list[str]:
                 rest = node.module.split(".")[1:]
                 out.append(rest[0] if rest else "__init__")
         elif isinstance(node, ast.Import):
-            out.extend(a.name.split(".")[1] for a in node.names
-                       if a.name.startswith("windowagg."))  # fmt: skip
+            out.extend(a.name.split(".")[1] for a in node.names if a.name.startswith("windowagg."))
     return out
 
 

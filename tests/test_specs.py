@@ -22,7 +22,9 @@ from windowagg.specs import SpecError, canonical, parse
 def test_specs_parse(spec, window) -> None:
     got = parse(spec, 1e6)
     assert (type(got), got.size if hasattr(got, "size") else got.gap) == (
-        type(window), window.size if hasattr(window, "size") else window.gap)  # fmt: skip
+        type(window),
+        window.size if hasattr(window, "size") else window.gap,
+    )
     assert canonical(got, 1e6) == spec
 
 

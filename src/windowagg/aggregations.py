@@ -1394,11 +1394,13 @@ def parse(text: str) -> Aggregation:
         call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
         params = {k.arg: ast.literal_eval(k.value) for k in call.keywords}  # type: ignore[attr-defined]
     except (SyntaxError, ValueError):
-        raise ValueError(f"bad aggregation {text!r}: use name(param=value, ...) with "
-                         "literal values") from None  # fmt: skip
+        raise ValueError(
+            f"bad aggregation {text!r}: use name(param=value, ...) with literal values"
+        ) from None
     if call.args or None in params:  # type: ignore[attr-defined]
-        raise ValueError(f"bad aggregation {text!r}: give parameters by name, like "
-                         "quantile(q=0.95)")  # fmt: skip
+        raise ValueError(
+            f"bad aggregation {text!r}: give parameters by name, like quantile(q=0.95)"
+        )
     return aggregation(name, **params)
 
 

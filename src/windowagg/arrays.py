@@ -129,8 +129,11 @@ def _several(values, size, times, algorithm, aggs) -> dict[str, np.ndarray]:
     for n, a in parts.items():
         _check_scalar(a, f"aggs[{n!r}]: ")
     rest = {n: a for n, a in parts.items() if kernel_of(a) is None}
-    out = {n: sliding_aggregate(values, size=size, agg=a, times=times, algorithm=algorithm)
-           for n, a in parts.items() if n not in rest}  # fmt: skip
+    out = {
+        n: sliding_aggregate(values, size=size, agg=a, times=times, algorithm=algorithm)
+        for n, a in parts.items()
+        if n not in rest
+    }
     if rest:
         both = _product(values, size, times, algorithm, Combined(rest))
         out.update(both)
@@ -144,13 +147,18 @@ def _product(values, size, times, algorithm, agg) -> dict[str, np.ndarray]:
     sizes, many = _sizes(size, t is not None, base is not None)
     in_order = t is None or bool(np.all(t[1:] >= t[:-1]))
     algorithm = _choose(algorithm, agg.parts[0], many, in_order, t is not None)
-    run = _ooo_python if algorithm in OOO_ALGORITHMS and (
-        algorithm not in FIFO_ALGORITHMS or not in_order) else _fifo_python  # fmt: skip
+    run = (
+        _ooo_python
+        if algorithm in OOO_ALGORITHMS and (algorithm not in FIFO_ALGORITHMS or not in_order)
+        else _fifo_python
+    )
     results = run(algorithm, agg, vals, t, sizes, raw=True)
     out = {}
     for name in agg.names:
-        col = np.array([[np.nan if r is None or r[name] is None else r[name] for r in row]
-                        for row in results], float).reshape(len(vals), len(sizes))  # fmt: skip
+        col = np.array(
+            [[np.nan if r is None or r[name] is None else r[name] for r in row] for row in results],
+            float,
+        ).reshape(len(vals), len(sizes))
         out[name] = col if many else col[:, 0]
     return out
 
@@ -166,11 +174,26 @@ def _fifo_compiled(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
     out = np.empty((n, len(sizes)))
     mode = COUNT if t is None else TIME
     if many:
-        state.run(mode, values=vals, args=args, times=t, sizes=np.asarray(sizes, float), out=out,
-                  code=code)  # fmt: skip
+        state.run(
+            mode,
+            values=vals,
+            args=args,
+            times=t,
+            sizes=np.asarray(sizes, float),
+            out=out,
+            code=code,
+        )
     else:
-        state.run(mode, values=vals, args=args, times=t, size=int(sizes[0]) if t is None else 0,
-                  tsize=float(sizes[0]), out=out, code=code)  # fmt: skip
+        state.run(
+            mode,
+            values=vals,
+            args=args,
+            times=t,
+            size=int(sizes[0]) if t is None else 0,
+            tsize=float(sizes[0]),
+            out=out,
+            code=code,
+        )
     return out
 
 
@@ -227,8 +250,9 @@ def _times(times: Any, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
         arr = arr.astype("datetime64[ns]")
     if arr.dtype.kind == "M":
         if np.isnat(arr).any():
-            raise ValueError(f"times must not contain NaT (first at index "
-                             f"{int(np.argmax(np.isnat(arr)))})")  # fmt: skip
+            raise ValueError(
+                f"times must not contain NaT (first at index {int(np.argmax(np.isnat(arr)))})"
+            )
         ns = arr.astype("datetime64[ns]")
         base = ns.min() if len(ns) else np.datetime64(0, "ns")
         return (ns - base).astype(np.int64).astype(np.float64), base
@@ -262,8 +286,9 @@ def _size(s: Any, timed: bool, datetimes: bool) -> float:
             f"datetime.timedelta or a string such as '10s'), got {s!r}"
         )
     if duration and not datetimes:
-        raise ValueError(f"size {s!r} is a duration, but the times are plain numbers (or "
-                         "absent): give a number")  # fmt: skip
+        raise ValueError(
+            f"size {s!r} is a duration, but the times are plain numbers (or absent): give a number"
+        )
     if isinstance(s, str):
         from .durations import SpecError
         from .durations import duration as parse
@@ -312,13 +337,17 @@ def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -
         return algorithm  # out-of-order aggregators serve every input (recalc: the sorted one)
     if not in_order:
         ooo_names = ", ".join(ooo)
-        raise ValueError(f"{algorithm} is an in-order (FIFO) algorithm and these times are out "
-                         f"of order; use {ooo_names}")  # fmt: skip
+        raise ValueError(
+            f"{algorithm} is an in-order (FIFO) algorithm and these times are out "
+            f"of order; use {ooo_names}"
+        )
     record = fifo[algorithm]
     if many and not record.shares_windows:
         sharing = ", ".join(sorted(a for a, r in fifo.items() if r.shares_windows))
-        raise ValueError(f"{algorithm} cannot answer several window sizes from one structure; "
-                         f"use one of {sharing} or fiba")  # fmt: skip
+        raise ValueError(
+            f"{algorithm} cannot answer several window sizes from one structure; "
+            f"use one of {sharing} or fiba"
+        )
     if many and timed and algorithm == "slickdeque":
         raise ValueError(
             "slickdeque answers fixed ranges of elements; several time spans need flatfit, "

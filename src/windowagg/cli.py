@@ -18,8 +18,9 @@ def _demo(args: argparse.Namespace) -> int:
 
     print(f"windowagg {__version__} demo: the Spark pipeline on generated data (local mode)")
     try:
-        summary = run_demo(args.events, args.seed, args.output, args.master,
-                           log=lambda m: print(m, flush=True))  # fmt: skip
+        summary = run_demo(
+            args.events, args.seed, args.output, args.master, log=lambda m: print(m, flush=True)
+        )
     except SparkUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -32,16 +33,30 @@ def _demo(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .pipeline import RunArgs, UserError, run
 
-    ra = RunArgs(args.input, args.time, args.value, args.key or [], args.window or [],
-                 tuple(args.agg or ()), args.output, args.format, args.time_unit, args.master,
-                 tuple(args.rolling or ()), tuple(args.order_by or ()), args.engine)  # fmt: skip
+    ra = RunArgs(
+        args.input,
+        args.time,
+        args.value,
+        args.key or [],
+        args.window or [],
+        tuple(args.agg or ()),
+        args.output,
+        args.format,
+        args.time_unit,
+        args.master,
+        tuple(args.rolling or ()),
+        tuple(args.order_by or ()),
+        args.engine,
+    )
     try:
         summary = run(ra)
     except UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"{summary['rows']:,} {summary['kind']} written to {args.output} "
-          f"in {summary['seconds']:.1f} s")  # fmt: skip
+    print(
+        f"{summary['rows']:,} {summary['kind']} written to {args.output} "
+        f"in {summary['seconds']:.1f} s"
+    )
     return 0
 
 
@@ -90,26 +105,49 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--time", required=True, help="event-time column")
     run.add_argument("--value", help="the column of every --agg given without one")
     run.add_argument("--key", action="append", help="grouping column (repeat for several)")
-    run.add_argument("--window", action="append", metavar="SPEC",
-                     help="tumbling:SIZE, sliding:SIZE/SLIDE, session:GAP, count-tumbling:N, "
-                          "count-sliding:N/S (repeat for several)")  # fmt: skip
-    run.add_argument("--agg", action="append", metavar="[NAME=]AGG[:COLUMN]",
-                     help="an aggregation per window, e.g. sum:fare, count, "
-                          "'p95=quantile(q=0.95):fare'; the output column is NAME, else "
-                          "AGG_COLUMN (sum_fare; count for rows) (repeat for several)")  # fmt: skip
-    run.add_argument("--rolling", action="append", metavar="NAME=AGG:COLUMN:FRAME",
-                     help="a per-row column instead of windows, e.g. sum_1h=sum:amount:range:1h "
-                          "or n=count:*:rows:100 (repeat for several)")  # fmt: skip
-    run.add_argument("--order-by", action="append", metavar="COLUMN",
-                     help="orders rows with equal times (rows frames; repeat)")  # fmt: skip
+    run.add_argument(
+        "--window",
+        action="append",
+        metavar="SPEC",
+        help="tumbling:SIZE, sliding:SIZE/SLIDE, session:GAP, count-tumbling:N, "
+        "count-sliding:N/S (repeat for several)",
+    )
+    run.add_argument(
+        "--agg",
+        action="append",
+        metavar="[NAME=]AGG[:COLUMN]",
+        help="an aggregation per window, e.g. sum:fare, count, "
+        "'p95=quantile(q=0.95):fare'; the output column is NAME, else "
+        "AGG_COLUMN (sum_fare; count for rows) (repeat for several)",
+    )
+    run.add_argument(
+        "--rolling",
+        action="append",
+        metavar="NAME=AGG:COLUMN:FRAME",
+        help="a per-row column instead of windows, e.g. sum_1h=sum:amount:range:1h "
+        "or n=count:*:rows:100 (repeat for several)",
+    )
+    run.add_argument(
+        "--order-by",
+        action="append",
+        metavar="COLUMN",
+        help="orders rows with equal times (rows frames; repeat)",
+    )
     run.add_argument("--output", required=True, help="output directory (must not exist)")
     run.add_argument("--format", choices=["parquet", "csv"], default="parquet")
-    run.add_argument("--time-unit", choices=["s", "ms", "us", "none"], default="ms",
-                     help="unit of a numeric time column (none: plain numbers)")  # fmt: skip
+    run.add_argument(
+        "--time-unit",
+        choices=["s", "ms", "us", "none"],
+        default="ms",
+        help="unit of a numeric time column (none: plain numbers)",
+    )
     run.add_argument("--master", help="Spark master (default local[2])")
-    run.add_argument("--engine", choices=["spark", "local"], default="spark",
-                     help="spark (default), or local: the same engine on this machine, without "
-                          "Spark or Java")  # fmt: skip
+    run.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default), or local: the same engine on this machine, without Spark or Java",
+    )
     run.set_defaults(func=_run)
     demo = sub.add_parser("demo", help="run the Spark pipeline on generated data")
     demo.add_argument("--events", type=_positive, default=200_000, help="trips to generate")
@@ -122,8 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run a benchmark suite")
     bench.add_argument("suite", choices=sorted(SUITES), help="which suite")
     bench.add_argument("--quick", action="store_true", help="a small version (minutes)")
-    bench.add_argument("--events", type=_positive, metavar="N",
-                       help="events per case (spark suite; default 10,000,000)")  # fmt: skip
+    bench.add_argument(
+        "--events",
+        type=_positive,
+        metavar="N",
+        help="events per case (spark suite; default 10,000,000)",
+    )
     bench.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     bench.add_argument("--plot", metavar="FILE", help="also draw them into a PNG")
     bench.set_defaults(func=_bench)

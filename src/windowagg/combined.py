@@ -22,8 +22,10 @@ class Combined(Aggregation):
 
     def __init__(self, aggs: dict[str, Any]):
         if not isinstance(aggs, dict) or not aggs:
-            raise ValueError("aggs must be a non-empty dict: output name -> aggregation, like "
-                             "{'total': 'sum', 'top': 'max'}")  # fmt: skip
+            raise ValueError(
+                "aggs must be a non-empty dict: output name -> aggregation, like "
+                "{'total': 'sum', 'top': 'max'}"
+            )
         for name in aggs:
             if not isinstance(name, str) or not name:
                 raise TypeError(f"output names are non-empty strings, got {name!r}")

@@ -60,16 +60,19 @@ def trips_frame(trips: list[Trip]) -> Any:
     import pandas as pd
 
     micros = [round((EPOCH + t.pickup_s) * 1_000_000) for t in trips]  # Spark's precision
-    return pd.DataFrame({
-        "pickup": pd.to_datetime(micros, unit="us"),
-        "zone": [t.zone for t in trips],
-        "fare": [t.fare for t in trips],
-        "minutes": [t.minutes for t in trips],
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "pickup": pd.to_datetime(micros, unit="us"),
+            "zone": [t.zone for t in trips],
+            "fare": [t.fare for t in trips],
+            "minutes": [t.minutes for t in trips],
+        }
+    )
 
 
-def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
-             log: Any = print) -> dict:  # fmt: skip
+def run_demo(
+    events: int, seed: int, output: str, master: str = "local[2]", log: Any = print
+) -> dict:
     """Generate trips, run several windows per zone through the Spark pipeline, check them
     against Spark's own window functions, write the results and a chart of one zone."""
     from pathlib import Path
@@ -81,19 +84,22 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
 
     trips = taxi_stream(events, seed=seed)
     disorder = sum(a.pickup_s > b.pickup_s for a, b in itertools.pairwise(trips)) / len(trips)
-    log(f"{len(trips):,} taxi trips over {len({t.zone for t in trips})} pickup zones; "
-        f"{disorder:.0%} arrive after a later pickup (natural disorder)")  # fmt: skip
+    log(
+        f"{len(trips):,} taxi trips over {len({t.zone for t in trips})} pickup zones; "
+        f"{disorder:.0%} arrive after a later pickup (natural disorder)"
+    )
     spark = spark_session(master, progress=False)
     spark.sparkContext.setLogLevel("ERROR")
     pdf = trips_frame(trips)
     df = spark.createDataFrame(pdf).cache()
     start = time.perf_counter()
-    revenue = window_aggregate(df, time="pickup", windows=WINDOWS, aggs=AGGS,
-                               key="zone").cache()  # fmt: skip
+    revenue = window_aggregate(df, time="pickup", windows=WINDOWS, aggs=AGGS, key="zone").cache()
     rows = revenue.count()
     elapsed = time.perf_counter() - start
-    log(f"windowagg: {rows:,} windows per zone ({', '.join(WINDOWS)}), {len(AGGS)} aggregations "
-        f"each ({', '.join(AGGS)}), one call, in {elapsed:.1f} s")  # fmt: skip
+    log(
+        f"windowagg: {rows:,} windows per zone ({', '.join(WINDOWS)}), {len(AGGS)} aggregations "
+        f"each ({', '.join(AGGS)}), one call, in {elapsed:.1f} s"
+    )
 
     # the same windows from Spark's own functions: the answers and their types must match
     checks = {
@@ -106,36 +112,53 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
         ref = df.groupBy("zone", wcol.alias("w")).agg(
             *[F.expr(sql).alias(name) for name, sql in SPARK_AGGS.items()]
         )
-        ref = ref.select("zone", F.col("w.start").alias("window_start"),
-                         F.col("w.end").alias("window_end"), *AGGS)  # fmt: skip
+        ref = ref.select(
+            "zone",
+            F.col("w.start").alias("window_start"),
+            F.col("w.end").alias("window_end"),
+            *AGGS,
+        )
         ours = revenue.where(F.col("window") == spec).drop("window")
         same_types = ours.dtypes == ref.dtypes
-        joined = ours.alias("a").join(ref.alias("b"), ["zone", "window_start", "window_end"],
-                                      "full_outer")  # fmt: skip
-        differ = [F.col(f"a.{c}").isNull() | F.col(f"b.{c}").isNull()
-                  | (F.abs(F.col(f"a.{c}") - F.col(f"b.{c}")) > 1e-6) for c in AGGS]  # fmt: skip
+        joined = ours.alias("a").join(
+            ref.alias("b"), ["zone", "window_start", "window_end"], "full_outer"
+        )
+        differ = [
+            F.col(f"a.{c}").isNull()
+            | F.col(f"b.{c}").isNull()
+            | (F.abs(F.col(f"a.{c}") - F.col(f"b.{c}")) > 1e-6)
+            for c in AGGS
+        ]
         bad = joined.where(functools.reduce(lambda x, y: x | y, differ)).count()
         agree.append(bad == 0 and same_types)
-        log(f"  {spec:<15} {ours.count():>7,} windows; Spark's own query agrees (values, "
+        log(
+            f"  {spec:<15} {ours.count():>7,} windows; Spark's own query agrees (values, "
             f"types): {'yes' if bad == 0 else f'NO ({bad} differ)'}, "
-            f"{'yes' if same_types else 'NO'}")  # fmt: skip
+            f"{'yes' if same_types else 'NO'}"
+        )
 
     agree.append(_local(pdf, revenue, log))
     features, ok = _rolling(df, log)
     agree.append(ok)
 
-    busiest = (revenue.where(F.col("window") == "sliding:1h/15m")
-               .orderBy(F.col("fares").desc()).first())  # fmt: skip
-    log(f"  busiest hour: zone {busiest['zone']}, {busiest['window_start']:%a %H:%M}-"
+    busiest = (
+        revenue.where(F.col("window") == "sliding:1h/15m").orderBy(F.col("fares").desc()).first()
+    )
+    log(
+        f"  busiest hour: zone {busiest['zone']}, {busiest['window_start']:%a %H:%M}-"
         f"{busiest['window_end']:%H:%M}, {busiest['trips']} trips, fares "
         f"{busiest['fares']:,.2f} (largest {busiest['max_fare']:,.2f}, 90% at most "
-        f"{busiest['p90_fare']:,.2f})")  # fmt: skip
+        f"{busiest['p90_fare']:,.2f})"
+    )
     sessions = revenue.where(F.col("window") == "session:3m")
-    longest = sessions.withColumn("len", F.col("window_end").cast("long")
-                                  - F.col("window_start").cast("long"))  # fmt: skip
+    longest = sessions.withColumn(
+        "len", F.col("window_end").cast("long") - F.col("window_start").cast("long")
+    )
     top = longest.orderBy(F.col("len").desc()).first()
-    log(f"  longest busy spell (no 3-minute gap): zone {top['zone']}, "
-        f"{top['len'] / 3600:.1f} h from {top['window_start']:%a %H:%M}")  # fmt: skip
+    log(
+        f"  longest busy spell (no 3-minute gap): zone {top['zone']}, "
+        f"{top['len'] / 3600:.1f} h from {top['window_start']:%a %H:%M}"
+    )
 
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
@@ -158,8 +181,13 @@ def run_demo(events: int, seed: int, output: str, master: str = "local[2]",
     revenue.unpersist()
     features.unpersist()
     df.unpersist()
-    return {"rows": rows, "agree": all(agree), "results": str(results), "chart": str(chart),
-            "per_trip": str(per_trip)}  # fmt: skip
+    return {
+        "rows": rows,
+        "agree": all(agree),
+        "results": str(results),
+        "chart": str(chart),
+        "per_trip": str(per_trip),
+    }
 
 
 #: per window: the zone's fares, trips, largest fare, mean trip time and 90th percentile fare
@@ -181,8 +209,11 @@ SPARK_AGGS = {
 
 #: per-trip features: the zone's fares in the last hour, its trips in the 15 minutes either
 #: side, the largest of its last 100 fares
-ROLLING = {"fares_1h": ("sum", "fare", "range:1h"), "trips_15m": ("count", "*", "range:-15m,+15m"),
-           "max_fare_100": ("max", "fare", "rows:100")}  # fmt: skip
+ROLLING = {
+    "fares_1h": ("sum", "fare", "range:1h"),
+    "trips_15m": ("count", "*", "range:-15m,+15m"),
+    "max_fare_100": ("max", "fare", "rows:100"),
+}
 
 
 def _local(pdf: Any, revenue: Any, log: Any) -> bool:
@@ -199,12 +230,14 @@ def _local(pdf: Any, revenue: Any, log: Any) -> bool:
     keys = ["zone", "window", "window_start"]
     for frame in (local, spark_rows):
         frame["window_start"] = pd.to_datetime(frame["window_start"]).astype("datetime64[us]")
-    both = local.merge(spark_rows, on=keys, how="outer", suffixes=("", "_spark"),
-                       indicator=True)  # fmt: skip
+    both = local.merge(spark_rows, on=keys, how="outer", suffixes=("", "_spark"), indicator=True)
     same = bool((both["_merge"] == "both").all()) and all(
-        ((both[c] - both[f"{c}_spark"]).abs() <= 1e-6).all() for c in AGGS)  # fmt: skip
-    log(f"windowagg on the pandas DataFrame (no Spark): {len(local):,} windows in "
-        f"{elapsed:.2f} s; equal to the Spark run: {'yes' if same else 'NO'}")  # fmt: skip
+        ((both[c] - both[f"{c}_spark"]).abs() <= 1e-6).all() for c in AGGS
+    )
+    log(
+        f"windowagg on the pandas DataFrame (no Spark): {len(local):,} windows in "
+        f"{elapsed:.2f} s; equal to the Spark run: {'yes' if same else 'NO'}"
+    )
     return same
 
 
@@ -219,26 +252,38 @@ def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
     ours = rolling_aggregate(df, time="pickup", key="zone", aggs=ROLLING, order_by="minutes")
     ours = ours.cache()
     n = ours.count()
-    log(f"windowagg: {len(ROLLING)} per-trip rolling features ({', '.join(ROLLING)}) for "
-        f"{n:,} trips in {time.perf_counter() - start:.1f} s")  # fmt: skip
+    log(
+        f"windowagg: {len(ROLLING)} per-trip rolling features ({', '.join(ROLLING)}) for "
+        f"{n:,} trips in {time.perf_counter() - start:.1f} s"
+    )
     by_time = Window.partitionBy("zone").orderBy(F.unix_micros("pickup"))
     hour, quarter = 3_600_000_000, 900_000_000
-    ref = df.select("*",
+    ref = df.select(
+        "*",
         F.sum("fare").over(by_time.rangeBetween(-hour, 0)).alias("fares_1h"),
         F.count("*").over(by_time.rangeBetween(-quarter, quarter)).alias("trips_15m"),
-        F.max("fare").over(Window.partitionBy("zone").orderBy("pickup", "minutes")
-                           .rowsBetween(-99, 0)).alias("max_fare_100"))  # fmt: skip
+        F.max("fare")
+        .over(Window.partitionBy("zone").orderBy("pickup", "minutes").rowsBetween(-99, 0))
+        .alias("max_fare_100"),
+    )
     keys = ["zone", "pickup", "minutes", "fare"]
     joined = ours.alias("a").join(ref.alias("b"), keys, "full_outer")
-    bad = joined.where(F.col("a.fares_1h").isNull() | F.col("b.fares_1h").isNull()
-                       | (F.abs(F.col("a.fares_1h") - F.col("b.fares_1h")) > 1e-6)
-                       | (F.col("a.trips_15m") != F.col("b.trips_15m"))
-                       | (F.col("a.max_fare_100") != F.col("b.max_fare_100"))).count()  # fmt: skip
-    log(f"  Spark's window functions (rangeBetween, rowsBetween) agree: "
-        f"{'yes' if bad == 0 else f'NO ({bad} differ)'}")  # fmt: skip
+    bad = joined.where(
+        F.col("a.fares_1h").isNull()
+        | F.col("b.fares_1h").isNull()
+        | (F.abs(F.col("a.fares_1h") - F.col("b.fares_1h")) > 1e-6)
+        | (F.col("a.trips_15m") != F.col("b.trips_15m"))
+        | (F.col("a.max_fare_100") != F.col("b.max_fare_100"))
+    ).count()
+    log(
+        f"  Spark's window functions (rangeBetween, rowsBetween) agree: "
+        f"{'yes' if bad == 0 else f'NO ({bad} differ)'}"
+    )
     top = ours.orderBy(F.col("trips_15m").desc(), "pickup").first()
-    log(f"  busiest moment: zone {top['zone']}, {top['trips_15m']} trips within 15 minutes of "
-        f"{top['pickup']:%a %H:%M}")  # fmt: skip
+    log(
+        f"  busiest moment: zone {top['zone']}, {top['trips_15m']} trips within 15 minutes of "
+        f"{top['pickup']:%a %H:%M}"
+    )
     return ours, bad == 0
 
 
@@ -252,8 +297,13 @@ def _chart(pdf: Any, path: Any) -> None:
     styles = {"tumbling:15m": ("steps-post", 1.0), "sliding:1h/15m": ("default", 1.6)}
     for spec, (draw, width) in styles.items():
         part = pdf[pdf["window"] == spec].sort_values("window_start")
-        ax.plot(part["window_start"], part["fares"], drawstyle=draw, linewidth=width,
-                label=f"{spec} (sum of fares)")  # fmt: skip
+        ax.plot(
+            part["window_start"],
+            part["fares"],
+            drawstyle=draw,
+            linewidth=width,
+            label=f"{spec} (sum of fares)",
+        )
     sess = pdf[pdf["window"] == "session:3m"]
     for _, r in sess.iterrows():
         ax.axvspan(r["window_start"], r["window_end"], color="tab:green", alpha=0.25, lw=0)

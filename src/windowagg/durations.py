@@ -28,8 +28,10 @@ def duration(text: str, unit: float | None) -> float:
         value = number
     else:
         if unit is None:
-            raise SpecError(f"duration {text!r} has a unit, but the time column holds plain "
-                            "numbers: use a bare number")  # fmt: skip
+            raise SpecError(
+                f"duration {text!r} has a unit, but the time column holds plain "
+                "numbers: use a bare number"
+            )
         value = number * SECONDS[suffix] * unit
     if not value > 0:
         raise SpecError(f"duration {text!r} must be positive")

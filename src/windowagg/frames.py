@@ -62,8 +62,9 @@ def _bound(text: str, kind: str, unit: float | None, whole: str) -> float | None
         return 0
     if kind == "rows":
         if not body.isdigit():
-            raise FrameError(f"a rows frame counts rows: bound {text!r} in {whole!r} is not a "
-                             "whole number")  # fmt: skip
+            raise FrameError(
+                f"a rows frame counts rows: bound {text!r} in {whole!r} is not a whole number"
+            )
         value: float = int(body)
     else:
         try:
@@ -79,8 +80,10 @@ def frame(text: str, unit: float | None = None) -> Frame:
     if isinstance(text, Frame):
         return text
     if not isinstance(text, str) or ":" not in text:
-        raise FrameError(f"bad frame {text!r}: use range:<start>,<end> or rows:<start>,<end> "
-                         "(shorthands range:1h, rows:100)")  # fmt: skip
+        raise FrameError(
+            f"bad frame {text!r}: use range:<start>,<end> or rows:<start>,<end> "
+            "(shorthands range:1h, rows:100)"
+        )
     kind, _, rest = text.partition(":")
     kind = kind.strip().lower()
     if kind not in ("range", "rows"):
@@ -89,8 +92,10 @@ def frame(text: str, unit: float | None = None) -> Frame:
     if len(parts) == 1:  # shorthand: the last span (range) or the last n rows, to the row
         b = parts[0].strip()
         if b.startswith(("+", "-")) or b.lower() == "unbounded":
-            raise FrameError(f"frame {text!r}: a one-bound shorthand is a span back, like "
-                             f"{kind}:{'1h' if kind == 'range' else '100'}")  # fmt: skip
+            raise FrameError(
+                f"frame {text!r}: a one-bound shorthand is a span back, like "
+                f"{kind}:{'1h' if kind == 'range' else '100'}"
+            )
         size = _bound(b, kind, unit, text)
         if not size or size < 0:
             raise FrameError(f"frame {text!r} must be longer than 0")

@@ -19,8 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMATS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json",
-           ".parquet": "parquet", ".pq": "parquet"}  # fmt: skip
+FORMATS = {
+    ".csv": "csv",
+    ".json": "json",
+    ".jsonl": "json",
+    ".ndjson": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000}
 
 
@@ -53,8 +59,10 @@ def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, 
         name, eq, rest = spec.partition("=")
         parts = rest.split(":", 2)
         if not eq or not name.strip() or len(parts) != 3 or not all(p.strip() for p in parts):
-            raise UserError(f"--rolling {spec!r}: use NAME=AGG:COLUMN:FRAME, like "
-                            "sum_1h=sum:amount:range:1h or n=count:*:rows:100")  # fmt: skip
+            raise UserError(
+                f"--rolling {spec!r}: use NAME=AGG:COLUMN:FRAME, like "
+                "sum_1h=sum:amount:range:1h or n=count:*:rows:100"
+            )
         if name.strip() in aggs:
             raise UserError(f"--rolling: the name {name.strip()!r} is given twice")
         aggs[name.strip()] = (parts[0].strip(), _columns(parts[1]), parts[2].strip())
@@ -97,8 +105,10 @@ def window_entries(
         name, rest = (m.group(1), m.group(2)) if m else (None, spec)
         agg, column = _split_outside_parens(rest)
         if not agg or column == "":
-            raise UserError(f"--agg {spec!r}: use [NAME=]AGG[:COLUMN], like sum:fare, count "
-                            "or p95=quantile(q=0.95):fare")  # fmt: skip
+            raise UserError(
+                f"--agg {spec!r}: use [NAME=]AGG[:COLUMN], like sum:fare, count "
+                "or p95=quantile(q=0.95):fare"
+            )
         base = re.sub(r"\W+", "_", agg).strip("_").lower()
         if column is None and value is not None:
             column = value
@@ -109,8 +119,10 @@ def window_entries(
             column = "*"
         name = name or (base if column == "*" else base + "_" + re.sub(r"\W+", "_", column))
         if name in aggs:
-            raise UserError(f"--agg: the output column {name!r} comes twice; name one with "
-                            f"NAME=, like --agg {name}2={rest.strip()}")  # fmt: skip
+            raise UserError(
+                f"--agg: the output column {name!r} comes twice; name one with "
+                f"NAME=, like --agg {name}2={rest.strip()}"
+            )
         aggs[name] = (agg, None if column == "*" else _columns(column))
     return aggs
 
@@ -148,14 +160,18 @@ def check(args: RunArgs) -> tuple[Path, str]:
     if args.engine not in ("spark", "local"):
         raise UserError(f"--engine must be spark or local, got {args.engine!r}")
     if args.engine == "local" and args.master is not None:
-        raise UserError("--master runs Spark; --engine local runs on this machine without it: "
-                        "give one or the other")  # fmt: skip
+        raise UserError(
+            "--master runs Spark; --engine local runs on this machine without it: "
+            "give one or the other"
+        )
     if args.time_unit not in (*UNITS, "none"):
         raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")
     if args.rolling:
         if args.windows or args.value or args.agg:
-            raise UserError("--rolling adds columns to every row; --window, --value and --agg "
-                            "compute windows: give one or the other")  # fmt: skip
+            raise UserError(
+                "--rolling adds columns to every row; --window, --value and --agg "
+                "compute windows: give one or the other"
+            )
         from .frames import FrameError, frame
 
         for name, (agg, _column, text) in rolling_entries(args.rolling).items():
@@ -195,14 +211,18 @@ def read(spark: Any, src: Path, fmt: str) -> Any:
 
 def check_columns(columns: list[str], args: RunArgs) -> None:
     """Every column the arguments name is in the input."""
-    named = [(args.time, "--time"), *((k, "--key") for k in args.key),
-             *((o, "--order-by") for o in args.order_by)]  # fmt: skip
+    named = [
+        (args.time, "--time"),
+        *((k, "--key") for k in args.key),
+        *((o, "--order-by") for o in args.order_by),
+    ]
     if args.value:
         named.append((args.value, "--value"))
     for name, role in named:
         if name not in columns:
-            raise UserError(f"{role}: no column {name!r} in the input (columns: "
-                            f"{', '.join(columns)})")  # fmt: skip
+            raise UserError(
+                f"{role}: no column {name!r} in the input (columns: {', '.join(columns)})"
+            )
 
 
 def prepare_time(df: Any, args: RunArgs) -> Any:
@@ -228,16 +248,21 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
         bad = df.where(F.try_to_timestamp(col).isNull() & col.isNotNull()).select(col).limit(1)
         rows = bad.collect()
         if rows:
-            raise UserError(f"--time: cannot parse {rows[0][0]!r} in column {args.time!r} as "
-                            "a time (use ISO-8601, e.g. 2021-01-01 08:30:00)")  # fmt: skip
+            raise UserError(
+                f"--time: cannot parse {rows[0][0]!r} in column {args.time!r} as "
+                "a time (use ISO-8601, e.g. 2021-01-01 08:30:00)"
+            )
         return parsed
     if isinstance(ttype, NumericType):
         if args.time_unit == "none":
             return df
         factor = 1_000_000 // UNITS[args.time_unit]
         # whole numbers as longs first: an int column times 10^6 overflows int (ANSI mode)
-        micros = (col.cast("long") * factor if isinstance(ttype, IntegralType)
-                  else (col * factor).cast("long"))  # fmt: skip
+        micros = (
+            col.cast("long") * factor
+            if isinstance(ttype, IntegralType)
+            else (col * factor).cast("long")
+        )
         return df.withColumn(args.time, F.timestamp_micros(micros))
     raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
 
@@ -278,12 +303,20 @@ def aggregate(table: Any, args: RunArgs, rolling_aggregate: Any, window_aggregat
 
     try:
         if args.rolling:
-            return rolling_aggregate(table, time=args.time, key=args.key or None,
-                                     aggs=rolling_entries(args.rolling),
-                                     order_by=list(args.order_by) or None)  # fmt: skip
-        return window_aggregate(table, time=args.time, windows=args.windows,
-                                aggs=window_entries(args.agg, args.value),
-                                key=args.key or None)  # fmt: skip
+            return rolling_aggregate(
+                table,
+                time=args.time,
+                key=args.key or None,
+                aggs=rolling_entries(args.rolling),
+                order_by=list(args.order_by) or None,
+            )
+        return window_aggregate(
+            table,
+            time=args.time,
+            windows=args.windows,
+            aggs=window_entries(args.agg, args.value),
+            key=args.key or None,
+        )
     except (SpecError, ValueError, TypeError) as e:
         raise UserError(str(e)) from None
 
@@ -301,8 +334,11 @@ def run(args: RunArgs, log: Any = None) -> dict:
         rows = compute(args, src, fmt, log)
     else:
         rows = _on_spark(args, src, fmt, log)
-    return {"rows": rows, "seconds": time.perf_counter() - start,
-            "kind": "rows" if args.rolling else "window rows"}  # fmt: skip
+    return {
+        "rows": rows,
+        "seconds": time.perf_counter() - start,
+        "kind": "rows" if args.rolling else "window rows",
+    }
 
 
 def _on_spark(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
@@ -326,11 +362,16 @@ def _on_spark(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
         raise UserError(f"{src}: no rows, only a header")
     result = aggregate(prepare_time(df, args), args, rolling_aggregate, window_aggregate).cache()
     what = "rolling frames" if args.rolling else "windows"
-    log(f"computing {what} (Spark local mode)" if master.startswith("local")
-        else f"computing {what} on {master}")  # fmt: skip
+    log(
+        f"computing {what} (Spark local mode)"
+        if master.startswith("local")
+        else f"computing {what} on {master}"
+    )
     rows = result.count()
-    log(f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
-        f"({args.format})")  # fmt: skip
+    log(
+        f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
+        f"({args.format})"
+    )
     write_atomically(spark_writer(result, args.format), Path(args.output))
     result.unpersist()
     return rows

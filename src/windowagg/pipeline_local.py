@@ -19,7 +19,7 @@ from .pipeline import (
     aggregate,
     check_columns,
     files_of,
-    write_atomically,  # fmt: skip
+    write_atomically,
 )
 
 __all__ = ["compute", "prepare_time", "read"]
@@ -52,15 +52,18 @@ def prepare_time(table: Any, args: RunArgs) -> Any:
             parsed = pc.cast(col, pa.timestamp("us"))
         except pa.ArrowInvalid as e:
             bad = str(e).split("string: ", 1)[-1].split(" as a scalar")[0]
-            raise UserError(f"--time: cannot parse {bad} in column {args.time!r} as a time "
-                            "(use ISO-8601, e.g. 2021-01-01 08:30:00)") from None  # fmt: skip
+            raise UserError(
+                f"--time: cannot parse {bad} in column {args.time!r} as a time "
+                "(use ISO-8601, e.g. 2021-01-01 08:30:00)"
+            ) from None
         return table.set_column(at, args.time, parsed)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         if args.time_unit == "none":
             return table
         factor = 1_000_000 // UNITS[args.time_unit]
-        micros = pc.multiply(pc.cast(col, pa.int64()) if pa.types.is_integer(col.type) else
-                             col, factor)  # fmt: skip
+        micros = pc.multiply(
+            pc.cast(col, pa.int64()) if pa.types.is_integer(col.type) else col, factor
+        )
         micros = pc.cast(micros, pa.int64(), safe=False)  # fractions truncated, as Spark's cast
         return table.set_column(at, args.time, pc.cast(micros, pa.timestamp("us")))
     raise UserError(f"--time: column {args.time!r} is {col.type}, not a time")
@@ -95,7 +98,9 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     what = "rolling frames" if args.rolling else "windows"
     log(f"computing {what} over {table.num_rows:,} rows (local engine)")
     result = aggregate(table, args, rolling_aggregate, window_aggregate)
-    log(f"writing {result.num_rows:,} {'rows' if args.rolling else 'window rows'} to "
-        f"{args.output} ({args.format})")  # fmt: skip
+    log(
+        f"writing {result.num_rows:,} {'rows' if args.rolling else 'window rows'} to "
+        f"{args.output} ({args.format})"
+    )
     write_atomically(_write(result, args.format), Path(args.output))
     return result.num_rows

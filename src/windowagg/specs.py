@@ -27,8 +27,10 @@ def _count(text: str) -> int:
 def parse(spec: str, unit: float | None) -> Window:
     """The window of a spec string (see the module docstring)."""
     if not isinstance(spec, str) or ":" not in spec:
-        raise SpecError(f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
-                        "session:GAP, count-tumbling:N or count-sliding:N/S")  # fmt: skip
+        raise SpecError(
+            f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
+            "session:GAP, count-tumbling:N or count-sliding:N/S"
+        )
     kind, _, arg = spec.partition(":")
     parts = arg.split("/")
     kind = kind.strip().lower()
@@ -37,17 +39,21 @@ def parse(spec: str, unit: float | None) -> Window:
     if kind in ("sliding", "count-sliding") and len(parts) == 2:
         size, slide = (duration(p, unit) if kind == "sliding" else _count(p) for p in parts)
         if slide > size:  # Spark's window() refuses it too
-            raise SpecError(f"window spec {spec!r}: the slide is longer than the window, so "
-                            "events between two windows would be in none; use a slide up to "
-                            "the window's size")  # fmt: skip
+            raise SpecError(
+                f"window spec {spec!r}: the slide is longer than the window, so "
+                "events between two windows would be in none; use a slide up to "
+                "the window's size"
+            )
         measure = "time" if kind == "sliding" else "count"
         return Sliding(size, slide, measure=measure)
     if kind == "session" and len(parts) == 1:
         return Session(duration(parts[0], unit))
     if kind == "count-tumbling" and len(parts) == 1:
         return Tumbling(_count(parts[0]), measure="count")
-    raise SpecError(f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
-                    "session:GAP, count-tumbling:N or count-sliding:N/S")  # fmt: skip
+    raise SpecError(
+        f"bad window spec {spec!r}: use tumbling:SIZE, sliding:SIZE/SLIDE, "
+        "session:GAP, count-tumbling:N or count-sliding:N/S"
+    )
 
 
 def spell(value: float, unit: float | None) -> str:

@@ -95,8 +95,9 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
     return _from_arrow(out, kind)
 
 
-def rolling_aggregate(table: Any, *, time: str, key: Any = None, aggs: dict,
-                      order_by: Any = None) -> Any:  # fmt: skip
+def rolling_aggregate(
+    table: Any, *, time: str, key: Any = None, aggs: dict, order_by: Any = None
+) -> Any:
     """Per-row window functions: every row of ``table``, plus one column per entry of ``aggs``.
 
     Parameters
@@ -156,8 +157,9 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
     used = [plan.time] * timed + [*plan.order_by, *inputs - {plan.time}]
     rows = arrow.select(list(dict.fromkeys(used)))
-    columns = compute(plan, (rows if order is None else rows.take(order)).combine_chunks(),
-                      times, seg)  # fmt: skip
+    columns = compute(
+        plan, (rows if order is None else rows.take(order)).combine_chunks(), times, seg
+    )
     if order is None:
         return [e.name for e in plan.entries], columns
     back = None

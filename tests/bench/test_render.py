@@ -7,9 +7,11 @@ from windowagg.bench.render import markdown_tables, read_rows, svg_chart
 
 
 def test_csv_renders_as_tables_and_a_chart(tmp_path) -> None:
-    rows = [Row("fifo", case, "sum", "window size", x, t, 0.05, 1000, 7.0)
-            for case, times in (("daba_lite", (0.002, 0.004)), ("numpy", (0.001, 0.003)))
-            for x, t in zip((64, 4096), times)]  # fmt: skip
+    rows = [
+        Row("fifo", case, "sum", "window size", x, t, 0.05, 1000, 7.0)
+        for case, times in (("daba_lite", (0.002, 0.004)), ("numpy", (0.001, 0.003)))
+        for x, t in zip((64, 4096), times)
+    ]
     write_csv(rows, str(tmp_path / "fifo.csv"))
     read = read_rows(tmp_path / "fifo.csv")
     text = markdown_tables(read)
@@ -25,12 +27,17 @@ def test_ratios_sizes_and_a_suites_own_measures(tmp_path) -> None:
     """Each time as a multiple of the first case's; one table per size where an aggregation
     was measured at several; a suite's own columns (a percentile, a peak) in a table of their
     own, and a memory-only measure in no time table and no chart."""
-    rows = [Row("local", "windowagg", "sum", "keys", 100, t, 0.1, n, 1.0, {"p99_us": p})
-            for n, t, p in ((1000, 0.002, 3.5), (10_000, 0.02, 12.25))]  # fmt: skip
-    rows += [Row("local", "polars", "sum", "keys", 100, t, 0.1, n, 1.0)
-             for n, t in ((1000, 0.005), (10_000, 0.03))]  # fmt: skip
-    rows.append(Row("local", "windowagg", "peak MiB", "keys", 100, 0.0, 0.0, 1000, 0.0,
-                    {"peak": 512.0}))  # fmt: skip
+    rows = [
+        Row("local", "windowagg", "sum", "keys", 100, t, 0.1, n, 1.0, {"p99_us": p})
+        for n, t, p in ((1000, 0.002, 3.5), (10_000, 0.02, 12.25))
+    ]
+    rows += [
+        Row("local", "polars", "sum", "keys", 100, t, 0.1, n, 1.0)
+        for n, t in ((1000, 0.005), (10_000, 0.03))
+    ]
+    rows.append(
+        Row("local", "windowagg", "peak MiB", "keys", 100, 0.0, 0.0, 1000, 0.0, {"peak": 512.0})
+    )
     write_csv(rows, str(tmp_path / "local.csv"))
     read = read_rows(tmp_path / "local.csv")
     text = markdown_tables(read, ratios=True)
@@ -49,8 +56,10 @@ def test_ratios_sizes_and_a_suites_own_measures(tmp_path) -> None:
 
 
 def test_rates_compare_across_sizes(tmp_path) -> None:
-    rows = [Row("fifo", "recalc", "sum", "window size", 64, 0.001, 0.02, 2**19, 1.0),
-            Row("fifo", "daba", "sum", "window size", 64, 0.004, 0.02, 2**22, 1.0)]  # fmt: skip
+    rows = [
+        Row("fifo", "recalc", "sum", "window size", 64, 0.001, 0.02, 2**19, 1.0),
+        Row("fifo", "daba", "sum", "window size", 64, 0.004, 0.02, 2**22, 1.0),
+    ]
     write_csv(rows, str(tmp_path / "fifo.csv"))
     text = markdown_tables(read_rows(tmp_path / "fifo.csv"), rates=True)
     assert text.count("###") == 1  # one table although the items differ

@@ -69,8 +69,10 @@ def test_rolling_suite_sides_agree() -> None:
         if r.param != SKEW and r.agg != "floor":  # the floor computes no answer
             groups[(r.agg, r.param)].append(r)
     floor = [r for r in rows if r.agg == "floor"]
-    assert [r.case for r in floor] == ["windowagg rolling_aggregate",
-                                       "shuffle, sort, Arrow round trip only"]  # fmt: skip
+    assert [r.case for r in floor] == [
+        "windowagg rolling_aggregate",
+        "shuffle, sort, Arrow round trip only",
+    ]
     assert len(groups) == 4 * 2 + 1  # Spark frames, six entries
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
@@ -102,12 +104,18 @@ def test_spark_suite_sides_agree() -> None:
     assert len(peaks) == 2  # the workers were sampled
     assert all(r.extra["peak_worker_rss_mib"] > 0 and r.x == r.items for r in peaks)
     assert {k[:2] for k in groups} == {
-        ("sum", "sliding length s"), ("sum", "windows"), ("sum", "session gap s"),
-        ("median", "median, sliding s"), ("collect", "collect, sliding s"),
-        ("sum", "count window"), ("sum", "count window, slide 50"), ("median", "count window"),
-        ("sum", "aggregations"), ("holistic", "aggregations"),
+        ("sum", "sliding length s"),
+        ("sum", "windows"),
+        ("sum", "session gap s"),
+        ("median", "median, sliding s"),
+        ("collect", "collect, sliding s"),
+        ("sum", "count window"),
+        ("sum", "count window, slide 50"),
+        ("median", "count window"),
+        ("sum", "aggregations"),
+        ("holistic", "aggregations"),
         ("sum", "one event per key and second, sliding s"),
-    }  # fmt: skip
+    }
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
@@ -125,10 +133,15 @@ def test_local_suite_sides_agree() -> None:
         if r.agg != "peak MiB":
             groups[(r.agg, r.param, r.x)].append(r)
     assert {k[:2] for k in groups} == {
-        ("sum", "sliding"), ("sum", "tumbling"), ("sum", "session"), ("five", "sliding"),
+        ("sum", "sliding"),
+        ("sum", "tumbling"),
+        ("sum", "session"),
+        ("five", "sliding"),
         *[(a, f) for a in ("sum", "max") for f in ("range:10s", "range:600s", "rows:1000")],
-        ("max", "sliding"), ("sum", "range:30s"), ("max", "range:30s"),  # the skewed workload
-    }  # fmt: skip
+        ("max", "sliding"),
+        ("sum", "range:30s"),
+        ("max", "range:30s"),  # the skewed workload
+    }
     assert {k[2] for k in groups} == {100, 100_000, "skewed"}
     for same_work in groups.values():
         assert len(same_work) >= 2 and same_work[0].case.startswith("windowagg")

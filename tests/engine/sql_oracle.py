@@ -62,13 +62,21 @@ def sql_aggregate(name: str, values: list[Any], agg: Any = None) -> Any:
 
 def frames(rows: list[dict], keys: list[str], time: str, order: list[str], frame: Any) -> list:
     """For every row (in the order of ``rows``), the rows of its frame, in frame order."""
-    order_of = sorted(range(len(rows)), key=lambda i: (
-        tuple(_order_key(rows[i][k]) for k in keys), _order_key(rows[i][time]),
-        tuple(_order_key(rows[i][o]) for o in order)))  # fmt: skip
+    order_of = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            tuple(_order_key(rows[i][k]) for k in keys),
+            _order_key(rows[i][time]),
+            tuple(_order_key(rows[i][o]) for o in order),
+        ),
+    )
     out = []
     for i in range(len(rows)):
-        group = [j for j in order_of if all(
-            _order_key(rows[j][k]) == _order_key(rows[i][k]) for k in keys)]  # fmt: skip
+        group = [
+            j
+            for j in order_of
+            if all(_order_key(rows[j][k]) == _order_key(rows[i][k]) for k in keys)
+        ]
         me = group.index(i)
 
         def t(j):
@@ -79,10 +87,12 @@ def frames(rows: list[dict], keys: list[str], time: str, order: list[str], frame
         for r, j in enumerate(group):
             if frame.kind == "range":
                 ok = (frame.start is None or t(j) >= t(i) + frame.start) and (
-                    frame.end is None or t(j) <= t(i) + frame.end)  # fmt: skip
+                    frame.end is None or t(j) <= t(i) + frame.end
+                )
             else:
                 ok = (frame.start is None or r >= me + frame.start) and (
-                    frame.end is None or r <= me + frame.end)  # fmt: skip
+                    frame.end is None or r <= me + frame.end
+                )
             if ok:
                 picked.append(j)
         out.append(picked)

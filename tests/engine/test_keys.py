@@ -16,8 +16,14 @@ from windowagg.kernels import keyed as kernels
 
 
 @settings(max_examples=160, deadline=None)
-@given(st.integers(1, 400), st.integers(1, 9), st.sampled_from(["whole", "fractional", "wide"]),
-       st.booleans(), st.booleans(), st.integers(0, 2**32 - 1))  # fmt: skip
+@given(
+    st.integers(1, 400),
+    st.integers(1, 9),
+    st.sampled_from(["whole", "fractional", "wide"]),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
 def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, per_key, seed) -> None:
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, m, n)

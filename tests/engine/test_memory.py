@@ -31,8 +31,9 @@ print(calls)
 
 def _calls(**env) -> list:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "WINDOWAGG_"))}
-    done = subprocess.run([sys.executable, "-c", SCRIPT], env=clean | env, capture_output=True,
-                          text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=clean | env, capture_output=True, text=True, check=True
+    )
     return eval(done.stdout.strip().splitlines()[-1])
 
 

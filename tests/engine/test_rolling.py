@@ -16,9 +16,20 @@ from tests.oracles import direct
 from windowagg.engine.rolling import Frames, rolling
 from windowagg.frames import FrameError, frame
 
-FRAMES = ["range:5", "range:-3,+2", "range:unbounded,0", "range:0,unbounded", "range:+2,+5",
-          "range:-4,-1", "rows:5", "rows:-2,+3", "rows:+1,+3", "rows:unbounded,0",
-          "rows:-1,unbounded", "range:unbounded,unbounded"]  # fmt: skip
+FRAMES = [
+    "range:5",
+    "range:-3,+2",
+    "range:unbounded,0",
+    "range:0,unbounded",
+    "range:+2,+5",
+    "range:-4,-1",
+    "rows:5",
+    "rows:-2,+3",
+    "rows:+1,+3",
+    "rows:unbounded,0",
+    "rows:-1,unbounded",
+    "range:unbounded,unbounded",
+]
 AGGS = ["sum", "max", "min", "mean", "count", "first", "last", "argmax", "stddev", "median"]
 
 
@@ -44,13 +55,15 @@ def brute(v, t, seg, f, agg):
             for j in range(s, e):
                 if f.kind == "range":
                     ok = (f.start is None or t[j] >= t[i] + f.start) and (
-                        f.end is None or t[j] <= t[i] + f.end)  # fmt: skip
+                        f.end is None or t[j] <= t[i] + f.end
+                    )
                 else:
                     ok = (f.start is None or j >= i + f.start) and (f.end is None or j <= i + f.end)
                 if ok:
                     rows.append(j)
-            window = [(float(t[j]), float(v[j])) if agg.name == "argmax" else float(v[j])
-                      for j in rows]  # fmt: skip
+            window = [
+                (float(t[j]), float(v[j])) if agg.name == "argmax" else float(v[j]) for j in rows
+            ]
             out.append(direct(agg, window))
     return out
 

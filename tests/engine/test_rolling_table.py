@@ -28,9 +28,19 @@ from windowagg.engine.rolling_table import arrange, compute
 from windowagg.frames import FrameError, frame
 
 SQL = ["sum", "count", "mean", "min", "max", "stddev", "first", "last"]
-FRAMES = ["range:6", "range:-4,+3", "range:unbounded,0", "range:0,unbounded", "range:+2,+5",
-          "rows:4", "rows:-2,+2", "rows:+1,+3", "rows:unbounded,0", "rows:-1,unbounded",
-          "range:unbounded,unbounded"]  # fmt: skip
+FRAMES = [
+    "range:6",
+    "range:-4,+3",
+    "range:unbounded,0",
+    "range:0,unbounded",
+    "range:+2,+5",
+    "rows:4",
+    "rows:-2,+2",
+    "rows:+1,+3",
+    "rows:unbounded,0",
+    "rows:-1,unbounded",
+    "range:unbounded,unbounded",
+]
 
 
 def cents(rng) -> Decimal:
@@ -45,21 +55,33 @@ def random_rows(seed: int, n: int = 160) -> list[dict]:
         r = rng.random()
         v = None if r < 0.1 else math.nan if r < 0.15 else v
         t = int(rng.integers(0, 40))
-        rows.append({
-            "k": None if rng.random() < 0.05 else int(rng.integers(0, 4)),
-            "t": None if rng.random() < 0.04 else t,
-            "id": i,
-            "x": v,
-            "i": None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
-            "d": None if rng.random() < 0.1 else cents(rng),
-        })  # fmt: skip
+        rows.append(
+            {
+                "k": None if rng.random() < 0.05 else int(rng.integers(0, 4)),
+                "t": None if rng.random() < 0.04 else t,
+                "id": i,
+                "x": v,
+                "i": None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
+                "d": None if rng.random() < 0.1 else cents(rng),
+            }
+        )
     return rows
 
 
 def arrow(rows: list[dict]) -> pa.Table:
-    return pa.Table.from_pylist(rows, schema=pa.schema([
-        ("k", pa.int64()), ("t", pa.int64()), ("id", pa.int64()), ("x", pa.float64()),
-        ("i", pa.int64()), ("d", pa.decimal128(10, 2))]))  # fmt: skip
+    return pa.Table.from_pylist(
+        rows,
+        schema=pa.schema(
+            [
+                ("k", pa.int64()),
+                ("t", pa.int64()),
+                ("id", pa.int64()),
+                ("x", pa.float64()),
+                ("i", pa.int64()),
+                ("d", pa.decimal128(10, 2)),
+            ]
+        ),
+    )
 
 
 def same(got, want) -> bool:
@@ -75,8 +97,9 @@ def same(got, want) -> bool:
 
 
 def check(rows, table, aggs, **kw) -> None:
-    out = windowagg.rolling_aggregate(table, time="t", key=kw.get("key", "k"), aggs=aggs,
-                                      order_by=kw.get("order_by", "id"))  # fmt: skip
+    out = windowagg.rolling_aggregate(
+        table, time="t", key=kw.get("key", "k"), aggs=aggs, order_by=kw.get("order_by", "id")
+    )
     keys = [kw.get("key", "k")] if isinstance(kw.get("key", "k"), str) else kw.get("key") or []
     for name, (agg, column, text) in aggs.items():
         got = out.column(name).to_pylist()
@@ -93,19 +116,29 @@ def check(rows, table, aggs, **kw) -> None:
 def test_sql_aggregations_equal_the_definition(text) -> None:
     rows = random_rows(len(text) * 7 + ord(text[-1]))
     aggs = {f"{a}_{c}": (a, c, text) for a in SQL for c in ("x", "i")}
-    aggs |= {"n": ("count", "*", text), "dsum": ("sum", "d", text), "dmin": ("min", "d", text),
-             "davg": ("mean", "d", text), "dlast": ("last", "d", text)}  # fmt: skip
+    aggs |= {
+        "n": ("count", "*", text),
+        "dsum": ("sum", "d", text),
+        "dmin": ("min", "d", text),
+        "davg": ("mean", "d", text),
+        "dlast": ("last", "d", text),
+    }
     check(rows, arrow(rows), aggs)
 
 
 @pytest.mark.parametrize("text", ["range:-4,+3", "rows:-3,0", "range:unbounded,0"])
 def test_library_and_user_aggregations_see_the_non_null_values(text) -> None:
-    rows = [r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
-            for r in random_rows(5)]  # fmt: skip
-    aggs = {"med": (windowagg.aggregation("median"), "x", text),
-            "mc": (windowagg.aggregation("maxcount"), "i", text),
-            "cat": (Concat(), "i", text),
-            "gm": ("Quantile(q=0.9)", "x", text), "cd": ("count_distinct", "i", text)}  # fmt: skip
+    rows = [
+        r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
+        for r in random_rows(5)
+    ]
+    aggs = {
+        "med": (windowagg.aggregation("median"), "x", text),
+        "mc": (windowagg.aggregation("maxcount"), "i", text),
+        "cat": (Concat(), "i", text),
+        "gm": ("Quantile(q=0.9)", "x", text),
+        "cd": ("count_distinct", "i", text),
+    }
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs, order_by="id")
     f = frame(text)
     for name, (agg, column, _) in aggs.items():
@@ -121,22 +154,40 @@ def test_library_and_user_aggregations_see_the_non_null_values(text) -> None:
 
 def test_result_types_are_sparks() -> None:
     rows = random_rows(1, 40)
-    aggs = {"a": ("sum", "i", "rows:3"), "b": ("sum", "x", "rows:3"), "c": ("sum", "d", "rows:3"),
-            "e": ("avg", "d", "rows:3"), "f": ("avg", "i", "rows:3"), "g": ("max", "d", "rows:3"),
-            "h": ("count", "x", "rows:3"), "j": ("first", "i", "rows:3"),
-            "k2": ("stddev", "i", "rows:3"), "l": ("argmax", "x", "rows:3")}  # fmt: skip
+    aggs = {
+        "a": ("sum", "i", "rows:3"),
+        "b": ("sum", "x", "rows:3"),
+        "c": ("sum", "d", "rows:3"),
+        "e": ("avg", "d", "rows:3"),
+        "f": ("avg", "i", "rows:3"),
+        "g": ("max", "d", "rows:3"),
+        "h": ("count", "x", "rows:3"),
+        "j": ("first", "i", "rows:3"),
+        "k2": ("stddev", "i", "rows:3"),
+        "l": ("argmax", "x", "rows:3"),
+    }
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
     types = {n: str(out.schema.field(n).type) for n in aggs}
-    assert types == {"a": "int64", "b": "double", "c": "decimal128(20, 2)",
-                     "e": "decimal128(14, 6)", "f": "double", "g": "decimal128(10, 2)",
-                     "h": "int64", "j": "int64", "k2": "double", "l": "int64"}  # fmt: skip
+    assert types == {
+        "a": "int64",
+        "b": "double",
+        "c": "decimal128(20, 2)",
+        "e": "decimal128(14, 6)",
+        "f": "double",
+        "g": "decimal128(10, 2)",
+        "h": "int64",
+        "j": "int64",
+        "k2": "double",
+        "l": "int64",
+    }
 
 
 def test_integer_sums_are_exact_beyond_doubles() -> None:
     big = 2**60
     t = pa.table({"t": [1, 2, 3], "v": [big, 1, -big]})
-    out = windowagg.rolling_aggregate(t, time="t", aggs={"s": ("sum", "v", "rows:unbounded,0"),
-                                                         "m": ("max", "v", "rows:2")})  # fmt: skip
+    out = windowagg.rolling_aggregate(
+        t, time="t", aggs={"s": ("sum", "v", "rows:unbounded,0"), "m": ("max", "v", "rows:2")}
+    )
     assert out.column("s").to_pylist() == [big, big + 1, 1]
     assert out.column("m").to_pylist() == [big, big, 1]
 
@@ -146,31 +197,49 @@ def test_timestamps_dates_and_pandas() -> None:
     ts = [base + dt.timedelta(minutes=m) for m in (0, 20, 50, 59, 61, 130)]
     amount = [1.0, 2.0, np.nan, 4.0, 5.0, 6.0]
     pdf = pd.DataFrame({"ts": ts, "card": list("abaaba"), "amount": amount}, index=list("uvwxyz"))
-    out = windowagg.rolling_aggregate(pdf, time="ts", key="card", aggs={
-        "s": ("sum", "amount", "range:1h"), "n": ("count", "amount", "range:-30m,+30m"),
-        "last_ts": ("max", "ts", "range:1h")})  # fmt: skip
+    out = windowagg.rolling_aggregate(
+        pdf,
+        time="ts",
+        key="card",
+        aggs={
+            "s": ("sum", "amount", "range:1h"),
+            "n": ("count", "amount", "range:-30m,+30m"),
+            "last_ts": ("max", "ts", "range:1h"),
+        },
+    )
     assert list(out.index) == list("uvwxyz")  # the input's rows, order and index
     assert out["s"].tolist() == [1.0, 2.0, 1.0, 5.0, 7.0, 6.0]  # pandas' NaN is missing
     assert out["n"].tolist() == [1, 1, 1, 1, 1, 1]
-    assert out["last_ts"].tolist() == [pd.Timestamp(x) for x in (ts[0], ts[1], ts[2], ts[3],
-                                                                   ts[4], ts[5])]  # fmt: skip
+    assert out["last_ts"].tolist() == [
+        pd.Timestamp(x) for x in (ts[0], ts[1], ts[2], ts[3], ts[4], ts[5])
+    ]
     dates = windowagg.rolling_aggregate(
-        {"day": np.array(["2026-01-01", "2026-01-03", "2026-01-04"], "datetime64[D]"),
-         "v": np.array([1, 2, 3])}, time="day", aggs={"s": ("sum", "v", "range:2d")})  # fmt: skip
+        {
+            "day": np.array(["2026-01-01", "2026-01-03", "2026-01-04"], "datetime64[D]"),
+            "v": np.array([1, 2, 3]),
+        },
+        time="day",
+        aggs={"s": ("sum", "v", "range:2d")},
+    )
     assert dates["s"].tolist() == [1, 3, 5]
 
 
-PLAN_AGGS = {"s": ("sum", "x", "range:-3,+2"), "m": ("max", "i", "rows:-2,+1"),
-             "c": ("count", "*", "range:unbounded,0"), "f": ("first", "d", "rows:3"),
-             "md": (windowagg.aggregation("median"), "x", "range:5")}  # fmt: skip
+PLAN_AGGS = {
+    "s": ("sum", "x", "range:-3,+2"),
+    "m": ("max", "i", "rows:-2,+1"),
+    "c": ("count", "*", "range:unbounded,0"),
+    "f": ("first", "d", "rows:3"),
+    "md": (windowagg.aggregation("median"), "x", "range:5"),
+}
 
 
 def by_time(table: pa.Table) -> pa.Table:
     """Time order only, keys interleaved, as Spark hands a partition to a worker."""
     import pyarrow.compute as pc
 
-    order = pc.sort_indices(table, sort_keys=[("t", "ascending", "at_start"),
-                                              ("id", "ascending", "at_start")])  # fmt: skip
+    order = pc.sort_indices(
+        table, sort_keys=[("t", "ascending", "at_start"), ("id", "ascending", "at_start")]
+    )
     return table.take(order)
 
 
@@ -190,8 +259,9 @@ def run_stream(plan, table, cuts, min_rows) -> dict:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 10**6), st.lists(st.integers(1, 60), min_size=1, max_size=8),
-       st.integers(1, 50))  # fmt: skip
+@given(
+    st.integers(0, 10**6), st.lists(st.integers(1, 60), min_size=1, max_size=8), st.integers(1, 50)
+)
 def test_a_stream_of_batches_equals_the_whole_table(seed, cuts, min_rows) -> None:
     """Spark's workers see a partition sorted by time as batches: answers equal the whole
     table's, every row once, whatever the cuts and however often the stream rounds."""
@@ -200,8 +270,12 @@ def test_a_stream_of_batches_equals_the_whole_table(seed, cuts, min_rows) -> Non
     order = arrange(plan, table)[0]
     whole = table if order is None else table.take(order)
     cols = compute(plan, whole.combine_chunks())
-    want = {r["id"]: r for r in pa.Table.from_arrays(
-        [*whole.columns, *cols], names=[*whole.column_names, *PLAN_AGGS]).to_pylist()}  # fmt: skip
+    want = {
+        r["id"]: r
+        for r in pa.Table.from_arrays(
+            [*whole.columns, *cols], names=[*whole.column_names, *PLAN_AGGS]
+        ).to_pylist()
+    }
     got = run_stream(plan, by_time(table), cuts, min_rows)
     assert got.keys() == want.keys()
     for i, w in want.items():
@@ -214,8 +288,9 @@ def test_stream_memory_is_bounded_by_the_frames() -> None:
     n = 200_000
     i = np.arange(n)
     table = pa.table({"k": i % 100, "t": i // 100, "v": np.ones(n)})
-    plan = plan_rolling(table.schema, time="t", key="k", order_by=None,
-                        aggs={"s": ("sum", "v", "range:-100,+2")})  # fmt: skip
+    plan = plan_rolling(
+        table.schema, time="t", key="k", order_by=None, aggs={"s": ("sum", "v", "range:-100,+2")}
+    )
     stream = RollingStream(plan, table.column_names, min_rows=10_000)
     held, rows = 0, 0
     for b in table.to_batches(max_chunksize=10_000):
@@ -269,9 +344,20 @@ def test_sql_aggregations_run_compiled(monkeypatch) -> None:
 
     monkeypatch.setattr(module, "_reference", refuse)
     rows = random_rows(9)
-    aggs = {a: (a, "x", "range:-4,+3") for a in ("sum", "mean", "min", "max", "stddev",
-                                                  "median", "quantile(q=0.25)",
-                                                  "count_distinct", "hll")}  # fmt: skip
+    aggs = {
+        a: (a, "x", "range:-4,+3")
+        for a in (
+            "sum",
+            "mean",
+            "min",
+            "max",
+            "stddev",
+            "median",
+            "quantile(q=0.25)",
+            "count_distinct",
+            "hll",
+        )
+    }
     out = windowagg.rolling_aggregate(arrow(rows), time="t", key="k", aggs=aggs)
     assert all(out.column(a).null_count < len(rows) for a in aggs)
 
@@ -291,9 +377,17 @@ def test_frames_ending_together_share_one_deque(monkeypatch) -> None:
 
     monkeypatch.setattr(kernel, "select_frames", counted)
     rows = random_rows(21, 200)
-    frames_ = ["range:3", "range:10", "range:unbounded,0", "rows:2", "rows:5",
-               "rows:unbounded,0", "range:-2,+4"]  # fmt: skip
-    aggs = {f"{a}{j}": (a, c, f) for j, f in enumerate(frames_) for a in ("max", "min")
-            for c in ("x",)}  # fmt: skip
+    frames_ = [
+        "range:3",
+        "range:10",
+        "range:unbounded,0",
+        "rows:2",
+        "rows:5",
+        "rows:unbounded,0",
+        "range:-2,+4",
+    ]
+    aggs = {
+        f"{a}{j}": (a, c, f) for j, f in enumerate(frames_) for a in ("max", "min") for c in ("x",)
+    }
     check(rows, arrow(rows), aggs)
     assert sorted(calls) == [1, 1, 3, 3, 3, 3]  # per aggregation: 3 range, 3 rows, 1 alone

@@ -51,8 +51,14 @@ def replay(stream: WindowStream, batches: list[list[tuple]]):
         wm = math.inf if rows is None else (-math.inf if top is None else top - DELAY)
         live = [(t, v) for t, v in rows or [] if t >= wm - LATENESS]
         kept += live
-        table = pa.table({"k": ["a"] * len(live), "t": [t for t, _ in live],
-                          "v": [v for _, v in live]}, schema=SCHEMA) if live else None  # fmt: skip
+        table = (
+            pa.table(
+                {"k": ["a"] * len(live), "t": [t for t, _ in live], "v": [v for _, v in live]},
+                schema=SCHEMA,
+            )
+            if live
+            else None
+        )
         step = stream.advance(units, table, reported, wm)
         units, reported = step.units, step.reported
         if step.out is not None:
@@ -65,23 +71,35 @@ def replay(stream: WindowStream, batches: list[list[tuple]]):
 @pytest.mark.parametrize("mode", ["slices", "rows"])
 @pytest.mark.parametrize("seed", range(12))
 def test_stream_reports_equal_batch_windows(mode, seed):
-    plan = plan_windows(SCHEMA, time="t", windows=WINDOWS, aggs=aggs(mode), key="k",
-                        allowed_lateness=LATENESS)  # fmt: skip
+    plan = plan_windows(
+        SCHEMA, time="t", windows=WINDOWS, aggs=aggs(mode), key="k", allowed_lateness=LATENESS
+    )
     stream = WindowStream(plan, SCHEMA)
     assert (stream.over is not None) == (mode == "slices")  # the mode this test is about
     reports, kept = replay(stream, micro_batches(seed))
     batch = windowagg.window_aggregate(
-        pa.table({"k": ["a"] * len(kept), "t": [t for t, _ in kept], "v": [v for _, v in kept]},
-                 schema=SCHEMA), time="t", windows=WINDOWS, aggs=aggs(mode), key="k")  # fmt: skip
+        pa.table(
+            {"k": ["a"] * len(kept), "t": [t for t, _ in kept], "v": [v for _, v in kept]},
+            schema=SCHEMA,
+        ),
+        time="t",
+        windows=WINDOWS,
+        aggs=aggs(mode),
+        key="k",
+    )
     names = list(aggs(mode))
-    want = {(r["window"], r["window_start"], r["window_end"]): [r[n] for n in names]
-            for r in batch.to_pylist()}  # fmt: skip
+    want = {
+        (r["window"], r["window_start"], r["window_end"]): [r[n] for n in names]
+        for r in batch.to_pylist()
+    }
     last, seen = {}, []
     for wm, r in reports:
         w = (r["window"], r["window_start"], r["window_end"])
         assert r["window_end"] <= wm  # reported once the watermark passed its end
-        before = w in last or (w[0].startswith("session") and any(
-            x[0] == w[0] and x[1] < w[2] and w[1] < x[2] for x in seen))  # fmt: skip
+        before = w in last or (
+            w[0].startswith("session")
+            and any(x[0] == w[0] and x[1] < w[2] and w[1] < x[2] for x in seen)
+        )
         assert r["update"] == before, (w, r["update"])
         last[w] = [r[n] for n in names]
         seen.append(w)
@@ -95,8 +113,14 @@ def test_stream_reports_equal_batch_windows(mode, seed):
 def test_a_key_keeps_its_open_slices_only():
     """State bounded by the open windows: a long in-order stream keeps a flat number of
     units, released once the watermark passes window end plus lateness."""
-    plan = plan_windows(SCHEMA, time="t", windows=["sliding:12/4"], aggs=aggs("slices"),
-                        key="k", allowed_lateness=LATENESS)  # fmt: skip
+    plan = plan_windows(
+        SCHEMA,
+        time="t",
+        windows=["sliding:12/4"],
+        aggs=aggs("slices"),
+        key="k",
+        allowed_lateness=LATENESS,
+    )
     stream = WindowStream(plan, SCHEMA)
     units, reported, sizes = None, -math.inf, []
     for b in range(200):
@@ -139,18 +163,23 @@ def test_rolling_frames_behind_a_watermark_equal_batch(seed):
         top = max([top or 0, *(t for _, t, _ in rows)])
         rows = [r for r in rows if r[1] >= wm]  # Spark drops the rest
         kept += rows
-        table = pa.table(dict(zip(["k", "t", "v"], map(list, zip(*rows)))), schema=schema) \
-            if rows else None  # fmt: skip
+        table = (
+            pa.table(dict(zip(["k", "t", "v"], map(list, zip(*rows)))), schema=schema)
+            if rows
+            else None
+        )
         out, carry = RollingStream(plan, schema.names, ordered=False).advance(carry, table, wm)
         got += [r for b in out for r in b.to_pylist()]
-        _, carry_b = RollingStream(bounded, schema.names, ordered=False).advance(
-            carry_b, table, wm)  # fmt: skip
+        _, carry_b = RollingStream(bounded, schema.names, ordered=False).advance(carry_b, table, wm)
         sizes.append(carry_b.num_rows)
     out, _ = RollingStream(plan, schema.names, ordered=False).advance(carry, None, math.inf)
     got += [r for b in out for r in b.to_pylist()]
     batch = windowagg.rolling_aggregate(
         pa.table(dict(zip(["k", "t", "v"], map(list, zip(*kept)))), schema=schema),
-        time="t", key="k", aggs=ROLLING)  # fmt: skip
+        time="t",
+        key="k",
+        aggs=ROLLING,
+    )
     key = lambda r: (r["k"], r["t"])  # noqa: E731
     assert sorted(got, key=key) == sorted(batch.to_pylist(), key=key)
     assert max(sizes) <= 2 * (10 + DELAY + 40)  # range:10 behind the watermark, two keys

@@ -23,8 +23,16 @@ from tests.engine.test_rolling_table import SQL, arrow, random_rows, same
 from windowagg.aggregations import resolve
 from windowagg.engine.window_table import window_bounds
 
-WINDOWS = ["tumbling:10", "sliding:12/4", "sliding:5/5", "sliding:7/3", "session:3",
-           "session:0.5", "count-tumbling:4", "count-sliding:5/2"]  # fmt: skip
+WINDOWS = [
+    "tumbling:10",
+    "sliding:12/4",
+    "sliding:5/5",
+    "sliding:7/3",
+    "session:3",
+    "session:0.5",
+    "count-tumbling:4",
+    "count-sliding:5/2",
+]
 
 
 def expected_windows(rows: list[dict], spec: str) -> dict:
@@ -84,8 +92,13 @@ def check(rows: list[dict], table: pa.Table, spec: str, aggs: dict) -> None:
 def test_every_window_type_and_sql_aggregation_equal_the_definition(spec) -> None:
     rows = random_rows(len(spec) * 13 + ord(spec[-1]), 200)
     aggs = {f"{a}_{c}": (a, c) for a in SQL for c in ("x", "i")}
-    aggs |= {"n": ("count", "*"), "dsum": ("sum", "d"), "dmin": ("min", "d"),
-             "davg": ("mean", "d"), "dlast": ("last", "d")}  # fmt: skip
+    aggs |= {
+        "n": ("count", "*"),
+        "dsum": ("sum", "d"),
+        "dmin": ("min", "d"),
+        "davg": ("mean", "d"),
+        "dlast": ("last", "d"),
+    }
     check(rows, arrow(rows), spec, aggs)
 
 
@@ -95,28 +108,58 @@ def test_library_and_user_aggregations_in_the_same_call(spec) -> None:
         r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
         for r in random_rows(7, 150)
     ]  # NaN is a value to SQL, skipped by the library
-    aggs = {"med": (windowagg.aggregation("median"), "x"), "q9": ("quantile(q=0.9)", "x"),
-            "mc": ("maxcount", "i"), "cat": (Concat(), "i"), "cd": ("count_distinct", "i"),
-            "s": ("sum", "x"), "col": ("collect", "i")}  # fmt: skip
+    aggs = {
+        "med": (windowagg.aggregation("median"), "x"),
+        "q9": ("quantile(q=0.9)", "x"),
+        "mc": ("maxcount", "i"),
+        "cat": (Concat(), "i"),
+        "cd": ("count_distinct", "i"),
+        "s": ("sum", "x"),
+        "col": ("collect", "i"),
+    }
     check(rows, arrow(rows), spec, aggs)
 
 
 def test_result_types_are_sparks() -> None:
     rows = random_rows(1, 60)
-    aggs = {"a": ("sum", "i"), "b": ("sum", "x"), "c": ("sum", "d"), "e": ("avg", "d"),
-            "f": ("avg", "i"), "g": ("max", "d"), "h": ("count", "x"), "j": ("first", "i"),
-            "k2": ("stddev", "i"), "col": ("collect", "i"), "hll": ("approx_count_distinct", "i"),
-            "m4": ("m4", "x"), "med": ("median", "x")}  # fmt: skip
-    out = windowagg.window_aggregate(arrow(rows), time="t", windows="tumbling:10", aggs=aggs,
-                                     key="k")  # fmt: skip
+    aggs = {
+        "a": ("sum", "i"),
+        "b": ("sum", "x"),
+        "c": ("sum", "d"),
+        "e": ("avg", "d"),
+        "f": ("avg", "i"),
+        "g": ("max", "d"),
+        "h": ("count", "x"),
+        "j": ("first", "i"),
+        "k2": ("stddev", "i"),
+        "col": ("collect", "i"),
+        "hll": ("approx_count_distinct", "i"),
+        "m4": ("m4", "x"),
+        "med": ("median", "x"),
+    }
+    out = windowagg.window_aggregate(
+        arrow(rows), time="t", windows="tumbling:10", aggs=aggs, key="k"
+    )
     types = {n: str(out.schema.field(n).type) for n in out.column_names}
-    assert types == {"k": "int64", "window": "string", "window_start": "double",
-                     "window_end": "double", "a": "int64", "b": "double",
-                     "c": "decimal128(20, 2)", "e": "decimal128(14, 6)", "f": "double",
-                     "g": "decimal128(10, 2)", "h": "int64", "j": "int64", "k2": "double",
-                     "col": "list<item: int64>", "hll": "int64",
-                     "m4": "struct<min: double, max: double, first: double, last: double>",
-                     "med": "double"}  # fmt: skip
+    assert types == {
+        "k": "int64",
+        "window": "string",
+        "window_start": "double",
+        "window_end": "double",
+        "a": "int64",
+        "b": "double",
+        "c": "decimal128(20, 2)",
+        "e": "decimal128(14, 6)",
+        "f": "double",
+        "g": "decimal128(10, 2)",
+        "h": "int64",
+        "j": "int64",
+        "k2": "double",
+        "col": "list<item: int64>",
+        "hll": "int64",
+        "m4": "struct<min: double, max: double, first: double, last: double>",
+        "med": "double",
+    }
     assert not out.schema.field("h").nullable and out.schema.field("a").nullable
 
 
@@ -124,10 +167,16 @@ def test_nan_is_a_value_whatever_the_other_windows() -> None:
     """One window holding 1.0, NaN and 2.0: sum and mean NaN, max NaN, min 1.0, count 3, in
     every window type of the same call."""
     t = pa.table({"t": [1.0, 2.0, 3.0], "v": [1.0, math.nan, 2.0]})
-    aggs = {"s": ("sum", "v"), "m": ("mean", "v"), "hi": ("max", "v"), "lo": ("min", "v"),
-            "n": ("count", "v")}  # fmt: skip
-    out = windowagg.window_aggregate(t, time="t", windows=["tumbling:10", "session:5"],
-                                     aggs=aggs).to_pylist()  # fmt: skip
+    aggs = {
+        "s": ("sum", "v"),
+        "m": ("mean", "v"),
+        "hi": ("max", "v"),
+        "lo": ("min", "v"),
+        "n": ("count", "v"),
+    }
+    out = windowagg.window_aggregate(
+        t, time="t", windows=["tumbling:10", "session:5"], aggs=aggs
+    ).to_pylist()
     assert len(out) == 2
     for r in out:
         assert math.isnan(r["s"]) and math.isnan(r["m"]) and math.isnan(r["hi"])
@@ -137,12 +186,12 @@ def test_nan_is_a_value_whatever_the_other_windows() -> None:
 def test_timestamps_and_pandas() -> None:
     base = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     ts = [base + dt.timedelta(minutes=m) for m in (0, 20, 50, 59, 61, 130)]
-    pdf = pd.DataFrame({"ts": ts, "zone": list("abaaba"),
-                        "fare": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0]})  # fmt: skip
+    pdf = pd.DataFrame(
+        {"ts": ts, "zone": list("abaaba"), "fare": [1.0, 2.0, np.nan, 4.0, 5.0, 6.0]}
+    )
     aggs = {"fare": ("sum", "fare"), "trips": ("count", "*")}
     out = windowagg.window_aggregate(pdf, time="ts", windows="tumbling:1h", key="zone", aggs=aggs)
-    assert list(out.columns) == ["zone", "window", "window_start", "window_end", "fare",
-                                 "trips"]  # fmt: skip
+    assert list(out.columns) == ["zone", "window", "window_start", "window_end", "fare", "trips"]
     got = sorted((r.zone, r.window_start.hour, r.fare, r.trips) for r in out.itertuples())
     # pandas' NaN is missing: zone a's first hour sums 1 + 4 over three trips
     assert got == [("a", 0, 5.0, 3), ("a", 2, 6.0, 1), ("b", 0, 2.0, 1), ("b", 1, 5.0, 1)]
@@ -156,34 +205,44 @@ def test_sliding_windows_are_made_once_and_exactly() -> None:
     seg = np.array([0, 2, 4])
     b = window_bounds(windowagg.Sliding(8, 4), times, seg)
     assert b.start.tolist() == [-4.0, 0.0, 4.0, 1e9 - 4, 1e9, 1e9 + 4]
-    assert list(zip(b.lo.tolist(), b.hi.tolist())) == [(0, 1), (0, 2), (1, 2), (2, 3), (2, 4),
-                                                       (3, 4)]  # fmt: skip
+    assert list(zip(b.lo.tolist(), b.hi.tolist())) == [
+        (0, 1),
+        (0, 2),
+        (1, 2),
+        (2, 3),
+        (2, 4),
+        (3, 4),
+    ]
     assert b.ends().tolist() == [4.0, 8.0, 12.0, 1e9 + 4, 1e9 + 8, 1e9 + 12]
 
 
 def test_decimal_sums_are_exact() -> None:
     d = [Decimal("0.10"), Decimal("0.20"), None, Decimal("99999999.99")]
     t = pa.table({"t": [1, 2, 3, 4], "d": pa.array(d, pa.decimal128(10, 2))})
-    out = windowagg.window_aggregate(t, time="t", windows="tumbling:10",
-                                     aggs={"s": ("sum", "d"), "a": ("avg", "d")})  # fmt: skip
+    out = windowagg.window_aggregate(
+        t, time="t", windows="tumbling:10", aggs={"s": ("sum", "d"), "a": ("avg", "d")}
+    )
     assert out.column("s").to_pylist() == [Decimal("100000000.29")]
     assert out.column("a").to_pylist() == [Decimal("33333333.430000")]
 
 
-@pytest.mark.parametrize("kwargs,err", [
-    ({"time": "nope"}, "no time column 'nope'"),
-    ({"key": ["k", "zz"]}, "no key column 'zz'"),
-    ({"windows": ["tumbling:1x"]}, "bad duration"),
-    ({"aggs": {"s": ("sum", "zz")}}, "no column 'zz'"),
-    ({"aggs": {"s": ("nope", "x")}}, "unknown aggregation"),
-    ({"aggs": {"s": ("sum", "*")}}, "only count takes no column"),
-    ({"aggs": {"window": ("sum", "x")}}, "is taken"),
-    ({"aggs": {"k": ("sum", "x")}}, "is taken"),
-    ({"aggs": {"s": ("sum", "x", "range:1h")}}, "must be \\(aggregation, column\\)"),
-    ({"aggs": {}}, "non-empty dict"),
-    ({"aggs": {"s": ("bloom", "x")}}, "filter object"),
-    ({"windows": ["sliding:5/10"]}, "slide is longer"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs,err",
+    [
+        ({"time": "nope"}, "no time column 'nope'"),
+        ({"key": ["k", "zz"]}, "no key column 'zz'"),
+        ({"windows": ["tumbling:1x"]}, "bad duration"),
+        ({"aggs": {"s": ("sum", "zz")}}, "no column 'zz'"),
+        ({"aggs": {"s": ("nope", "x")}}, "unknown aggregation"),
+        ({"aggs": {"s": ("sum", "*")}}, "only count takes no column"),
+        ({"aggs": {"window": ("sum", "x")}}, "is taken"),
+        ({"aggs": {"k": ("sum", "x")}}, "is taken"),
+        ({"aggs": {"s": ("sum", "x", "range:1h")}}, "must be \\(aggregation, column\\)"),
+        ({"aggs": {}}, "non-empty dict"),
+        ({"aggs": {"s": ("bloom", "x")}}, "filter object"),
+        ({"windows": ["sliding:5/10"]}, "slide is longer"),
+    ],
+)
 def test_errors_before_any_work(kwargs, err) -> None:
     args = {"time": "t", "windows": ["tumbling:10"], "aggs": {"s": ("sum", "x")}, "key": "k"}
     args.update(kwargs)
@@ -262,8 +321,14 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     import windowagg.kernels.keyed as keyed
 
     calls: dict[str, int] = {}
-    for name in ("slice_index", "slice_cells", "cell_sums", "cell_extremes", "order_of_code",
-                 "sort_segments"):  # fmt: skip
+    for name in (
+        "slice_index",
+        "slice_cells",
+        "cell_sums",
+        "cell_extremes",
+        "order_of_code",
+        "sort_segments",
+    ):
         real = getattr(keyed, name)
 
         def spy(*a, _real=real, _name=name):
@@ -272,15 +337,17 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
 
         monkeypatch.setattr(keyed, name, spy)
     rng = np.random.default_rng(4)
-    t = pa.table({"k": rng.integers(0, 50, 5000), "t": rng.permutation(5000) / 10,
-                  "v": rng.random(5000)})  # fmt: skip
+    t = pa.table(
+        {"k": rng.integers(0, 50, 5000), "t": rng.permutation(5000) / 10, "v": rng.random(5000)}
+    )
     aggs = {"s": ("sum", "v"), "m": ("max", "v")}
     out = windowagg.window_aggregate(t, time="t", windows="sliding:100/10", aggs=aggs, key="k")
     assert calls == {"slice_index": 1, "slice_cells": 1, "cell_sums": 1, "cell_extremes": 1}
     assert set(out.column("k").to_pylist()) == set(range(50))
     calls.clear()
-    windowagg.window_aggregate(t, time="t", windows="sliding:100/10", key="k",
-                               aggs=aggs | {"md": ("median", "v")})  # fmt: skip
+    windowagg.window_aggregate(
+        t, time="t", windows="sliding:100/10", key="k", aggs=aggs | {"md": ("median", "v")}
+    )
     assert calls == {"order_of_code": 1, "sort_segments": 1}
 
 
@@ -314,14 +381,24 @@ def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
     v = rng.random(n)
     v[rng.random(n) < 0.05] = np.nan
     t = pa.table({"k": rng.integers(0, 20, n), "t": rng.permutation(n) / 7.0, "v": v})
-    wins = {"s": ("sum", "v"), "hi": ("max", "v"), "lo": ("min", "v"), "md": ("median", "v"),
-            "c": (Concat(), "v")}  # fmt: skip
-    frames = {"s": ("sum", "v", "range:40"), "hi": ("max", "v", "rows:30"),
-              "lo": ("min", "v", "range:-5,+9"), "sd": ("stddev", "v", "range:100")}  # fmt: skip
+    wins = {
+        "s": ("sum", "v"),
+        "hi": ("max", "v"),
+        "lo": ("min", "v"),
+        "md": ("median", "v"),
+        "c": (Concat(), "v"),
+    }
+    frames = {
+        "s": ("sum", "v", "range:40"),
+        "hi": ("max", "v", "rows:30"),
+        "lo": ("min", "v", "range:-5,+9"),
+        "sd": ("stddev", "v", "range:100"),
+    }
 
     def both():
-        w = windowagg.window_aggregate(t, time="t", windows=["sliding:50/10", "session:3"],
-                                       aggs=wins, key="k")  # fmt: skip
+        w = windowagg.window_aggregate(
+            t, time="t", windows=["sliding:50/10", "session:3"], aggs=wins, key="k"
+        )
         r = windowagg.rolling_aggregate(t, time="t", key="k", aggs=frames)
         nan = lambda x: "NaN" if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
         return [[{c: nan(x) for c, x in row.items()} for row in out.to_pylist()] for out in (w, r)]
@@ -330,7 +407,8 @@ def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
     pieces = []
     real = rolling.on_cores
     monkeypatch.setattr(rolling, "PARALLEL_ROWS", 1)
-    monkeypatch.setattr(rolling, "on_cores", lambda run, ps: (pieces.append(len(ps)),
-                                                              real(run, ps))[1])  # fmt: skip
+    monkeypatch.setattr(
+        rolling, "on_cores", lambda run, ps: (pieces.append(len(ps)), real(run, ps))[1]
+    )
     assert both() == one
     assert max(pieces) >= 2

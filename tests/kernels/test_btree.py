@@ -26,13 +26,21 @@ def stream(n: int, seed: int, in_order: bool = False):
 
 @pytest.mark.parametrize("classic", [False, True])
 @pytest.mark.parametrize("min_arity", [2, 3, 4, 8])
-@pytest.mark.parametrize(("agg_name", "family", "code"), [
-    ("sum", "sum", 0), ("max", "select", 0), ("last", "select", 5), ("maxcount", "xcount", 0),
-    ("stddev", "welford", 0), ("mean", "add", 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("agg_name", "family", "code"),
+    [
+        ("sum", "sum", 0),
+        ("max", "select", 0),
+        ("last", "select", 5),
+        ("maxcount", "xcount", 0),
+        ("stddev", "welford", 0),
+        ("mean", "add", 2),
+    ],
+)
 @pytest.mark.parametrize("in_order", [False, True], ids=["disordered", "in_order"])
-def test_compiled_tree_matches_python_fiba(classic, min_arity, agg_name, family, code,
-                                           in_order) -> None:  # fmt: skip
+def test_compiled_tree_matches_python_fiba(
+    classic, min_arity, agg_name, family, code, in_order
+) -> None:
     t, v = stream(1500, min_arity, in_order)
     agg = windowagg.aggregation(agg_name)
     for sizes in ([30.0], [5.0, 30.0, 400.0], [3.0]):
@@ -47,8 +55,9 @@ def test_compiled_tree_matches_python_fiba(classic, min_arity, agg_name, family,
 def test_sliding_aggregate_uses_the_compiled_tree() -> None:
     t, v = stream(800, 11)
     for algorithm in ("fiba", "bclassic"):
-        got = windowagg.sliding_aggregate(v, size=[7.0, 50.0], agg="max", times=t,
-                                          algorithm=algorithm)  # fmt: skip
+        got = windowagg.sliding_aggregate(
+            v, size=[7.0, 50.0], agg="max", times=t, algorithm=algorithm
+        )
         want = _ooo_python("fiba", windowagg.aggregation("max"), v, t, [7.0, 50.0])
         np.testing.assert_allclose(got, want, equal_nan=True)
 

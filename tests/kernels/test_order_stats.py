@@ -34,8 +34,11 @@ def definition(values, lo, hi, q, mode=order_stats.NEAREST) -> list[float]:
     return out
 
 
-values_ = st.lists(st.sampled_from([math.nan, -1.0, 0.0, 0.5, 2.0, 3.0, 7.0]) | st.floats(-5, 5),
-                   min_size=1, max_size=60)  # fmt: skip
+values_ = st.lists(
+    st.sampled_from([math.nan, -1.0, 0.0, 0.5, 2.0, 3.0, 7.0]) | st.floats(-5, 5),
+    min_size=1,
+    max_size=60,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -61,17 +64,19 @@ def test_selection_and_rank_tree_equal_the_definition(xs, data, q) -> None:
     assert np.array_equal(picked, want, equal_nan=True)
 
 
-@pytest.mark.parametrize("size,slide,kernel", [(50, 50, "select_quantiles"),
-                                               (100, 10, "select_quantiles"),
-                                               (400, 1, "rank_quantiles")])  # fmt: skip
+@pytest.mark.parametrize(
+    "size,slide,kernel",
+    [(50, 50, "select_quantiles"), (100, 10, "select_quantiles"), (400, 1, "rank_quantiles")],
+)
 def test_little_overlap_selects_in_each_frame(monkeypatch, size, slide, kernel) -> None:
     """Tumbling and mildly sliding frames select in each (no sort of all values); frames that
     hold each row many times take the rank tree."""
     calls = []
     for name in ("select_quantiles", "rank_quantiles"):
         real = getattr(order_stats, name)
-        monkeypatch.setattr(order_stats, name,
-                            lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1])  # fmt: skip
+        monkeypatch.setattr(
+            order_stats, name, lambda *a, _r=real, _n=name: (calls.append(_n), _r(*a))[1]
+        )
     values = np.random.default_rng(1).random(4000)
     lo = np.arange(0, 4000 - size, slide, dtype=np.int64)
     hi = lo + size

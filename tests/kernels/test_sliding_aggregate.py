@@ -90,8 +90,9 @@ def test_time_windows_in_order_with_repeated_times(algorithm: str, agg_name: str
     got = windowagg.sliding_aggregate(v, size=6.0, agg=agg_name, times=t, algorithm=algorithm)
     check(got, oracle(v, 6.0, agg_name, list(t)))
     if algorithm in ("flatfit", "bint"):
-        got = windowagg.sliding_aggregate(v, size=[2.0, 9.0], agg=agg_name, times=t,
-                                          algorithm=algorithm)  # fmt: skip
+        got = windowagg.sliding_aggregate(
+            v, size=[2.0, 9.0], agg=agg_name, times=t, algorithm=algorithm
+        )
         check(got, oracle(v, [2.0, 9.0], agg_name, list(t)))
 
 
@@ -128,8 +129,9 @@ def test_python_path_for_other_aggregations() -> None:
 
 
 def test_datetime_times() -> None:
-    t = np.array(["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"],
-                 dtype="datetime64[s]")  # fmt: skip
+    t = np.array(
+        ["2021-01-01T00:00:00", "2021-01-01T00:00:30", "2021-01-01T00:01:10"], dtype="datetime64[s]"
+    )
     got = windowagg.sliding_aggregate([1.0, 2.0, 4.0], size=np.timedelta64(60, "s"), times=t)
     check(got, [1.0, 3.0, 6.0])
 

@@ -7,10 +7,13 @@ import pytest
 import windowagg
 
 CASES = [
-    ("fiba", {"min_arity": 2}, "python"), ("fiba", {}, "python"),
-    ("bclassic", {"min_arity": 2}, "python"), ("recalc", {}, "python"),
-    ("fiba", {"min_arity": 2}, "compiled"), ("bclassic", {"min_arity": 2}, "compiled"),
-]  # fmt: skip
+    ("fiba", {"min_arity": 2}, "python"),
+    ("fiba", {}, "python"),
+    ("bclassic", {"min_arity": 2}, "python"),
+    ("recalc", {}, "python"),
+    ("fiba", {"min_arity": 2}, "compiled"),
+    ("bclassic", {"min_arity": 2}, "compiled"),
+]
 
 
 @pytest.mark.parametrize(("algorithm", "options", "backend"), CASES)

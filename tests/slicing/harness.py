@@ -39,8 +39,14 @@ def random_trace(seed: int, n: int = 160, late_max: int = 30, wm_every: int = 9)
     return ops
 
 
-def run(ops: list, windows: list, agg: Any, lateness: Any = 0, store: str = "eager",
-        roundtrip: bool = False) -> tuple[WindowOperator, list]:  # fmt: skip
+def run(
+    ops: list,
+    windows: list,
+    agg: Any,
+    lateness: Any = 0,
+    store: str = "eager",
+    roundtrip: bool = False,
+) -> tuple[WindowOperator, list]:
     """Run ops; check at each watermark that no time window ends after it. Returns the
     operator and every result in order. ``roundtrip``: pickle the operator at every watermark."""
     op = WindowOperator(agg, allowed_lateness=lateness, store=store)
@@ -88,8 +94,14 @@ def live(results: list, w: Any) -> dict:
     return out
 
 
-def check(ops: list, windows: list, agg: Any, lateness: Any = 0, store: str = "eager",
-          roundtrip: bool = False) -> WindowOperator:  # fmt: skip
+def check(
+    ops: list,
+    windows: list,
+    agg: Any,
+    lateness: Any = 0,
+    store: str = "eager",
+    roundtrip: bool = False,
+) -> WindowOperator:
     op, results = run(ops, windows, agg, lateness, store, roundtrip)
     events, dropped = kept_events(ops, lateness)
     assert op.dropped == dropped

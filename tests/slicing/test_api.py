@@ -107,7 +107,8 @@ def test_pickled_operator_continues_where_it_stopped():
     out_a += a.flush()
     out_b += b.flush()
     assert [(r.window, r.start, r.end, r.value, r.update) for r in out_a] == [
-        (r.window, r.start, r.end, r.value, r.update) for r in out_b]  # fmt: skip
+        (r.window, r.start, r.end, r.value, r.update) for r in out_b
+    ]
     assert out_a
 
 

@@ -11,8 +11,14 @@ from windowagg import FixedBand, Session, Sliding, Tumbling
 from ..aggs import Concat
 from .harness import check
 
-WINDOWS = [Tumbling(5), Sliding(6, 4), Session(3), Tumbling(3, measure="count"),
-           Sliding(4, 2, measure="count"), FixedBand(2, 9)]  # fmt: skip
+WINDOWS = [
+    Tumbling(5),
+    Sliding(6, 4),
+    Session(3),
+    Tumbling(3, measure="count"),
+    Sliding(4, 2, measure="count"),
+    FixedBand(2, 9),
+]
 
 event = st.tuples(st.just("ev"), st.integers(-5, 60), st.integers(0, 99))
 mark = st.tuples(st.just("wm"), st.integers(-5, 70))

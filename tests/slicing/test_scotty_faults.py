@@ -18,8 +18,9 @@ def op_with(*windows, agg=None, lateness=0, store="eager"):
 
 
 def bounds(results, window=None):
-    return [(r.start, r.end, r.value, r.update) for r in results
-            if window is None or r.window == window]  # fmt: skip
+    return [
+        (r.start, r.end, r.value, r.update) for r in results if window is None or r.window == window
+    ]
 
 
 STORES = pytest.mark.parametrize("store", ["eager", "lazy"])
@@ -32,10 +33,18 @@ def test_slice_after_a_gap_does_not_span_several_windows(store):
         op.process(t, x)
     got = op.watermark(100)
     assert bounds(got, Tumbling(10)) == [
-        (0, 10, "a,", False), (20, 30, "c,", False), (50, 60, "b,d,", False)]  # fmt: skip
+        (0, 10, "a,", False),
+        (20, 30, "c,", False),
+        (50, 60, "b,d,", False),
+    ]
     assert bounds(got, Sliding(10, 5)) == [
-        (-5, 5, "a,", False), (0, 10, "a,", False), (20, 30, "c,", False),
-        (25, 35, "c,", False), (50, 60, "b,d,", False), (55, 65, "b,d,", False)]  # fmt: skip
+        (-5, 5, "a,", False),
+        (0, 10, "a,", False),
+        (20, 30, "c,", False),
+        (25, 35, "c,", False),
+        (50, 60, "b,d,", False),
+        (55, 65, "b,d,", False),
+    ]
 
 
 @STORES
@@ -44,7 +53,10 @@ def test_first_watermark_keeps_windows_that_ended_before_it(store):
     for t in (1, 12, 25):
         op.process(t, t)
     assert bounds(op.watermark(100)) == [
-        (0, 10, "1,", False), (10, 20, "12,", False), (20, 30, "25,", False)]  # fmt: skip
+        (0, 10, "1,", False),
+        (10, 20, "12,", False),
+        (20, 30, "25,", False),
+    ]
 
 
 @STORES
@@ -94,15 +106,20 @@ def test_equal_timestamps_survive_tuples_shifting_between_slices(store):
     for t, x in [(10, 1), (10, 2), (10, 3), (20, 4), (20, 5), (30, 6), (30, 7)]:
         op.process(t, x)
     first = op.watermark(40)
-    assert bounds(first, s) == [(10, 15, [1, 2, 3], False), (20, 25, [4, 5], False),
-                                (30, 35, [6, 7], False)]  # fmt: skip
+    assert bounds(first, s) == [
+        (10, 15, [1, 2, 3], False),
+        (20, 25, [4, 5], False),
+        (30, 35, [6, 7], False),
+    ]
     op.process(15, 8)  # fuses the first two sessions (the gap shrinks to 5)
     op.process(25, 9)  # and the result with the third
     op.process(10, 10)  # one more at an existing time: after the others (arrival order)
     got = op.watermark(40)
     assert bounds(got, s) == [(10, 35, [1, 2, 3, 10, 8, 4, 5, 9, 6, 7], True)]
-    assert bounds(got, Tumbling(10)) == [(10, 20, [1, 2, 3, 10, 8], True),
-                                         (20, 30, [4, 5, 9], True)]  # fmt: skip
+    assert bounds(got, Tumbling(10)) == [
+        (10, 20, [1, 2, 3, 10, 8], True),
+        (20, 30, [4, 5, 9], True),
+    ]
 
 
 @STORES
@@ -136,8 +153,11 @@ def test_late_tuple_moving_a_session_start_keeps_tumbling_boundaries(store):
     got = op.watermark(30)
     assert bounds(got, s) == [(8, 18, "8,12,13,", False)]
     assert bounds(got, tw) == [(0, 10, "8,", False), (10, 20, "12,13,", False)]
-    assert bounds(got, Sliding(10, 5)) == [(0, 10, "8,", False), (5, 15, "8,12,13,", False),
-                                           (10, 20, "12,13,", False)]  # fmt: skip
+    assert bounds(got, Sliding(10, 5)) == [
+        (0, 10, "8,", False),
+        (5, 15, "8,12,13,", False),
+        (10, 20, "12,13,", False),
+    ]
 
 
 def test_equal_timestamps_many_and_out_of_order_with_a_non_commutative_aggregation():

@@ -13,8 +13,11 @@ from pathlib import Path
 WINDOWS = ["tumbling:10s", "sliding:30s/5s", "session:3s"]
 AGGS = {"s": ("sum", "v"), "f": ("first", "v"), "m": ("median", "w"), "c": ("collect", "v")}
 STREAM_AGGS = {"s": ("sum", "v"), "f": ("first", "v"), "l": ("last", "w")}
-FRAMES = {"r": ("sum", "v", "range:20s"), "l": ("last", "v", "rows:5"),
-          "u": ("max", "w", "range:unbounded,0")}  # fmt: skip
+FRAMES = {
+    "r": ("sum", "v", "range:20s"),
+    "l": ("last", "v", "rows:5"),
+    "u": ("max", "w", "range:unbounded,0"),
+}
 
 
 def write_events(src: Path, files: int = 4, n: int = 3000, seed: int = 3) -> None:
@@ -41,24 +44,38 @@ def run(spark, src: Path, out: Path) -> None:
 
     df = spark.read.parquet(str(src))
     window_aggregate(df, time="ts", key="k", windows=WINDOWS, aggs=AGGS).write.parquet(
-        str(out / "windows"))  # fmt: skip
+        str(out / "windows")
+    )
     rolling_aggregate(df, time="ts", key="k", aggs=FRAMES).write.parquet(str(out / "rolling"))
-    stream = (spark.readStream.schema(df.schema).option("maxFilesPerTrigger", 1)
-              .parquet(str(src)).withWatermark("ts", "5 seconds"))  # fmt: skip
-    q = (window_aggregate(stream, time="ts", key="k", windows=WINDOWS[:2], aggs=STREAM_AGGS)
-         .writeStream.format("parquet").option("path", str(out / "stream"))
-         .option("checkpointLocation", str(out / "checkpoint")).outputMode("append")
-         .trigger(availableNow=True).start())  # fmt: skip
+    stream = (
+        spark.readStream.schema(df.schema)
+        .option("maxFilesPerTrigger", 1)
+        .parquet(str(src))
+        .withWatermark("ts", "5 seconds")
+    )
+    q = (
+        window_aggregate(stream, time="ts", key="k", windows=WINDOWS[:2], aggs=STREAM_AGGS)
+        .writeStream.format("parquet")
+        .option("path", str(out / "stream"))
+        .option("checkpointLocation", str(out / "checkpoint"))
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .start()
+    )
     q.awaitTermination()
 
 
 def main(master: str, src: str, out: str) -> None:
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master(master).appName("windowagg-cluster-test")
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.sql.shuffle.partitions", "8")
-             .config("spark.ui.enabled", "false").getOrCreate())  # fmt: skip
+    spark = (
+        SparkSession.builder.master(master)
+        .appName("windowagg-cluster-test")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
     try:
         run(spark, Path(src), Path(out))
     finally:

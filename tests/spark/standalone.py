@@ -76,20 +76,49 @@ def start(root: Path, cores: int = 2, memory: str = "2g") -> Cluster:
     def launch(name: str, args: list[str]) -> tuple[subprocess.Popen, Path]:
         log = root / f"{name}.log"
         with open(log, "wb") as f:
-            p = subprocess.Popen([launcher, *args], stdout=f, stderr=subprocess.STDOUT,
-                                 env=env, start_new_session=True)  # fmt: skip
+            p = subprocess.Popen(
+                [launcher, *args],
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         procs.append(p)
         return p, log
 
     try:
-        master, log = launch("master", ["org.apache.spark.deploy.master.Master", "--host",
-                                        "127.0.0.1", "--port", str(port), "--webui-port",
-                                        str(free_port())])  # fmt: skip
+        master, log = launch(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(free_port()),
+            ],
+        )
         _wait_for(log, "I have been elected leader", master)
-        worker, log = launch("worker", ["org.apache.spark.deploy.worker.Worker", url, "--host",
-                                        "127.0.0.1", "--port", str(free_port()), "--webui-port",
-                                        str(free_port()), "--cores", str(cores), "--memory",
-                                        memory, "--work-dir", str(cluster.work)])  # fmt: skip
+        worker, log = launch(
+            "worker",
+            [
+                "org.apache.spark.deploy.worker.Worker",
+                url,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(free_port()),
+                "--webui-port",
+                str(free_port()),
+                "--cores",
+                str(cores),
+                "--memory",
+                memory,
+                "--work-dir",
+                str(cluster.work),
+            ],
+        )
         _wait_for(log, "Successfully registered with master", worker)
     except BaseException:
         cluster.stop()

@@ -66,9 +66,11 @@ ENTRIES = {
 }
 SD = {"sdx": (("stddev_samp", "x"), "stddev_samp(x)"), "sdi": (("stddev", "i"), "stddev(i)")}
 
-CASES = [("tumbling:1m", "window(ts, '1 minute')"),
-         ("sliding:5m/1m", "window(ts, '5 minutes', '1 minute')"),
-         ("session:20s", "session_window(ts, '20 seconds')")]  # fmt: skip
+CASES = [
+    ("tumbling:1m", "window(ts, '1 minute')"),
+    ("sliding:5m/1m", "window(ts, '5 minutes', '1 minute')"),
+    ("session:20s", "session_window(ts, '20 seconds')"),
+]
 
 
 def norm(v):
@@ -94,10 +96,17 @@ def test_many_entries_in_one_call_equal_spark_values_and_types(df, spec, wexpr):
     entries = ENTRIES | SD
     aggs = {name: e for name, (e, _) in entries.items()}
     ours = window_aggregate(df, time="ts", windows=[spec], aggs=aggs, key=["k", "g"])
-    theirs = df.groupBy("k", "g", F.expr(wexpr).alias("w")).agg(
-        *[F.expr(sql).alias(name) for name, (_, sql) in entries.items()]
-    ).select("k", "g", F.col("w.start").alias("window_start"),
-             F.col("w.end").alias("window_end"), *entries)  # fmt: skip
+    theirs = (
+        df.groupBy("k", "g", F.expr(wexpr).alias("w"))
+        .agg(*[F.expr(sql).alias(name) for name, (_, sql) in entries.items()])
+        .select(
+            "k",
+            "g",
+            F.col("w.start").alias("window_start"),
+            F.col("w.end").alias("window_end"),
+            *entries,
+        )
+    )
     assert ours.columns == ["k", "g", "window", "window_start", "window_end", *entries]
     ours_types = {f.name: f.dataType for f in ours.schema.fields}
     for f in theirs.schema.fields:  # Spark's own types, column by column
@@ -105,21 +114,24 @@ def test_many_entries_in_one_call_equal_spark_values_and_types(df, spec, wexpr):
     compare(ours, theirs, ["k", "g"], entries)
 
 
-@pytest.mark.parametrize("spec,key", [("sliding:2m/30s", None), ("session:7s", "k"),
-                                      ("session:1s", None)])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec,key", [("sliding:2m/30s", None), ("session:7s", "k"), ("session:1s", None)]
+)
 def test_the_sql_partials_path_and_the_rows_path_agree(df, spec, key):
     """The same entries: answered from (key, slice) partials in Spark SQL, and (with stddev
     added, which needs the rows) from the rows; equal."""
     aggs = {name: e for name, (e, _) in ENTRIES.items()}
     fast = window_aggregate(df, time="ts", windows=[spec], aggs=aggs, key=key)
-    rows_path = window_aggregate(df, time="ts", windows=[spec], key=key,
-                                 aggs=aggs | {"sdx": ("stddev", "x")})  # fmt: skip
+    rows_path = window_aggregate(
+        df, time="ts", windows=[spec], key=key, aggs=aggs | {"sdx": ("stddev", "x")}
+    )
     compare(fast, rows_path, [key] if key else [], ENTRIES)
 
 
 def test_library_and_user_aggregations_on_spark(spark):
-    data = [(k, T0 + dt.timedelta(seconds=s), float(s % 7)) for k in (1, 2)
-            for s in range(0, 120, 3)]  # fmt: skip
+    data = [
+        (k, T0 + dt.timedelta(seconds=s), float(s % 7)) for k in (1, 2) for s in range(0, 120, 3)
+    ]
     df = spark.createDataFrame(data, "k int, ts timestamp, v double")
     aggs = {
         "cat": (Concat(), "v"),
@@ -130,11 +142,19 @@ def test_library_and_user_aggregations_on_spark(spark):
         "cd": ("countDistinct", "v"),
         "mc": (windowagg.aggregation("maxcount"), "v"),
     }
-    out = window_aggregate(df, time="ts", windows=["tumbling:30s", "session:5s"], aggs=aggs,
-                           key="k")  # fmt: skip
+    out = window_aggregate(
+        df, time="ts", windows=["tumbling:30s", "session:5s"], aggs=aggs, key="k"
+    )
     types = {f.name: f.dataType.simpleString() for f in out.schema.fields}
-    assert [types[n] for n in aggs] == ["string", "double", "double", "array<double>", "bigint",
-                                        "bigint", "bigint"]  # fmt: skip
+    assert [types[n] for n in aggs] == [
+        "string",
+        "double",
+        "double",
+        "array<double>",
+        "bigint",
+        "bigint",
+        "bigint",
+    ]
     got = out.collect()
     assert len(got) == 2 * 4 + 2  # four tumbling windows and one session per key
     for r in got:
@@ -155,12 +175,23 @@ def test_nan_is_a_value_on_every_path(spark):
 
     rows = [(T0 + dt.timedelta(seconds=s), v) for s, v in ((1, 1.0), (2, math.nan), (3, 2.0))]
     df = spark.createDataFrame(rows, "ts timestamp, v double")
-    aggs = {"s": ("sum", "v"), "m": ("mean", "v"), "hi": ("max", "v"), "lo": ("min", "v"),
-            "n": ("count", "v")}  # fmt: skip
-    ref = df.groupBy(F.window("ts", "10 seconds")).agg(
-        F.sum("v"), F.avg("v"), F.max("v"), F.min("v"), F.count("v")).first()[1:]  # fmt: skip
-    for windows, extra in [(["tumbling:10s"], {}), (["tumbling:10s", "session:5s"], {}),
-                           (["tumbling:10s"], {"md": ("median", "v")})]:  # fmt: skip
+    aggs = {
+        "s": ("sum", "v"),
+        "m": ("mean", "v"),
+        "hi": ("max", "v"),
+        "lo": ("min", "v"),
+        "n": ("count", "v"),
+    }
+    ref = (
+        df.groupBy(F.window("ts", "10 seconds"))
+        .agg(F.sum("v"), F.avg("v"), F.max("v"), F.min("v"), F.count("v"))
+        .first()[1:]
+    )
+    for windows, extra in [
+        (["tumbling:10s"], {}),
+        (["tumbling:10s", "session:5s"], {}),
+        (["tumbling:10s"], {"md": ("median", "v")}),
+    ]:
         out = window_aggregate(df, time="ts", windows=windows, aggs=aggs | extra).collect()
         assert len(out) == len(windows)
         for r in out:
@@ -169,8 +200,10 @@ def test_nan_is_a_value_on_every_path(spark):
             assert [norm(x) for x in got] == [norm(x) for x in ref] == expected, windows
 
 
-@pytest.mark.parametrize("windows", [["count-tumbling:7"], ["count-sliding:10/4"],
-                                     ["count-sliding:6/3", "count-tumbling:4"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "windows",
+    [["count-tumbling:7"], ["count-sliding:10/4"], ["count-sliding:6/3", "count-tumbling:4"]],
+)
 def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
     """Count windows of sums, counts, means, minima and maxima: from per-key runs of rows
     reduced in Spark SQL (a row number per key), and from the rows themselves (skewness added);
@@ -186,14 +219,24 @@ def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
         data.append((k, T0 + dt.timedelta(milliseconds=370 * i), x, rng.randrange(-9, 9), d))
     data.append((7, T0, 1.0, 1, None))  # a key with one row: in no window
     df = spark.createDataFrame(data, "k int, ts timestamp, x double, i int, d decimal(12, 2)")
-    aggs = {"n": ("count", "*"), "nx": ("count", "x"), "sx": ("sum", "x"), "si": ("sum", "i"),
-            "ax": ("mean", "x"), "mx": ("max", "x"), "li": ("min", "i"), "sd": ("sum", "d"),
-            "ad": ("mean", "d"), "xd": ("max", "d")}  # fmt: skip
+    aggs = {
+        "n": ("count", "*"),
+        "nx": ("count", "x"),
+        "sx": ("sum", "x"),
+        "si": ("sum", "i"),
+        "ax": ("mean", "x"),
+        "mx": ("max", "x"),
+        "li": ("min", "i"),
+        "sd": ("sum", "d"),
+        "ad": ("mean", "d"),
+        "xd": ("max", "d"),
+    }
     from pyspark.sql import functions as F
 
     fast = window_aggregate(df, time="ts", windows=windows, aggs=aggs, key="k")
-    rows_path = window_aggregate(df, time="ts", windows=windows, key="k",
-                                 aggs=aggs | {"dev": ("skewness", "x")})  # fmt: skip
+    rows_path = window_aggregate(
+        df, time="ts", windows=windows, key="k", aggs=aggs | {"dev": ("skewness", "x")}
+    )
     assert fast.schema.fields == rows_path.schema.fields[:-1]  # the same types
     planned = fast._jdf.queryExecution().analyzed().toString()
     assert "row_number" in planned  # runs of rows reduced in SQL, not the rows path
@@ -203,5 +246,9 @@ def test_count_windows_from_runs_of_rows_equal_the_rows_path(spark, windows):
     # one shuffle: the row numbers' partitioning by key also places each key's runs
     assert fast._jdf.queryExecution().executedPlan().toString().count("Exchange ") == 1
     for spec in windows:
-        compare(fast.where(F.col("window") == spec), rows_path.where(F.col("window") == spec),
-                ["k"], aggs)  # fmt: skip
+        compare(
+            fast.where(F.col("window") == spec),
+            rows_path.where(F.col("window") == spec),
+            ["k"],
+            aggs,
+        )

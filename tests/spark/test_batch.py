@@ -71,8 +71,9 @@ def test_several_windows_in_one_call_and_keys_of_several_columns(df):
     out = window_aggregate(df, time="ts", value="v", windows=specs, agg="sum", key=["k", "g"])
     rows = out.collect()
     for spec, wcol in CASES:
-        got = sorted((r.k, r.g, r.window_start, r.window_end, r.value) for r in rows
-                     if r.window == spec)  # fmt: skip
+        got = sorted(
+            (r.k, r.g, r.window_start, r.window_end, r.value) for r in rows if r.window == spec
+        )
         assert got == theirs(df, wcol(), "sum", ["k", "g"]), spec
     assert {r.window for r in rows} == set(specs)
 
@@ -85,11 +86,15 @@ def test_fast_path_keys_of_several_columns_with_nulls(spark):
     out = window_aggregate(df, time="ts", value="v", windows=specs, agg="mean", key=["g", "k"])
     got = out.collect()
     for spec, wcol in CASES[:3]:
-        mine = sorted(((r.k, r.g, r.window_start, r.window_end, r.value) for r in got
-                       if r.window == spec), key=repr)  # fmt: skip
+        mine = sorted(
+            ((r.k, r.g, r.window_start, r.window_end, r.value) for r in got if r.window == spec),
+            key=repr,
+        )
         ref = df.groupBy("k", "g", wcol().alias("w")).agg(F.avg("v").alias("value"))
-        want = sorted((tuple(r) for r in ref.select("k", "g", "w.start", "w.end", "value")
-                       .collect()), key=repr)  # fmt: skip
+        want = sorted(
+            (tuple(r) for r in ref.select("k", "g", "w.start", "w.end", "value").collect()),
+            key=repr,
+        )
         assert mine == want, spec
     assert out.columns == ["g", "k", "window", "window_start", "window_end", "value"]
 
@@ -97,8 +102,9 @@ def test_fast_path_keys_of_several_columns_with_nulls(spark):
 def test_fast_path_no_key_and_numeric_time(spark):
     rows = [(float(t), None if t % 11 == 0 else float(t % 7)) for t in range(0, 200, 3)]
     df = spark.createDataFrame(rows, "t double, v double")
-    out = window_aggregate(df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10)],
-                           agg="sum")  # fmt: skip
+    out = window_aggregate(
+        df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10)], agg="sum"
+    )
     got = {(r.window, r.window_start, r.window_end): r.value for r in out.collect()}
     want = {}
     for name, size, slide in [("tumbling:50", 50, 50), ("sliding:20/10", 20, 10)]:
@@ -114,8 +120,9 @@ def test_fast_path_no_key_and_numeric_time(spark):
 def test_window_objects_no_key_and_numeric_time(spark):
     rows = [(float(t), float(t % 7)) for t in range(0, 200, 3)]
     df = spark.createDataFrame(rows, "t double, v double")
-    out = window_aggregate(df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10),
-                           Session(4)], agg="max")  # fmt: skip
+    out = window_aggregate(
+        df, time="t", value="v", windows=[Tumbling(50), Sliding(20, 10), Session(4)], agg="max"
+    )
     got = {(r.window, r.window_start, r.window_end): r.value for r in out.collect()}
     assert got[("tumbling:50", 0.0, 50.0)] == max(t % 7 for t in range(0, 50, 3))
     assert got[("sliding:20/10", 10.0, 30.0)] == max(t % 7 for t in range(12, 30, 3))
@@ -126,26 +133,32 @@ def test_window_objects_no_key_and_numeric_time(spark):
 def test_count_windows_and_a_non_slicing_aggregation(spark):
     rows = [("a", T0 + dt.timedelta(seconds=s), float(s)) for s in (5, 1, 3, 2, 4, 9, 7)]
     df = spark.createDataFrame(rows, "k string, ts timestamp, v double")
-    out = window_aggregate(df, time="ts", value="v", windows=["count-sliding:3/2"],
-                           agg="median", key="k")  # fmt: skip
+    out = window_aggregate(
+        df, time="ts", value="v", windows=["count-sliding:3/2"], agg="median", key="k"
+    )
     got = sorted((r.window_start, r.window_end, r.value) for r in out.collect())
     sec = lambda s: T0 + dt.timedelta(seconds=s)  # noqa: E731
     # time order 1 2 3 4 5 7 9: windows of positions [0,3) [2,5) [4,7); bounds: first, last time
     assert got == [(sec(1), sec(3), 2.0), (sec(3), sec(5), 4.0), (sec(5), sec(9), 7.0)]
 
 
-@pytest.mark.parametrize("kwargs,err", [
-    ({"time": "nope"}, "no time column 'nope'"),
-    ({"value": "g"}, "needs a numeric column, 'g' is string"),
-    ({"key": ["k", "zz"]}, "no key column 'zz'"),
-    ({"windows": ["tumbling:1x"]}, "bad duration"),
-    ({"windows": ["tumbling:60"]}, "needs a unit"),
-    ({"agg": "bloom"}, "filter object"),
-    ({"aggs": {"s": ("sum", "v")}}, "give aggs=.*or value= with agg="),
-    ({"aggs": {"s": ("sum", "v", "range:1h")}, "value": None, "agg": None},
-     "must be \\(aggregation, column\\)"),
-    ({"agg": "nope"}, "unknown aggregation"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "kwargs,err",
+    [
+        ({"time": "nope"}, "no time column 'nope'"),
+        ({"value": "g"}, "needs a numeric column, 'g' is string"),
+        ({"key": ["k", "zz"]}, "no key column 'zz'"),
+        ({"windows": ["tumbling:1x"]}, "bad duration"),
+        ({"windows": ["tumbling:60"]}, "needs a unit"),
+        ({"agg": "bloom"}, "filter object"),
+        ({"aggs": {"s": ("sum", "v")}}, "give aggs=.*or value= with agg="),
+        (
+            {"aggs": {"s": ("sum", "v", "range:1h")}, "value": None, "agg": None},
+            "must be \\(aggregation, column\\)",
+        ),
+        ({"agg": "nope"}, "unknown aggregation"),
+    ],
+)
 def test_errors_before_any_work(df, kwargs, err):
     args = {"time": "ts", "value": "v", "windows": ["tumbling:1m"], "agg": "sum", "key": "k"}
     args.update(kwargs)
@@ -165,8 +178,7 @@ def test_fast_path_values_all_null_give_null_sum_and_zero_count(spark):
     rows = [("a", T0 + dt.timedelta(seconds=s), None) for s in (1, 2, 70)]
     df = spark.createDataFrame(rows, "k string, ts timestamp, v double")
     for agg in ("sum", "count", "mean", "max"):
-        out = window_aggregate(df, time="ts", value="v", windows=["tumbling:1m"], agg=agg,
-                               key="k")  # fmt: skip
+        out = window_aggregate(df, time="ts", value="v", windows=["tumbling:1m"], agg=agg, key="k")
         got = sorted(tuple(r) for r in out.drop("window").collect())
         assert got == theirs(df, F.window("ts", "1 minute"), agg, "k") and len(got) == 2, agg
         assert [r[-1] for r in got] == ([0, 0] if agg == "count" else [None, None])
@@ -199,9 +211,9 @@ def test_column_names_that_need_quoting(spark):
     plain = spark.createDataFrame(rows, "k int, g string, ts timestamp, v double")
     odd = plain.toDF("zone id", "g.x", "event`time", "v.v")
     for spec, wcol in [CASES[1], CASES[3]]:  # the pre-aggregated path and the general one
-        out = window_aggregate(odd, time="event`time", value="v.v", windows=[spec],
-                               agg="sum", key=["zone id", "g.x"])  # fmt: skip
-        assert out.columns == ["zone id", "g.x", "window", "window_start", "window_end",
-                               "value"]  # fmt: skip
+        out = window_aggregate(
+            odd, time="event`time", value="v.v", windows=[spec], agg="sum", key=["zone id", "g.x"]
+        )
+        assert out.columns == ["zone id", "g.x", "window", "window_start", "window_end", "value"]
         got = sorted(tuple(r) for r in out.drop("window").collect())
         assert got == theirs(plain, wcol(), "sum", ["k", "g"]), spec

@@ -14,8 +14,13 @@ from windowagg.spark.batch import _engine
 WINDOWS = ["tumbling:10s", "sliding:30s/5s", "session:3s"]
 #: order-sensitive entries: a piece answered out of order, or a window cut between two pieces
 #: and not joined again, changes them
-AGGS = {"s": ("sum", "v"), "f": ("first", "v"), "l": ("last", "v"), "c": ("collect", "v"),
-        "m": ("median", "v")}  # fmt: skip
+AGGS = {
+    "s": ("sum", "v"),
+    "f": ("first", "v"),
+    "l": ("last", "v"),
+    "c": ("collect", "v"),
+    "m": ("median", "v"),
+}
 
 
 def keyed(sizes: dict[str, int], seed: int = 5) -> pa.Table:
@@ -27,11 +32,15 @@ def keyed(sizes: dict[str, int], seed: int = 5) -> pa.Table:
         t = np.sort(rng.integers(0, 3 * n // 2, n)) * 1_000_000 + 1_700_000_000_000_000
         valid = np.ones(n, bool)
         valid[: n // 200] = False
-        parts.append(pa.table({
-            "k": pa.array([k] * n),
-            "ts": pa.array(t, pa.timestamp("us", "UTC"), mask=~valid),
-            "v": pa.array(rng.integers(0, 100, n).astype(float)),
-        }))  # fmt: skip
+        parts.append(
+            pa.table(
+                {
+                    "k": pa.array([k] * n),
+                    "ts": pa.array(t, pa.timestamp("us", "UTC"), mask=~valid),
+                    "v": pa.array(rng.integers(0, 100, n).astype(float)),
+                }
+            )
+        )
     return pa.concat_tables(parts)
 
 
@@ -69,8 +78,13 @@ def test_count_windows_keep_a_big_key_whole():
     """Count windows are not streamed (a window's end is a row, not a time): the answer is
     the same, gathered."""
     table = keyed({"a": 900, "b": 300})
-    plan = plan_windows(table.schema, time="ts", windows=["count-sliding:50/20"],
-                        aggs={"f": ("first", "v")}, key="k")  # fmt: skip
+    plan = plan_windows(
+        table.schema,
+        time="ts",
+        windows=["count-sliding:50/20"],
+        aggs={"f": ("first", "v")},
+        key="k",
+    )
     batches = table.to_batches(max_chunksize=97)
     whole = list(_engine(plan, None, by_key=True)(iter(batches)))
     assert rows(_engine(plan, None, by_key=True, chunk=100)(iter(batches))) == rows(whole)

@@ -18,8 +18,12 @@ def trips(tmp_path):
     csv = tmp_path / "in.csv"
     csv.write_text("ts,zone,fare\n" + "".join(f"{t},{z},{f}\n" for t, z, f in rows))
     jl = tmp_path / "in.jsonl"
-    jl.write_text("".join(json.dumps({"ms": 1_704_067_200_000 + 1000 * int(t[-2:]), "zone": z,
-                                      "fare": f}) + "\n" for t, z, f in rows))  # fmt: skip
+    jl.write_text(
+        "".join(
+            json.dumps({"ms": 1_704_067_200_000 + 1000 * int(t[-2:]), "zone": z, "fare": f}) + "\n"
+            for t, z, f in rows
+        )
+    )
     return csv, jl
 
 
@@ -30,9 +34,23 @@ def run(*argv):
 def test_csv_in_parquet_out(trips, tmp_path, spark, capsys):
     csv, _ = trips
     out = tmp_path / "out"
-    code = run(csv, "--time", "ts", "--value", "fare", "--key", "zone", "--window",
-               "tumbling:20s", "--window", "sliding:30s/10s", "--agg", "sum",
-               "--output", out)  # fmt: skip
+    code = run(
+        csv,
+        "--time",
+        "ts",
+        "--value",
+        "fare",
+        "--key",
+        "zone",
+        "--window",
+        "tumbling:20s",
+        "--window",
+        "sliding:30s/10s",
+        "--agg",
+        "sum",
+        "--output",
+        out,
+    )
     assert code == 0
     got = spark.read.parquet(str(out))
     assert set(got.columns) == {"zone", "window", "window_start", "window_end", "value"}
@@ -44,28 +62,60 @@ def test_csv_in_parquet_out(trips, tmp_path, spark, capsys):
 def test_json_lines_epoch_ms_in_csv_out(trips, tmp_path, spark):
     _, jl = trips
     out = tmp_path / "out"
-    assert run(jl, "--time", "ms", "--value", "fare", "--window", "session:5s", "--agg",
-               "count", "--output", out, "--format", "csv") == 0  # fmt: skip
+    assert (
+        run(
+            jl,
+            "--time",
+            "ms",
+            "--value",
+            "fare",
+            "--window",
+            "session:5s",
+            "--agg",
+            "count",
+            "--output",
+            out,
+            "--format",
+            "csv",
+        )
+        == 0
+    )
     rows = spark.read.option("header", True).csv(str(out)).collect()
     assert len(rows) == 1 and rows[0]["value"] == "30"  # one session: every 2 s
 
 
-@pytest.mark.parametrize("engine,case,message", [
-    ("spark", "missing", "does not exist"),
-    ("spark", "column", "no column 'nope'"),
-    ("spark", "spec", "bad window spec"),
-    ("spark", "agg", "unknown aggregation"),
-    ("spark", "times", "cannot parse"),
-    ("spark", "exists", "exists and is not an empty directory"),
-    ("local", "master", "give one or the other"),
-    ("local", "column", "no column 'nope'"),
-    ("local", "times", "cannot parse 'yesterday'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "engine,case,message",
+    [
+        ("spark", "missing", "does not exist"),
+        ("spark", "column", "no column 'nope'"),
+        ("spark", "spec", "bad window spec"),
+        ("spark", "agg", "unknown aggregation"),
+        ("spark", "times", "cannot parse"),
+        ("spark", "exists", "exists and is not an empty directory"),
+        ("local", "master", "give one or the other"),
+        ("local", "column", "no column 'nope'"),
+        ("local", "times", "cannot parse 'yesterday'"),
+    ],
+)
 def test_errors(engine, case, message, trips, tmp_path, capsys):
     csv, _ = trips
     out = tmp_path / "out"
-    args = [csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg", "sum",
-            "--output", out, "--engine", engine]  # fmt: skip
+    args = [
+        csv,
+        "--time",
+        "ts",
+        "--value",
+        "fare",
+        "--window",
+        "tumbling:10s",
+        "--agg",
+        "sum",
+        "--output",
+        out,
+        "--engine",
+        engine,
+    ]
     if case == "master":
         args += ["--master", "local[1]"]
     elif case == "missing":
@@ -99,30 +149,54 @@ def test_rolling_writes_every_row_with_the_new_columns(trips, tmp_path, spark, c
 
     csv, _ = trips
     out = tmp_path / "out"
-    code = run(csv, "--time", "ts", "--key", "zone", "--rolling", "s10=sum:fare:range:10s",
-               "--rolling", "n=count:*:rows:3", "--rolling", "m=max:fare:range:-6s,+6s",
-               "--output", out)  # fmt: skip
+    code = run(
+        csv,
+        "--time",
+        "ts",
+        "--key",
+        "zone",
+        "--rolling",
+        "s10=sum:fare:range:10s",
+        "--rolling",
+        "n=count:*:rows:3",
+        "--rolling",
+        "m=max:fare:range:-6s,+6s",
+        "--output",
+        out,
+    )
     assert code == 0
     assert "30 rows written" in capsys.readouterr().out
     got = spark.read.parquet(str(out))
     assert got.columns == ["ts", "zone", "fare", "s10", "n", "m"]
     w = Window.partitionBy("zone").orderBy(F.unix_micros("ts"))
-    want = spark.read.option("header", True).option("inferSchema", True).csv(str(csv)).select(
-        "*", F.sum("fare").over(w.rangeBetween(-10_000_000, 0)).alias("s10"),
-        F.count("*").over(Window.partitionBy("zone").orderBy("ts").rowsBetween(-2, 0)).alias("n"),
-        F.max("fare").over(w.rangeBetween(-6_000_000, 6_000_000)).alias("m"))  # fmt: skip
+    want = (
+        spark.read.option("header", True)
+        .option("inferSchema", True)
+        .csv(str(csv))
+        .select(
+            "*",
+            F.sum("fare").over(w.rangeBetween(-10_000_000, 0)).alias("s10"),
+            F.count("*")
+            .over(Window.partitionBy("zone").orderBy("ts").rowsBetween(-2, 0))
+            .alias("n"),
+            F.max("fare").over(w.rangeBetween(-6_000_000, 6_000_000)).alias("m"),
+        )
+    )
     assert sorted(got.collect()) == sorted(want.collect())
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--rolling", "s=sum:fare"], "NAME=AGG:COLUMN:FRAME"),
-    (["--rolling", "s=summ:fare:range:10s"], "unknown aggregation"),
-    (["--rolling", "s=sum:fare:window:10s"], "range or rows"),
-    (["--rolling", "s=sum:nope:range:10s"], "no column 'nope'"),
-    (["--rolling", "s=sum:fare:rows:3", "--rolling", "s=max:fare:rows:3"], "given twice"),
-    (["--rolling", "s=sum:fare:rows:3", "--window", "tumbling:10s"], "one or the other"),
-    (["--window", "tumbling:10s"], "give --agg with --window"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--rolling", "s=sum:fare"], "NAME=AGG:COLUMN:FRAME"),
+        (["--rolling", "s=summ:fare:range:10s"], "unknown aggregation"),
+        (["--rolling", "s=sum:fare:window:10s"], "range or rows"),
+        (["--rolling", "s=sum:nope:range:10s"], "no column 'nope'"),
+        (["--rolling", "s=sum:fare:rows:3", "--rolling", "s=max:fare:rows:3"], "given twice"),
+        (["--rolling", "s=sum:fare:rows:3", "--window", "tumbling:10s"], "one or the other"),
+        (["--window", "tumbling:10s"], "give --agg with --window"),
+    ],
+)
 def test_rolling_errors(argv, message, trips, tmp_path, capsys):
     csv, _ = trips
     out = tmp_path / "out"
@@ -139,22 +213,54 @@ def test_integer_epoch_seconds_do_not_overflow(unit, tmp_path, spark, capsys):
     csv.write_text("t,v\n" + "".join(f"{1_704_067_200 + i},{i}\n" for i in range(30)))
     out = tmp_path / "out"
     extra = [] if unit is None else ["--time-unit", unit]
-    assert run(csv, "--time", "t", "--value", "v", "--window", "tumbling:10s", "--agg", "sum",
-               "--output", out, *extra) == 0  # fmt: skip
+    assert (
+        run(
+            csv,
+            "--time",
+            "t",
+            "--value",
+            "v",
+            "--window",
+            "tumbling:10s",
+            "--agg",
+            "sum",
+            "--output",
+            out,
+            *extra,
+        )
+        == 0
+    )
     got = spark.read.parquet(str(out)).collect()
     assert sum(r.value for r in got) == sum(range(30))
 
 
-@pytest.mark.parametrize("content,message", [
-    ("", "no columns (an empty file?)"),
-    ("ts,fare\n", "no rows, only a header"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        ("", "no columns (an empty file?)"),
+        ("ts,fare\n", "no rows, only a header"),
+    ],
+)
 def test_empty_inputs(content, message, tmp_path, capsys):
     csv = tmp_path / "in.csv"
     csv.write_text(content)
     out = tmp_path / "out"
-    assert run(csv, "--time", "ts", "--value", "fare", "--window", "tumbling:10s", "--agg",
-               "sum", "--output", out) == 1  # fmt: skip
+    assert (
+        run(
+            csv,
+            "--time",
+            "ts",
+            "--value",
+            "fare",
+            "--window",
+            "tumbling:10s",
+            "--agg",
+            "sum",
+            "--output",
+            out,
+        )
+        == 1
+    )
     assert message in capsys.readouterr().err
     assert not out.exists()
 
@@ -220,13 +326,16 @@ def test_repeatable_aggs_with_names_equal_spark(trips, tmp_path, spark):
     )
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["--agg", "sum"], "which column? use sum:COLUMN"),
-    (["--agg", "sum:fare", "--agg", "sum:fare"], "comes twice"),
-    (["--agg", "sum:"], "use [NAME=]AGG[:COLUMN]"),
-    (["--agg", "summ:fare"], "unknown aggregation"),
-    (["--agg", "sum:nope"], "no column 'nope'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["--agg", "sum"], "which column? use sum:COLUMN"),
+        (["--agg", "sum:fare", "--agg", "sum:fare"], "comes twice"),
+        (["--agg", "sum:"], "use [NAME=]AGG[:COLUMN]"),
+        (["--agg", "summ:fare"], "unknown aggregation"),
+        (["--agg", "sum:nope"], "no column 'nope'"),
+    ],
+)
 def test_bad_aggs_are_one_line(argv, message, trips, tmp_path, capsys):
     csv, _ = trips
     out = tmp_path / "out"
@@ -240,19 +349,52 @@ def _rows(path, spark):
     """Every row of a run's Parquet output, times as microseconds (Spark writes instants, the
     local engine naive timestamps: the same wall-clock values here, the session is UTC)."""
     df = spark.read.parquet(str(path))
-    return sorted(tuple(v.timestamp() if hasattr(v, "timestamp") else v for v in r)
-                  for r in df.collect())  # fmt: skip
+    return sorted(
+        tuple(v.timestamp() if hasattr(v, "timestamp") else v for v in r) for r in df.collect()
+    )
 
 
-@pytest.mark.parametrize("argv", [
-    ["--key", "zone", "--window", "tumbling:20s", "--window", "sliding:30s/10s",
-     "--window", "session:3s", "--agg", "sum:fare", "--agg", "count", "--agg", "max:fare",
-     "--agg", "q=quantile(q=0.5):fare", "--agg", "p=percentile(p=0.7):fare",
-     "--agg", "c=corr:fare,zone"],
-    ["--key", "zone", "--rolling", "s10=sum:fare:range:10s", "--rolling", "n=count:*:rows:3",
-     "--rolling", "m=max:fare:range:-6s,+6s", "--rolling", "md=median:fare:rows:4",
-     "--rolling", "mb=min_by:zone,fare:range:10s"],
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "--key",
+            "zone",
+            "--window",
+            "tumbling:20s",
+            "--window",
+            "sliding:30s/10s",
+            "--window",
+            "session:3s",
+            "--agg",
+            "sum:fare",
+            "--agg",
+            "count",
+            "--agg",
+            "max:fare",
+            "--agg",
+            "q=quantile(q=0.5):fare",
+            "--agg",
+            "p=percentile(p=0.7):fare",
+            "--agg",
+            "c=corr:fare,zone",
+        ],
+        [
+            "--key",
+            "zone",
+            "--rolling",
+            "s10=sum:fare:range:10s",
+            "--rolling",
+            "n=count:*:rows:3",
+            "--rolling",
+            "m=max:fare:range:-6s,+6s",
+            "--rolling",
+            "md=median:fare:rows:4",
+            "--rolling",
+            "mb=min_by:zone,fare:range:10s",
+        ],
+    ],
+)
 def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, capsys):
     """``--engine local`` answers as the Spark run does, and starts no Spark to do it."""
     csv, _ = trips
@@ -263,8 +405,7 @@ def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, ca
         raise AssertionError("the local engine started Spark")
 
     monkeypatch.setattr(ws, "spark_session", no_spark)
-    assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "local", "--engine",
-               "local") == 0  # fmt: skip
+    assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "local", "--engine", "local") == 0
     assert "local engine" in capsys.readouterr().out
     assert _rows(tmp_path / "local", spark) == _rows(tmp_path / "spark", spark)
 
@@ -272,7 +413,25 @@ def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, ca
 def test_local_engine_json_epoch_and_csv_out(trips, tmp_path):
     _, jl = trips
     out = tmp_path / "out"
-    assert run(jl, "--time", "ms", "--value", "fare", "--window", "session:5s", "--agg",
-               "count", "--output", out, "--format", "csv", "--engine", "local") == 0  # fmt: skip
+    assert (
+        run(
+            jl,
+            "--time",
+            "ms",
+            "--value",
+            "fare",
+            "--window",
+            "session:5s",
+            "--agg",
+            "count",
+            "--output",
+            out,
+            "--format",
+            "csv",
+            "--engine",
+            "local",
+        )
+        == 0
+    )
     lines = (out / "part-00000.csv").read_text().splitlines()
     assert len(lines) == 2 and lines[1].endswith(",30")  # one session of 30 rows

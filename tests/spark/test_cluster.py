@@ -31,13 +31,18 @@ def driver_env(**conf: str) -> dict[str, str]:
     """A driver process's environment: the worker's executors run this interpreter, with
     ``conf`` as Spark settings on the command line (``PYSPARK_SUBMIT_ARGS``)."""
     args = " ".join(f"--conf {k}={v}" for k, v in conf.items())
-    return {**os.environ, "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_SUBMIT_ARGS": f"{args} pyspark-shell"}  # fmt: skip
+    return {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_SUBMIT_ARGS": f"{args} pyspark-shell",
+    }
 
 
 def rows(spark, path: Path) -> list[tuple]:
-    got = [tuple(tuple(x) if isinstance(x, list) else x for x in r)
-           for r in spark.read.parquet(str(path)).collect()]  # fmt: skip
+    got = [
+        tuple(tuple(x) if isinstance(x, list) else x for x in r)
+        for r in spark.read.parquet(str(path)).collect()
+    ]
     return sorted(got, key=repr)
 
 
@@ -50,9 +55,14 @@ def test_windows_rolling_frames_and_a_stream_on_the_cluster_equal_local_mode(
     cluster_job.write_events(src)
     cluster_job.run(spark, src, local)
     env = driver_env(**{"spark.executorEnv.NUMBA_CACHE_DIR": str(cache)})
-    done = subprocess.run([sys.executable, "-m", "tests.spark.cluster_job", cluster.url,
-                           str(src), str(remote)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.spark.cluster_job", cluster.url, str(src), str(remote)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-5000:]
     for part in ("windows", "rolling", "stream"):
         want = rows(spark, local / part)
@@ -65,16 +75,38 @@ def test_windows_rolling_frames_and_a_stream_on_the_cluster_equal_local_mode(
 
 def test_windowagg_run_with_a_cluster_master_equals_local_mode(spark, cluster, tmp_path):
     csv = tmp_path / "trips.csv"
-    lines = [f"2024-01-01 00:{m:02d}:{s:02d},{(m * 7 + s) % 4},{(m * 13 + s) % 50}.0"
-             for m in range(30) for s in range(0, 60, 5)]  # fmt: skip
+    lines = [
+        f"2024-01-01 00:{m:02d}:{s:02d},{(m * 7 + s) % 4},{(m * 13 + s) % 50}.0"
+        for m in range(30)
+        for s in range(0, 60, 5)
+    ]
     csv.write_text("pickup,zone,fare\n" + "\n".join(lines) + "\n")
     exe = Path(sys.executable).parent / "windowagg"
-    args = [str(exe), "run", str(csv), "--time", "pickup", "--key",
-            "zone", "--window", "tumbling:5m", "--window", "sliding:10m/1m", "--agg",
-            "sum:fare", "--agg", "first:fare"]  # fmt: skip
+    args = [
+        str(exe),
+        "run",
+        str(csv),
+        "--time",
+        "pickup",
+        "--key",
+        "zone",
+        "--window",
+        "tumbling:5m",
+        "--window",
+        "sliding:10m/1m",
+        "--agg",
+        "sum:fare",
+        "--agg",
+        "first:fare",
+    ]
     for out, extra in ((tmp_path / "local", []), (tmp_path / "remote", ["--master", cluster.url])):
-        done = subprocess.run([*args, "--output", str(out), *extra], env=driver_env(),
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [*args, "--output", str(out), *extra],
+            env=driver_env(),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-5000:]
     want = rows(spark, tmp_path / "local")
     assert len(want) > 50
@@ -95,10 +127,27 @@ def packed_env(tmp_path_factory):
     run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", root / "dist", ROOT)
     run(sys.executable, "-m", "venv", "--copies", root / "env")
     (wheel,) = (root / "dist").glob("windowagg-*.whl")
-    run(root / "env/bin/python", "-m", "pip", "install", "-q", "-c", ROOT / "constraints.txt",
-        wheel, "pandas")  # fmt: skip
-    run(Path(sys.executable).parent / "venv-pack", "-q", "-p", root / "env", "-o",
-        root / "windowagg-env.tar.gz", "--compress-level", "1")  # fmt: skip
+    run(
+        root / "env/bin/python",
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "-c",
+        ROOT / "constraints.txt",
+        wheel,
+        "pandas",
+    )
+    run(
+        Path(sys.executable).parent / "venv-pack",
+        "-q",
+        "-p",
+        root / "env",
+        "-o",
+        root / "windowagg-env.tar.gz",
+        "--compress-level",
+        "1",
+    )
     return root / "windowagg-env.tar.gz"
 
 
@@ -110,13 +159,30 @@ def test_a_packed_environment_shipped_with_archives_runs_on_the_cluster(
     src, local, remote = tmp_path / "in", tmp_path / "local", tmp_path / "cluster"
     cluster_job.write_events(src)
     cluster_job.run(spark, src, local)
-    env = {**os.environ, "PYSPARK_PYTHON": "./environment/bin/python",
-           "PYSPARK_DRIVER_PYTHON": sys.executable}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": "./environment/bin/python",
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+    }
     submit = Path(sys.executable).parent / "spark-submit"
-    done = subprocess.run([str(submit), "--master", cluster.url, "--archives",
-                           f"{packed_env}#environment", cluster_job.__file__, cluster.url,
-                           str(src), str(remote)], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(submit),
+            "--master",
+            cluster.url,
+            "--archives",
+            f"{packed_env}#environment",
+            cluster_job.__file__,
+            cluster.url,
+            str(src),
+            str(remote),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-5000:]
     for part in ("windows", "rolling", "stream"):
         assert rows(spark, remote / part) == rows(spark, local / part), part

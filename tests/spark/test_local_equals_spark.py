@@ -20,9 +20,17 @@ from windowagg import spark as wspark
 
 T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
 SCHEMA = "k int, g string, ts timestamp, t double, i int, x double, d decimal(12,2)"
-ARROW = pa.schema([("k", pa.int32()), ("g", pa.string()), ("ts", pa.timestamp("us")),
-                   ("t", pa.float64()), ("i", pa.int32()), ("x", pa.float64()),
-                   ("d", pa.decimal128(12, 2))])  # fmt: skip
+ARROW = pa.schema(
+    [
+        ("k", pa.int32()),
+        ("g", pa.string()),
+        ("ts", pa.timestamp("us")),
+        ("t", pa.float64()),
+        ("i", pa.int32()),
+        ("x", pa.float64()),
+        ("d", pa.decimal128(12, 2)),
+    ]
+)
 
 
 def rows(seed: int, n: int = 400, distinct: bool = False) -> list[tuple]:
@@ -33,8 +41,11 @@ def rows(seed: int, n: int = 400, distinct: bool = False) -> list[tuple]:
     for _ in range(n):
         k = None if rng.random() < 0.05 else rng.randrange(3)
         g = rng.choice(["a", "b"])
-        ms = rng.randrange(0, 900_000) if distinct else rng.choice([rng.randrange(0, 900) * 1000,
-                                                                    300_000])  # fmt: skip
+        ms = (
+            rng.randrange(0, 900_000)
+            if distinct
+            else rng.choice([rng.randrange(0, 900) * 1000, 300_000])
+        )
         if distinct and (k, g, ms) in used:
             continue
         used.add((k, g, ms))
@@ -64,23 +75,36 @@ def same(local: pa.Table, theirs, keys: list[str]) -> None:
 
     assert local.column_names == theirs.columns
     for f in theirs.schema.fields:
-        assert from_arrow_type(local.schema.field(f.name).type, prefer_timestamp_ntz=False) == \
-            f.dataType, f.name  # fmt: skip
+        assert (
+            from_arrow_type(local.schema.field(f.name).type, prefer_timestamp_ntz=False)
+            == f.dataType
+        ), f.name
     got = sorted((tuple(norm(v) for v in r.values()) for r in local.to_pylist()), key=repr)
     want = sorted((tuple(norm(v) for v in r) for r in theirs.collect()), key=repr)
     assert len(got) == len(want) and got
     assert got == want
 
 
-SQL = {"n": ("count", "*"), "nx": ("count", "x"), "sx": ("sum", "x"), "si": ("sum", "i"),
-       "sd": ("sum", "d"), "ax": ("mean", "x"), "ad": ("mean", "d"), "hx": ("max", "x"),
-       "li": ("min", "i"), "md": ("max", "d")}  # fmt: skip
+SQL = {
+    "n": ("count", "*"),
+    "nx": ("count", "x"),
+    "sx": ("sum", "x"),
+    "si": ("sum", "i"),
+    "sd": ("sum", "d"),
+    "ax": ("mean", "x"),
+    "ad": ("mean", "d"),
+    "hx": ("max", "x"),
+    "li": ("min", "i"),
+    "md": ("max", "d"),
+}
 ROWS = {"dev": ("stddev", "x"), "med": ("median", "x")}
 
 
 @pytest.mark.parametrize("time", ["ts", "t"])
-@pytest.mark.parametrize("windows", [["tumbling:60s"], ["sliding:120s/30s"], ["session:20s"],
-                                     ["tumbling:60s", "session:20s"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "windows",
+    [["tumbling:60s"], ["sliding:120s/30s"], ["session:20s"], ["tumbling:60s", "session:20s"]],
+)
 @pytest.mark.parametrize("extra", [{}, ROWS], ids=["partials", "rows"])
 def test_windows_equal_spark(spark, time, windows, extra) -> None:
     data = rows(5)
@@ -103,8 +127,9 @@ def test_count_windows_and_order_equal_spark(spark, windows) -> None:
     same(local, theirs, ["k", "g"])
 
 
-@pytest.mark.parametrize("frame", ["range:30s", "range:-10s,+20s", "rows:5", "rows:-3,+2",
-                                   "range:unbounded,0"])  # fmt: skip
+@pytest.mark.parametrize(
+    "frame", ["range:30s", "range:-10s,+20s", "rows:5", "rows:-3,+2", "range:unbounded,0"]
+)
 def test_rolling_equals_spark(spark, frame) -> None:
     data = rows(7, distinct=frame.startswith("rows"))
     aggs = {name: (a, c, frame) for name, (a, c) in (SQL | {"dev": ("stddev", "x")}).items()}
@@ -119,18 +144,23 @@ def test_pandas_polars_and_arrow_give_the_same_answers() -> None:
     missing floats (pandas' NaN is missing): equal results, each in its own kind of table."""
     data = [(*r[:5], 0.5 if r[5] is None or r[5] != r[5] else r[5], r[6]) for r in rows(8)]
     table = arrow(data)
-    kw = {"time": "ts", "windows": ["sliding:120s/30s", "session:20s"], "key": ["k", "g"],
-          "aggs": SQL | ROWS}  # fmt: skip
+    kw = {
+        "time": "ts",
+        "windows": ["sliding:120s/30s", "session:20s"],
+        "key": ["k", "g"],
+        "aggs": SQL | ROWS,
+    }
     want = windowagg.window_aggregate(table, **kw)
     from_polars = windowagg.window_aggregate(pl.from_arrow(table), **kw)
     from_pandas = windowagg.window_aggregate(table.to_pandas(), **kw)
     assert isinstance(from_polars, pl.DataFrame)
     assert from_polars.to_arrow().to_pylist() == want.to_pylist()
     assert from_pandas.to_dict("list").keys() == set(want.column_names)
-    assert pa.Table.from_pandas(from_pandas, preserve_index=False).to_pylist() == \
-        want.to_pylist()  # fmt: skip
+    assert pa.Table.from_pandas(from_pandas, preserve_index=False).to_pylist() == want.to_pylist()
     frames = {"s": ("sum", "x", "range:30s"), "m": ("max", "d", "rows:3")}
     rolled = windowagg.rolling_aggregate(pl.from_arrow(table), time="ts", key="k", aggs=frames)
     assert isinstance(rolled, pl.DataFrame)
-    assert rolled.to_arrow().to_pylist() == windowagg.rolling_aggregate(
-        table, time="ts", key="k", aggs=frames).to_pylist()  # fmt: skip
+    assert (
+        rolled.to_arrow().to_pylist()
+        == windowagg.rolling_aggregate(table, time="ts", key="k", aggs=frames).to_pylist()
+    )

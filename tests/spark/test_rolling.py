@@ -20,10 +20,24 @@ from tests.aggs import Concat
 from windowagg.frames import frame
 from windowagg.spark import rolling_aggregate
 
-SQL = {"sum": "sum", "count": "count", "mean": "avg", "min": "min", "max": "max",
-       "stddev": "stddev", "first": "first", "last": "last"}  # fmt: skip
-RANGE = ["range:6", "range:-4,+3", "range:unbounded,0", "range:+2,+5", "range:0,unbounded",
-         "range:unbounded,unbounded"]  # fmt: skip
+SQL = {
+    "sum": "sum",
+    "count": "count",
+    "mean": "avg",
+    "min": "min",
+    "max": "max",
+    "stddev": "stddev",
+    "first": "first",
+    "last": "last",
+}
+RANGE = [
+    "range:6",
+    "range:-4,+3",
+    "range:unbounded,0",
+    "range:+2,+5",
+    "range:0,unbounded",
+    "range:unbounded,unbounded",
+]
 ROWS = ["rows:4", "rows:-2,+2", "rows:unbounded,0", "rows:-1,unbounded", "rows:+1,+3"]
 
 
@@ -35,16 +49,22 @@ def table(spark, seed: int, n: int = 400, timestamps: bool = False):
     for i in range(n):
         r = rng.random()
         x = None if r < 0.1 else math.nan if r < 0.15 else round(float(rng.normal()), 2)
-        rows.append((
-            None if rng.random() < 0.05 else int(rng.integers(0, 4)),
-            None if rng.random() < 0.04 else int(rng.integers(0, 60)),
-            i, x,
-            None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
-            None if rng.random() < 0.1 else Decimal(int(rng.integers(-10**6, 10**6))).scaleb(-2),
-            None if rng.random() < 0.1 else str(rng.choice(["ant", "bee", "cat", "dog"])),
-        ))  # fmt: skip
-    df = spark.createDataFrame(rows, "k long, t long, id long, x double, i long, "
-                                     "d decimal(10,2), s string")  # fmt: skip
+        rows.append(
+            (
+                None if rng.random() < 0.05 else int(rng.integers(0, 4)),
+                None if rng.random() < 0.04 else int(rng.integers(0, 60)),
+                i,
+                x,
+                None if rng.random() < 0.1 else int(rng.integers(-50, 50)),
+                None
+                if rng.random() < 0.1
+                else Decimal(int(rng.integers(-(10**6), 10**6))).scaleb(-2),
+                None if rng.random() < 0.1 else str(rng.choice(["ant", "bee", "cat", "dog"])),
+            )
+        )
+    df = spark.createDataFrame(
+        rows, "k long, t long, id long, x double, i long, d decimal(10,2), s string"
+    )
     if timestamps:  # seconds since 2026 as a timestamp
         df = df.withColumn("t", F.timestamp_seconds(F.col("t") + F.lit(1_767_225_600)))
     return df
@@ -78,8 +98,13 @@ def compare(spark, df, entries: dict, timestamps: bool) -> None:
 
     aggs = {n: (a, c, seconds(f) if timestamps else f) for n, (a, c, f) in entries.items()}
     ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs=aggs)
-    theirs = df.select("*", *[getattr(F, SQL[a])(c).over(window(f, timestamps)).alias(n)
-                              for n, (a, c, f) in entries.items()])  # fmt: skip
+    theirs = df.select(
+        "*",
+        *[
+            getattr(F, SQL[a])(c).over(window(f, timestamps)).alias(n)
+            for n, (a, c, f) in entries.items()
+        ],
+    )
     assert ours.schema == theirs.schema  # Spark's types, field for field
     got = {r["id"]: r for r in ours.collect()}
     want = {r["id"]: r for r in theirs.collect()}
@@ -88,8 +113,9 @@ def compare(spark, df, entries: dict, timestamps: bool) -> None:
         for n in entries:
             a, b = got[i][n], w[n]
             if isinstance(b, float) and isinstance(a, float):
-                ok = (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9,
-                                                                       abs_tol=1e-9)  # fmt: skip
+                ok = (math.isnan(a) and math.isnan(b)) or math.isclose(
+                    a, b, rel_tol=1e-9, abs_tol=1e-9
+                )
             else:
                 ok = a == b
             assert ok, (n, entries[n], i, a, b)
@@ -128,14 +154,22 @@ def test_no_key_and_many_batches(spark) -> None:
     rng = np.random.default_rng(4)
     n = 150_000
     pdf_t = np.sort(rng.integers(0, 50_000, n))
-    df = spark.createDataFrame([(int(t), i, float(v)) for i, (t, v) in
-                                enumerate(zip(pdf_t, rng.normal(size=n).round(3)))],
-                               "t long, id long, v double")  # fmt: skip
-    ours = rolling_aggregate(df, time="t", order_by="id", aggs={
-        "s": ("sum", "v", "range:-30,+5"), "m": ("max", "v", "rows:-50,+10")})  # fmt: skip
+    df = spark.createDataFrame(
+        [(int(t), i, float(v)) for i, (t, v) in enumerate(zip(pdf_t, rng.normal(size=n).round(3)))],
+        "t long, id long, v double",
+    )
+    ours = rolling_aggregate(
+        df,
+        time="t",
+        order_by="id",
+        aggs={"s": ("sum", "v", "range:-30,+5"), "m": ("max", "v", "rows:-50,+10")},
+    )
     by_time, by_row = Window.orderBy("t"), Window.orderBy("t", "id")
-    theirs = df.select("id", F.sum("v").over(by_time.rangeBetween(-30, 5)).alias("s"),
-                       F.max("v").over(by_row.rowsBetween(-50, 10)).alias("m"))  # fmt: skip
+    theirs = df.select(
+        "id",
+        F.sum("v").over(by_time.rangeBetween(-30, 5)).alias("s"),
+        F.max("v").over(by_row.rowsBetween(-50, 10)).alias("m"),
+    )
     got = ours.select("id", "s", "m").toPandas().sort_values("id").to_numpy()
     want = theirs.toPandas().sort_values("id").to_numpy()
     assert np.allclose(got, want, rtol=1e-9, atol=1e-9)
@@ -143,16 +177,24 @@ def test_no_key_and_many_batches(spark) -> None:
 
 def test_library_and_user_aggregations_equal_the_local_engine(spark) -> None:
     df = table(spark, 5).where("x is null or not isnan(x)")
-    aggs = {"med": ("median", "x", "range:-4,+3"), "mc": ("maxcount", "i", "rows:5"),
-            "am": ("argmax", "x", "range:6"), "cat": (Concat(), "i", "rows:-2,0"),
-            "q": (windowagg.aggregation("quantile", q=0.9), "x", "range:unbounded,0")}  # fmt: skip
+    aggs = {
+        "med": ("median", "x", "range:-4,+3"),
+        "mc": ("maxcount", "i", "rows:5"),
+        "am": ("argmax", "x", "range:6"),
+        "cat": (Concat(), "i", "rows:-2,0"),
+        "q": (windowagg.aggregation("quantile", q=0.9), "x", "range:unbounded,0"),
+    }
     ours = rolling_aggregate(df, time="t", key="k", order_by="id", aggs=aggs)
-    local = windowagg.rolling_aggregate(df.toPandas(), time="t", key="k", order_by="id",
-                                        aggs=aggs)  # fmt: skip
+    local = windowagg.rolling_aggregate(df.toPandas(), time="t", key="k", order_by="id", aggs=aggs)
     got = ours.toPandas().sort_values("id").reset_index(drop=True)
     want = local.sort_values("id").reset_index(drop=True)
-    assert [f.dataType.simpleString() for f in ours.schema.fields[-5:]] == \
-        ["double", "bigint", "bigint", "string", "double"]  # fmt: skip
+    assert [f.dataType.simpleString() for f in ours.schema.fields[-5:]] == [
+        "double",
+        "bigint",
+        "bigint",
+        "string",
+        "double",
+    ]
     for n in aggs:
         a, b = got[n].to_numpy(), want[n].to_numpy()
         assert all(
@@ -163,10 +205,12 @@ def test_library_and_user_aggregations_equal_the_local_engine(spark) -> None:
 def test_bad_input_fails_before_any_job(spark) -> None:
     df = table(spark, 6, n=10)
     jobs = spark.sparkContext.statusTracker().getJobIdsForGroup()
-    for aggs, error in [({"out": ("sum", "nope", "rows:3")}, ValueError),
-                        ({"out": ("nope", "x", "rows:3")}, ValueError),
-                        ({"out": ("sum", "x", "range:1h")}, ValueError),
-                        ({"out": ("sum", "s", "rows:3")}, TypeError)]:  # fmt: skip
+    for aggs, error in [
+        ({"out": ("sum", "nope", "rows:3")}, ValueError),
+        ({"out": ("nope", "x", "rows:3")}, ValueError),
+        ({"out": ("sum", "x", "range:1h")}, ValueError),
+        ({"out": ("sum", "s", "rows:3")}, TypeError),
+    ]:
         with pytest.raises(error):
             rolling_aggregate(df, time="t", key="k", aggs=aggs)
     assert spark.sparkContext.statusTracker().getJobIdsForGroup() == jobs
@@ -188,12 +232,19 @@ def test_struct_and_list_results_keep_their_types(spark) -> None:
 
     rows = [(1, 1.0), (2, None), (3, 3.0), (4, -2.0), (6, 5.0)]
     df = spark.createDataFrame(rows, "t long, x double")
-    aggs = {"m": ("m4", "x", "rows:3"), "c": ("collect", "x", "rows:2"),
-            "h": ("hll", "x", "range:unbounded,0"), "am": ("argmin", "x", "range:2")}  # fmt: skip
+    aggs = {
+        "m": ("m4", "x", "rows:3"),
+        "c": ("collect", "x", "rows:2"),
+        "h": ("hll", "x", "range:unbounded,0"),
+        "am": ("argmin", "x", "range:2"),
+    }
     ours = rolling_aggregate(df, time="t", aggs=aggs)
     assert [f.dataType.simpleString() for f in ours.schema.fields[2:]] == [
-        "struct<min:double,max:double,first:double,last:double>", "array<double>", "bigint",
-        "bigint"]  # fmt: skip
+        "struct<min:double,max:double,first:double,last:double>",
+        "array<double>",
+        "bigint",
+        "bigint",
+    ]
     table = pa.table({"t": [r[0] for r in rows], "x": [r[1] for r in rows]})
     local = windowagg.rolling_aggregate(table, time="t", aggs=aggs)
     got = sorted((r.asDict(recursive=True) for r in ours.collect()), key=lambda r: r["t"])

@@ -55,11 +55,26 @@ def test_run_reports_spark_unavailable_in_one_line(monkeypatch, tmp_path, capsys
         raise session.SparkUnavailable("Spark needs Java 17 or newer (no Java found): ...")
 
     monkeypatch.setattr("windowagg.spark.spark_session", unavailable)
-    code = main(["run", str(csv), "--time", "t", "--value", "v", "--window", "tumbling:10s",
-                 "--agg", "sum", "--output", str(tmp_path / "out")])  # fmt: skip
+    code = main(
+        [
+            "run",
+            str(csv),
+            "--time",
+            "t",
+            "--value",
+            "v",
+            "--window",
+            "tumbling:10s",
+            "--agg",
+            "sum",
+            "--output",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 1
     assert capsys.readouterr().err.strip() == (
-        "error: Spark needs Java 17 or newer (no Java found): ...")  # fmt: skip
+        "error: Spark needs Java 17 or newer (no Java found): ..."
+    )
     assert not (tmp_path / "out").exists()
 
 

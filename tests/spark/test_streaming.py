@@ -28,8 +28,9 @@ def make_files(seed: int) -> list[list[tuple]]:
     rng = random.Random(seed)
 
     def ev(lo, hi, n):
-        return [(rng.choice("ab"), rng.randrange(lo, hi), float(rng.randrange(1, 9)))
-                for _ in range(n)]  # fmt: skip
+        return [
+            (rng.choice("ab"), rng.randrange(lo, hi), float(rng.randrange(1, 9))) for _ in range(n)
+        ]
 
     f1 = ev(0, 240, 120)
     f2 = ev(240, 420, 90) + ev(200, 240, 10) + ev(0, 40, 8)  # late within lateness, too late
@@ -60,11 +61,23 @@ def write(folder, i, rows):
 def start(spark, src, ck, out):
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
     stream = stream.withWatermark("ts", f"{DELAY_S} seconds")
-    res = window_aggregate(stream, time="ts", value="v", windows=WINDOWS, agg="sum", key="k",
-                           allowed_lateness=LATENESS_S)  # fmt: skip
-    return (res.writeStream.format("parquet").option("path", str(out))
-            .option("checkpointLocation", str(ck)).outputMode("append")
-            .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+    res = window_aggregate(
+        stream,
+        time="ts",
+        value="v",
+        windows=WINDOWS,
+        agg="sum",
+        key="k",
+        allowed_lateness=LATENESS_S,
+    )
+    return (
+        res.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(ck))
+        .outputMode("append")
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
 
 
 def settle(q, seconds=4.0):
@@ -82,7 +95,8 @@ def live_windows(rows):
     for (k, w, a, b), v in best.items():
         covered = w.startswith("session") and any(
             k2 == k and w2 == w and (a2, b2) != (a, b) and a2 <= a and b2 >= b
-            for (k2, w2, a2, b2) in best)  # fmt: skip
+            for (k2, w2, a2, b2) in best
+        )
         if not covered:
             out[(k, w, a, b)] = v
     return out
@@ -98,8 +112,11 @@ def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
         for i, f in enumerate(files[:2]):
             write(src, i, f)
             settle(q, 1.0)
-        dropped += sum(p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
-                       for p in q.recentProgress if p["stateOperators"])  # fmt: skip
+        dropped += sum(
+            p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
+            for p in q.recentProgress
+            if p["stateOperators"]
+        )
     finally:
         q.stop()
     q = start(spark, src, ck, out)  # restart from the checkpoint
@@ -108,8 +125,11 @@ def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
             write(src, i, f)
             settle(q, 1.0)
         settle(q)
-        dropped += sum(p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
-                       for p in q.recentProgress if p["stateOperators"])  # fmt: skip
+        dropped += sum(
+            p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
+            for p in q.recentProgress
+            if p["stateOperators"]
+        )
     finally:
         q.stop()
 
@@ -121,7 +141,8 @@ def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
     events = [e for e in kept(files) if e[0] != "z"]
     assert dropped == sum(len(f) for f in files) - len(kept(files)) > 0
     batch_df = spark.createDataFrame(
-        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA)  # fmt: skip
+        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA
+    )
     batch = window_aggregate(batch_df, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
     want = {(r.k, r.window, r.window_start, r.window_end): r.value for r in batch.collect()}
     assert live_windows(rows) == want
@@ -133,28 +154,46 @@ def test_streaming_needs_a_watermark(spark, tmp_path):
     with pytest.raises(ValueError, match="needs a watermark"):
         window_aggregate(stream, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
     with pytest.raises(ValueError, match="count windows"):
-        window_aggregate(stream.withWatermark("ts", "1 minute"), time="ts", value="v",
-                         windows=["count-tumbling:5"], agg="sum")  # fmt: skip
+        window_aggregate(
+            stream.withWatermark("ts", "1 minute"),
+            time="ts",
+            value="v",
+            windows=["count-tumbling:5"],
+            agg="sum",
+        )
 
 
-STREAM_SCHEMA = ("k string, ts timestamp, v double, d decimal(12,2), i int, b bigint, "
-                 "t2 timestamp, s string")  # fmt: skip
+STREAM_SCHEMA = (
+    "k string, ts timestamp, v double, d decimal(12,2), i int, b bigint, t2 timestamp, s string"
+)
 #: output name -> (windowagg's entry, Spark's expression)
 STREAM_AGGS = {
-    "n": (("count", "*"), "count(*)"), "nv": (("count", "v"), "count(v)"),
-    "sv": (("sum", "v"), "sum(v)"), "hv": (("max", "v"), "max(v)"), "lv": (("min", "v"), "min(v)"),
-    "ad": (("avg", "d"), "avg(d)"), "sd": (("sum", "d"), "sum(d)"), "si": (("sum", "i"), "sum(i)"),
-    "li": (("min", "i"), "min(i)"), "sb": (("sum", "b"), "sum(b)"),
-    "ht": (("max", "t2"), "max(t2)"), "hs": (("max", "s"), "max(s)"),
+    "n": (("count", "*"), "count(*)"),
+    "nv": (("count", "v"), "count(v)"),
+    "sv": (("sum", "v"), "sum(v)"),
+    "hv": (("max", "v"), "max(v)"),
+    "lv": (("min", "v"), "min(v)"),
+    "ad": (("avg", "d"), "avg(d)"),
+    "sd": (("sum", "d"), "sum(d)"),
+    "si": (("sum", "i"), "sum(i)"),
+    "li": (("min", "i"), "min(i)"),
+    "sb": (("sum", "b"), "sum(b)"),
+    "ht": (("max", "t2"), "max(t2)"),
+    "hs": (("max", "s"), "max(s)"),
     "sdv": (("stddev", "i"), "stddev(i)"),
-    "mdv": (("median", "v"), "median(v)"), "pi": (("percentile(p=0.3)", "i"), "percentile(i, 0.3)"),
-    "vpi": (("var_pop", "i"), "var_pop(i)"), "ski": (("skewness", "i"), "skewness(i)"),
-    "moi": (("mode", "i"), "mode(i, true)"), "mbt": (("max_by", ("i", "t2")), "max_by(i, t2)"),
+    "mdv": (("median", "v"), "median(v)"),
+    "pi": (("percentile(p=0.3)", "i"), "percentile(i, 0.3)"),
+    "vpi": (("var_pop", "i"), "var_pop(i)"),
+    "ski": (("skewness", "i"), "skewness(i)"),
+    "moi": (("mode", "i"), "mode(i, true)"),
+    "mbt": (("max_by", ("i", "t2")), "max_by(i, t2)"),
     "cib": (("corr", ("i", "b")), "corr(i, b)"),
-}  # fmt: skip
-STREAM_WINDOWS = {"tumbling:1m": "window(ts, '1 minute')",
-                  "sliding:2m/30s": "window(ts, '2 minutes', '30 seconds')",
-                  "session:20s": "session_window(ts, '20 seconds')"}  # fmt: skip
+}
+STREAM_WINDOWS = {
+    "tumbling:1m": "window(ts, '1 minute')",
+    "sliding:2m/30s": "window(ts, '2 minutes', '30 seconds')",
+    "session:20s": "session_window(ts, '20 seconds')",
+}
 
 
 def _norm(v):
@@ -178,31 +217,64 @@ def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, 
             r = rng.random()
             v = None if r < 0.1 else float("nan") if r < 0.15 else float(rng.randrange(1, 9))
             d = None if rng.random() < 0.1 else Decimal(rng.randrange(-999, 999)).scaleb(-2)
-            rows.append((rng.choice("ab"), rng.randrange(lo, hi), v, d, rng.randrange(-5, 9),
-                         rng.randrange(-(2**40), 2**40), rng.randrange(0, 10**6),
-                         rng.choice(["x", "yy", None])))  # fmt: skip
+            rows.append(
+                (
+                    rng.choice("ab"),
+                    rng.randrange(lo, hi),
+                    v,
+                    d,
+                    rng.randrange(-5, 9),
+                    rng.randrange(-(2**40), 2**40),
+                    rng.randrange(0, 10**6),
+                    rng.choice(["x", "yy", None]),
+                )
+            )
         return rows
 
-    files = [ev(0, 200, 80), ev(200, 400, 60) + ev(150, 200, 10),
-             [("z", 100_000, 1.0, None, 0, 0, 0, None)]]  # fmt: skip
+    files = [
+        ev(0, 200, 80),
+        ev(200, 400, 60) + ev(150, 200, 10),
+        [("z", 100_000, 1.0, None, 0, 0, 0, None)],
+    ]
     src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
     src.mkdir()
     aggs = {name: e for name, (e, _) in STREAM_AGGS.items()}
     stream = spark.readStream.schema(STREAM_SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
-    res = window_aggregate(stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts",
-                           windows=list(STREAM_WINDOWS), aggs=aggs, key="k",
-                           allowed_lateness=LATENESS_S)  # fmt: skip
-    q = (res.writeStream.format("parquet").option("path", str(out))
-         .option("checkpointLocation", str(ck)).outputMode("append")
-         .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+    res = window_aggregate(
+        stream.withWatermark("ts", f"{DELAY_S} seconds"),
+        time="ts",
+        windows=list(STREAM_WINDOWS),
+        aggs=aggs,
+        key="k",
+        allowed_lateness=LATENESS_S,
+    )
+    q = (
+        res.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(ck))
+        .outputMode("append")
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
     try:
         for n, f in enumerate(files):
             with open(src / f"part-{n}.json", "w") as fh:
                 for k, sec, v, d, i, b, t2, s in f:
-                    fh.write(json.dumps({
-                        "k": k, "ts": str(T0 + dt.timedelta(seconds=sec)), "v": v,
-                        "d": None if d is None else float(d), "i": i, "b": b,
-                        "t2": str(T0 + dt.timedelta(microseconds=t2)), "s": s}) + "\n")  # fmt: skip
+                    fh.write(
+                        json.dumps(
+                            {
+                                "k": k,
+                                "ts": str(T0 + dt.timedelta(seconds=sec)),
+                                "v": v,
+                                "d": None if d is None else float(d),
+                                "i": i,
+                                "b": b,
+                                "t2": str(T0 + dt.timedelta(microseconds=t2)),
+                                "s": s,
+                            }
+                        )
+                        + "\n"
+                    )
             settle(q, 1.0)
         settle(q)
     finally:
@@ -210,8 +282,12 @@ def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, 
     got = spark.read.parquet(str(out)).where(F.col("k") != "z")
     events = [e for f in files for e in f if e[0] != "z"]
     batch = spark.createDataFrame(
-        [(k, T0 + dt.timedelta(seconds=sec), v, d, i, b, T0 + dt.timedelta(microseconds=t2), s)
-         for k, sec, v, d, i, b, t2, s in events], STREAM_SCHEMA)  # fmt: skip
+        [
+            (k, T0 + dt.timedelta(seconds=sec), v, d, i, b, T0 + dt.timedelta(microseconds=t2), s)
+            for k, sec, v, d, i, b, t2, s in events
+        ],
+        STREAM_SCHEMA,
+    )
     reports: dict = {}
     for r in got.collect():
         key = (r.k, r.window, r.window_start, r.window_end)
@@ -219,14 +295,16 @@ def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, 
     types = dict(got.dtypes)
     for spec, wexpr in STREAM_WINDOWS.items():
         theirs = batch.groupBy("k", F.expr(wexpr).alias("w")).agg(
-            *[F.expr(sql).alias(n) for n, (_, sql) in STREAM_AGGS.items()])  # fmt: skip
+            *[F.expr(sql).alias(n) for n, (_, sql) in STREAM_AGGS.items()]
+        )
         assert all(types[n] == t for n, t in theirs.drop("k", "w").dtypes), spec
-        want = {(r.k, spec, r.w.start, r.w.end): [_norm(r[n]) for n in STREAM_AGGS]
-                for r in theirs.collect()}  # fmt: skip
+        want = {
+            (r.k, spec, r.w.start, r.w.end): [_norm(r[n]) for n in STREAM_AGGS]
+            for r in theirs.collect()
+        }
         bad = {w: (v, reports.get(w)) for w, v in want.items() if v not in reports.get(w, [])}
         assert want and not bad, bad
-    firsts = [(r.k, r.window, r.window_start, r.window_end) for r in got.collect()
-              if not r.update]  # fmt: skip
+    firsts = [(r.k, r.window, r.window_start, r.window_end) for r in got.collect() if not r.update]
     assert len(firsts) == len(set(firsts))
 
 
@@ -254,11 +332,17 @@ def test_rolling_frames_on_a_stream_equal_batch_on_the_rows_kept(spark, tmp_path
 
     def begin():
         stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
-        res = rolling_aggregate(stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts",
-                                key="k", aggs=ROLLING)  # fmt: skip
-        return (res.writeStream.format("parquet").option("path", str(out))
-                .option("checkpointLocation", str(ck)).outputMode("append")
-                .trigger(processingTime="300 milliseconds").start())  # fmt: skip
+        res = rolling_aggregate(
+            stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts", key="k", aggs=ROLLING
+        )
+        return (
+            res.writeStream.format("parquet")
+            .option("path", str(out))
+            .option("checkpointLocation", str(ck))
+            .outputMode("append")
+            .trigger(processingTime="300 milliseconds")
+            .start()
+        )
 
     for part in (files[:2], files[2:]):
         q = begin()
@@ -269,12 +353,22 @@ def test_rolling_frames_on_a_stream_equal_batch_on_the_rows_kept(spark, tmp_path
             settle(q)
         finally:
             q.stop()
-    got = sorted(tuple(r) for r in spark.read.parquet(str(out)).where(F.col("k") != "z")
-                 .select("k", "ts", "v", *ROLLING).collect())  # fmt: skip
+    got = sorted(
+        tuple(r)
+        for r in spark.read.parquet(str(out))
+        .where(F.col("k") != "z")
+        .select("k", "ts", "v", *ROLLING)
+        .collect()
+    )
     events = [e for e in kept(files, lateness=0) if e[0] != "z"]
     assert len(events) < sum(len(f) for f in files) - 1  # some rows were too late
     batch_df = spark.createDataFrame(
-        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA)  # fmt: skip
-    want = sorted(tuple(r) for r in rolling_aggregate(batch_df, time="ts", key="k", aggs=ROLLING)
-                  .select("k", "ts", "v", *ROLLING).collect())  # fmt: skip
+        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA
+    )
+    want = sorted(
+        tuple(r)
+        for r in rolling_aggregate(batch_df, time="ts", key="k", aggs=ROLLING)
+        .select("k", "ts", "v", *ROLLING)
+        .collect()
+    )
     assert got == want

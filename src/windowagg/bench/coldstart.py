@@ -23,8 +23,7 @@ CASES = {
     "sliding_aggregate in order, sum": "wa.sliding_aggregate(x, size=100, times=t)",
     "sliding_aggregate in order, max": "wa.sliding_aggregate(x, size=100, times=t, agg='max')",
     "sliding_aggregate out of order, sum": "wa.sliding_aggregate(x, size=100, times=u)",
-    "sliding_aggregate out of order, max":
-        "wa.sliding_aggregate(x, size=100, times=u, agg='max')",
+    "sliding_aggregate out of order, max": "wa.sliding_aggregate(x, size=100, times=u, agg='max')",
     "fifo('daba', 'sum')": "w = wa.fifo('daba', 'sum'); w.insert_many(x); w.query()",
     "ooo('fiba', 'sum')": "w = wa.ooo('fiba', 'sum'); w.insert_many(u, x); w.query(0, 500)",
     "WindowOperator sliding sum": (
@@ -41,7 +40,7 @@ CASES = {
         "df.groupBy(F.window(F.col('t').cast('timestamp'), '60 seconds', '10 seconds'))"
         ".agg(F.sum('x')).collect()"
     ),
-}  # fmt: skip
+}
 
 _CHILD = r"""
 import json, sys, time
@@ -67,8 +66,9 @@ print(json.dumps(times))
 
 def _run(code: str, cache: str) -> list[float]:
     env = {**os.environ, "NUMBA_CACHE_DIR": cache}
-    out = subprocess.run([sys.executable, "-c", _CHILD, code], env=env, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, code], env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

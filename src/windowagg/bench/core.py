@@ -44,9 +44,13 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
     return measure_interleaved([run], reps, warm)[0]
 
 
-def measure_interleaved(runs: list[Callable[[], Any]], reps: int, warm: int = 1,
-                        settle: float = 0.0, self_timed: bool = False,
-                        ) -> list[tuple[float, float, float]]:  # fmt: skip
+def measure_interleaved(
+    runs: list[Callable[[], Any]],
+    reps: int,
+    warm: int = 1,
+    settle: float = 0.0,
+    self_timed: bool = False,
+) -> list[tuple[float, float, float]]:
     """``measure`` for several runs side by side: each repetition times every run once, in
     turn, so that a machine whose speed drifts during the benchmark slows them alike and
     their ratio stays meaningful; the order rotates from one repetition to the next, so that
@@ -103,11 +107,37 @@ def write_csv(rows: list[Row], path: str) -> None:
     keys = sorted({k for r in rows for k in r.extra})
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["suite", "case", "agg", "param", "x", "median_s", "spread", "items",
-                    "rate_per_s", "checksum", *keys])  # fmt: skip
+        w.writerow(
+            [
+                "suite",
+                "case",
+                "agg",
+                "param",
+                "x",
+                "median_s",
+                "spread",
+                "items",
+                "rate_per_s",
+                "checksum",
+                *keys,
+            ]
+        )
         for r in rows:
-            w.writerow([r.suite, r.case, r.agg, r.param, r.x, r.median_s, r.spread, r.items,
-                        r.rate, r.checksum, *(r.extra.get(k, "") for k in keys)])  # fmt: skip
+            w.writerow(
+                [
+                    r.suite,
+                    r.case,
+                    r.agg,
+                    r.param,
+                    r.x,
+                    r.median_s,
+                    r.spread,
+                    r.items,
+                    r.rate,
+                    r.checksum,
+                    *(r.extra.get(k, "") for k in keys),
+                ]
+            )
 
 
 def plot(rows: list[Row], path: str, title: str, ylabel: str = "million elements / s") -> None:

@@ -125,8 +125,12 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
         frame = pl.from_arrow(table).lazy()
         exprs = [getattr(pl.col("v"), agg)().alias("s")]
         if five:
-            exprs += [pl.len(), pl.col("v").max().alias("hi"), pl.col("v").mean().alias("a"),
-                      pl.col("v").min().alias("lo")]  # fmt: skip
+            exprs += [
+                pl.len(),
+                pl.col("v").max().alias("hi"),
+                pl.col("v").mean().alias("a"),
+                pl.col("v").min().alias("lo"),
+            ]
 
         def polars():  # the time sorted within each key: a sort by time is the fastest way
             out = (
@@ -196,8 +200,7 @@ def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
             expr = getattr(pl.col("v"), f"rolling_{agg}")(window_size=size, min_samples=1)
             lazy = lazy.sort("ts")
         else:  # by time: Polars orders each key's rows itself
-            expr = getattr(pl.col("v"), f"rolling_{agg}_by")("ts", window_size=size,
-                                                            closed="both")  # fmt: skip
+            expr = getattr(pl.col("v"), f"rolling_{agg}_by")("ts", window_size=size, closed="both")
 
         def polars():
             return np.array([lazy.select(expr.over("k")).collect().to_series().sum()])
@@ -209,8 +212,11 @@ def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
 
     def pandas_():
         by = pdf.sort_values("ts").groupby("k")
-        r = by.rolling(size, min_periods=1) if isinstance(size, int) else \
-            by.rolling(size, on="ts", closed="both")  # fmt: skip
+        r = (
+            by.rolling(size, min_periods=1)
+            if isinstance(size, int)
+            else by.rolling(size, on="ts", closed="both")
+        )
         return np.array([getattr(r["v"], agg)().sum()])
 
     cases.append(("pandas groupby().rolling()", pandas_))
@@ -297,8 +303,13 @@ def peak_memory(n: int, keys: int, what: str) -> dict:
     second's peak would say nothing of what a call needs."""
     spec = UNIFORM[what]
     env = os.environ | {"WINDOWAGG_KEEP_MIB": "0"}  # freed memory returned: the call's own peak
-    done = subprocess.run([sys.executable, "-c", _PEAK, str(n), str(keys), spec],
-                          capture_output=True, text=True, check=True, env=env)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(n), str(keys), spec],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -315,10 +326,13 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
         got = []
         for name, (med, spread, chk) in zip(names, stats):
             got.append(Row("local", name, agg, param, x, med, spread, n, chk))
-            report(f"  {param:18s} {agg:5s} {name:34s} {med:8.3f} s  ({n / med / 1e6:6.1f} M "
-                   f"events/s, spread {spread:.0%}, checksum {chk:.10g})")  # fmt: skip
-        report("       " + ", ".join(f"{r.case}: {r.median_s / got[0].median_s:.2f}x"
-                                     for r in got[1:]))  # fmt: skip
+            report(
+                f"  {param:18s} {agg:5s} {name:34s} {med:8.3f} s  ({n / med / 1e6:6.1f} M "
+                f"events/s, spread {spread:.0%}, checksum {chk:.10g})"
+            )
+        report(
+            "       " + ", ".join(f"{r.case}: {r.median_s / got[0].median_s:.2f}x" for r in got[1:])
+        )
         rows.extend(got)
 
     for n in sizes:
@@ -342,10 +356,24 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
                     side.close()
             for what in ("sliding", "session"):
                 mem = peak_memory(n, keys, what)
-                rows.append(Row("local", "windowagg window_aggregate", "peak MiB", what, keys,
-                                0.0, 0.0, n, mem["peak"], mem))  # fmt: skip
-                report(f"  {what} peak memory {mem['peak']:.0f} MiB (input {mem['input']:.0f} "
-                       f"MiB, output {mem['output']:.0f} MiB)")  # fmt: skip
+                rows.append(
+                    Row(
+                        "local",
+                        "windowagg window_aggregate",
+                        "peak MiB",
+                        what,
+                        keys,
+                        0.0,
+                        0.0,
+                        n,
+                        mem["peak"],
+                        mem,
+                    )
+                )
+                report(
+                    f"  {what} peak memory {mem['peak']:.0f} MiB (input {mem['input']:.0f} "
+                    f"MiB, output {mem['output']:.0f} MiB)"
+                )
     for n in [100_000] if quick else [2_000_000, 10_000_000]:
         reps = 5 if n <= 2_000_000 else 3
         small = skewed(1000)

@@ -67,8 +67,18 @@ def _xs(group: list[dict[str, str]]) -> list[str]:
 
 
 #: the columns every row has; any other column is a suite's own measure (a percentile, a peak)
-COMMON = ("suite", "case", "agg", "param", "x", "median_s", "spread", "items", "rate_per_s",
-          "checksum")  # fmt: skip
+COMMON = (
+    "suite",
+    "case",
+    "agg",
+    "param",
+    "x",
+    "median_s",
+    "spread",
+    "items",
+    "rate_per_s",
+    "checksum",
+)
 
 
 def _extras(group: list[dict[str, str]]) -> list[str]:
@@ -89,8 +99,9 @@ def _rate(per_s: float) -> str:
     return f"{per_s:.3g} /s"
 
 
-def _times(group: list[dict[str, str]], xs: list[str], cases: list[str], ratios: bool,
-           rates: bool) -> list[str]:  # fmt: skip
+def _times(
+    group: list[dict[str, str]], xs: list[str], cases: list[str], ratios: bool, rates: bool
+) -> list[str]:
     cell = {(r["case"], r["x"]): r for r in group}
     out = ["| case | " + " | ".join(map(_label, xs)) + " |", "|---|" + "---:|" * len(xs)]
     for case in cases:
@@ -108,8 +119,7 @@ def _times(group: list[dict[str, str]], xs: list[str], cases: list[str], ratios:
     return [*out, ""]
 
 
-def markdown_tables(rows: list[dict[str, str]], ratios: bool = False, rates: bool = False
-                    ) -> str:  # fmt: skip
+def markdown_tables(rows: list[dict[str, str]], ratios: bool = False, rates: bool = False) -> str:
     """One table per (aggregation, parameter): the median time of every case at every swept
     value, and the spread (max - min over median) beside it; ``ratios``: each time also as a
     multiple of the first case's at the same value; ``rates``: items per second instead of
@@ -146,8 +156,10 @@ def svg_chart(rows: list[dict[str, str]], rates: bool = False) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    groups = {title: [r for r in group if float(r["median_s"]) > 0]
-              for title, group in _groups(rows, rates).items()}  # fmt: skip
+    groups = {
+        title: [r for r in group if float(r["median_s"]) > 0]
+        for title, group in _groups(rows, rates).items()
+    }
     groups = {title: group for title, group in groups.items() if group}  # memory: no rate
     if not groups:
         return ""

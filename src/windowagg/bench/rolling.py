@@ -48,10 +48,11 @@ def _spark_data(spark, n: int, keys: int, span_s: float, skew: bool = False, see
         key = F.when(F.rand(seed + 5) < 0.5, F.lit(0)).otherwise(key)
     df = spark.range(n).select(
         key.alias("k"),
-        F.timestamp_micros(F.lit(1_767_225_600_000_000) + (F.rand(seed + 1) * span_s * 1e6)
-                           .cast("long")).alias("ts"),
+        F.timestamp_micros(
+            F.lit(1_767_225_600_000_000) + (F.rand(seed + 1) * span_s * 1e6).cast("long")
+        ).alias("ts"),
         F.floor(F.rand(seed + 2) * 100).cast("double").alias("v"),
-    )  # fmt: skip
+    )
     return df.cache()
 
 
@@ -175,8 +176,10 @@ def _rows(report, param, x, n, cases, stats, agg) -> list[Row]:
     rows = []
     for (name, _), (med, spread, chk) in zip(cases, stats):
         rows.append(Row("rolling", name, agg, param, x, med, spread, n, chk))
-        report(f"  {agg:4s} {param:11s} {name:38s} {med:8.3f} s  (spread {spread:.0%}, "
-               f"checksum {chk:.6g})")  # fmt: skip
+        report(
+            f"  {agg:4s} {param:11s} {name:38s} {med:8.3f} s  (spread {spread:.0%}, "
+            f"checksum {chk:.6g})"
+        )
     ours = rows[0].median_s
     report("       " + ", ".join(f"{r.case}: {r.median_s / ours:.1f}x" for r in rows[1:]))
     return rows
@@ -191,15 +194,19 @@ def _frame_cases(
     for text in FRAMES:
         for agg in ("sum", "max"):
             e = {"o": (agg, text)}
-            cases = [("windowagg rolling_aggregate", _ours(df, e)),
-                     ("Spark segment tree", _builtin(df, e, True))]  # fmt: skip
+            cases = [
+                ("windowagg rolling_aggregate", _ours(df, e)),
+                ("Spark segment tree", _builtin(df, e, True)),
+            ]
             if default(text):
                 cases.append(("Spark default", _builtin(df, e, False)))
             stats = measure_interleaved([r for _, r in cases], reps, warm=0)
             rows += _rows(report, text, ROWS_PER_FRAME[text], n, cases, stats, agg)
     six = {f"{agg}_{t.split(':')[1]}": (agg, t) for t in RANGES for agg in ("sum", "max")}
-    cases = [("windowagg, 6 entries in one call", _ours(df, six)),
-             ("Spark segment tree, 6 in one select", _builtin(df, six, True))]  # fmt: skip
+    cases = [
+        ("windowagg, 6 entries in one call", _ours(df, six)),
+        ("Spark segment tree, 6 in one select", _builtin(df, six, True)),
+    ]
     if default("six"):
         cases.append(("Spark default, 6 in one select", _builtin(df, six, False)))
     stats = measure_interleaved([r for _, r in cases], min(reps, 2), warm=1)
@@ -221,8 +228,10 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
             run()
     report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
     rows = _frame_cases(df, n, reps, lambda frame: True, report)
-    cases = [("windowagg rolling_aggregate", _ours(df, {"o": ("sum", "range:600s")})),
-             ("shuffle, sort, Arrow round trip only", _floor(df))]  # fmt: skip
+    cases = [
+        ("windowagg rolling_aggregate", _ours(df, {"o": ("sum", "range:600s")})),
+        ("shuffle, sort, Arrow round trip only", _floor(df)),
+    ]
     stats = measure_interleaved([r for _, r in cases], reps, warm=1)
     rows += _rows(report, "range:600s", 6000, n, cases, stats, "floor")
     df.unpersist()
@@ -264,8 +273,20 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
 
         run()
         secs, peak = peak_worker_rss(run)
-        rows.append(Row("rolling", f"windowagg, {label}", "sum", SKEW, n, secs, 0.0, n, 0.0,
-                        {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
+        rows.append(
+            Row(
+                "rolling",
+                f"windowagg, {label}",
+                "sum",
+                SKEW,
+                n,
+                secs,
+                0.0,
+                n,
+                0.0,
+                {"peak_worker_rss_mib": round(peak, 1)},
+            )
+        )
         report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         if skew:
 
@@ -278,10 +299,23 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
             pandas_run()
             secs, peak = peak_worker_rss(pandas_run)
             extra = {"peak_worker_rss_mib": round(peak, 1)}
-            rows.append(Row("rolling", "applyInPandas, each key whole (a count)", "sum", SKEW,
-                            n, secs, 0.0, n, 0.0, extra))  # fmt: skip
-            report(f"  applyInPandas, each key whole    {secs:6.2f} s, peak worker RSS "
-                   f"{peak:7.1f} MiB")  # fmt: skip
+            rows.append(
+                Row(
+                    "rolling",
+                    "applyInPandas, each key whole (a count)",
+                    "sum",
+                    SKEW,
+                    n,
+                    secs,
+                    0.0,
+                    n,
+                    0.0,
+                    extra,
+                )
+            )
+            report(
+                f"  applyInPandas, each key whole    {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB"
+            )
         df.unpersist()
     return rows
 

@@ -152,6 +152,11 @@ def slicing(quick: bool, report: Callable[[str], None]) -> list[Row]:
     for k in [1, 10] if quick else [1, 10, 100]:
         ws = [*tumbling(k), Session(500)]
         for store in ("eager", "lazy"):
-            case(f"operator {store} + session", run_operator(store, ws, t, v, 1000),
-                 "windows + session", k, m)  # fmt: skip
+            case(
+                f"operator {store} + session",
+                run_operator(store, ws, t, v, 1000),
+                "windows + session",
+                k,
+                m,
+            )
     return rows

@@ -51,10 +51,11 @@ def _data(spark, n: int, keys: int = 100, seed: int = 11, skew: bool = False):
     k = (F.rand(seed) * keys).cast("int")
     df = spark.range(n).select(
         (F.when(F.rand(seed + 3) < 0.5, F.lit(0)).otherwise(k) if skew else k).alias("k"),
-        F.timestamp_micros(F.lit(1_704_067_200_000_000) + (F.rand(seed + 1) * span_us)
-                           .cast("long")).alias("ts"),
+        F.timestamp_micros(
+            F.lit(1_704_067_200_000_000) + (F.rand(seed + 1) * span_us).cast("long")
+        ).alias("ts"),
         F.floor(F.rand(seed + 2) * 100).cast("double").alias("v"),
-    )  # fmt: skip
+    )
     return df.cache()
 
 
@@ -62,8 +63,7 @@ def _data(spark, n: int, keys: int = 100, seed: int = 11, skew: bool = False):
 EVENTS = 10_000_000
 
 
-def spark_suite(quick: bool, report: Callable[[str], None], events: int | None = None
-                ) -> list[Row]:  # fmt: skip
+def spark_suite(quick: bool, report: Callable[[str], None], events: int | None = None) -> list[Row]:
     from pyspark.sql import functions as F
 
     from ..spark import spark_session, window_aggregate
@@ -81,8 +81,9 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
         return float(out.agg(F.sum(column)).first()[0] or 0.0)
 
     def ours(specs, agg="sum"):
-        return lambda: total(window_aggregate(df, time="ts", value="v", windows=specs, agg=agg,
-                                              key="k"))  # fmt: skip
+        return lambda: total(
+            window_aggregate(df, time="ts", value="v", windows=specs, agg=agg, key="k")
+        )
 
     def builtin(lengths):
         def run() -> float:
@@ -99,8 +100,15 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
     def tumbling_floor() -> float:
         return total(df.groupBy("k", floor).agg(F.sum("v").alias("value")))
 
-    def pair(param: str, x: float, cases: list[tuple[str, Callable[[], float]]], agg="sum",
-             events: int = n, times: int = reps, with_floor: bool = False) -> None:  # fmt: skip
+    def pair(
+        param: str,
+        x: float,
+        cases: list[tuple[str, Callable[[], float]]],
+        agg="sum",
+        events: int = n,
+        times: int = reps,
+        with_floor: bool = False,
+    ) -> None:
         """windowagg and its baselines, timed in turn in every repetition (the machine's speed
         drifts; alternating keeps the ratio fair); ``with_floor``: the built-in tumbling
         window of 1 s too (:data:`FLOOR`), another answer, so not a baseline of the ratio."""
@@ -109,44 +117,86 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
         got = []
         for (name, _run), (med, spread, chk) in zip(cases, stats):
             got.append(Row("spark", name, agg, param, x, med, spread, events, chk))
-            report(f"  {param}={x:<4g} {name:42s} {med:8.2f} s  ({events / med / 1e6:.2f} M "
-                   f"events/s, spread {spread:.0%})")  # fmt: skip
+            report(
+                f"  {param}={x:<4g} {name:42s} {med:8.2f} s  ({events / med / 1e6:.2f} M "
+                f"events/s, spread {spread:.0%})"
+            )
         rows.extend(got)
-        report("     " + ", ".join(
-            f"windowagg / floor: {got[0].median_s / r.median_s:.2f}x" if r.case == FLOOR
-            else f"{r.case}: {r.median_s / got[0].median_s:.1f}x" for r in got[1:]))  # fmt: skip
+        report(
+            "     "
+            + ", ".join(
+                f"windowagg / floor: {got[0].median_s / r.median_s:.2f}x"
+                if r.case == FLOOR
+                else f"{r.case}: {r.median_s / got[0].median_s:.1f}x"
+                for r in got[1:]
+            )
+        )
 
     ours(["sliding:5s/1s"])(), builtin([5])()  # the JVM's own warm-up, before any timing
     for L in [5, 20, 60]:
-        cases = [("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
-                 ("Spark window()", builtin([L]))]  # fmt: skip
+        cases = [
+            ("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
+            ("Spark window()", builtin([L])),
+        ]
         pair("sliding length s", L, cases, with_floor=True)
     pair(STAGES, 20, _stages(df, ours(["sliding:20s/1s"])))
     lengths = list(range(1, 21))
-    pair("windows", 20, [("windowagg, 20 windows in one call",
-                          ours([f"sliding:{L}s/1s" for L in lengths])),
-                         ("Spark window(), 20 queries", builtin(lengths))],
-         with_floor=True)  # fmt: skip
+    pair(
+        "windows",
+        20,
+        [
+            ("windowagg, 20 windows in one call", ours([f"sliding:{L}s/1s" for L in lengths])),
+            ("Spark window(), 20 queries", builtin(lengths)),
+        ],
+        with_floor=True,
+    )
     by_session = df.groupBy("k", F.session_window("ts", "2 seconds"))
     sessions = by_session.agg(F.sum("v").alias("value"))
-    pair("session gap s", 2, [("windowagg window_aggregate", ours(["session:2s"])),
-                              ("Spark session_window()", lambda: total(sessions))])  # fmt: skip
+    pair(
+        "session gap s",
+        2,
+        [
+            ("windowagg window_aggregate", ours(["session:2s"])),
+            ("Spark session_window()", lambda: total(sessions)),
+        ],
+    )
     by_window = df.groupBy("k", F.window("ts", "60 seconds", "10 seconds"))
     median = F.median("v").alias("value")
-    pair("median, sliding s", 60,
-         [("windowagg window_aggregate", ours(["sliding:60s/10s"], "median")),
-          ("Spark median", lambda: total(by_window.agg(median)))],
-         agg="median")  # fmt: skip
+    pair(
+        "median, sliding s",
+        60,
+        [
+            ("windowagg window_aggregate", ours(["sliding:60s/10s"], "median")),
+            ("Spark median", lambda: total(by_window.agg(median))),
+        ],
+        agg="median",
+    )
     collected = F.collect_list("v").alias("value")
 
     def sizes(out) -> float:
         return float(out.agg(F.sum(F.size("value"))).first()[0])
 
-    pair("collect, sliding s", 60,
-         [("windowagg window_aggregate", lambda: sizes(window_aggregate(
-             df, time="ts", value="v", windows=["sliding:60s/10s"], agg="collect", key="k"))),
-          ("Spark collect_list", lambda: sizes(by_window.agg(collected)))],
-         agg="collect")  # fmt: skip
+    pair(
+        "collect, sliding s",
+        60,
+        [
+            (
+                "windowagg window_aggregate",
+                lambda: sizes(
+                    window_aggregate(
+                        df,
+                        time="ts",
+                        value="v",
+                        windows=["sliding:60s/10s"],
+                        agg="collect",
+                        key="k",
+                    )
+                ),
+            ),
+            ("Spark collect_list", lambda: sizes(by_window.agg(collected))),
+        ],
+        agg="collect",
+    )
     df.unpersist()
     _counted(spark, n, pair)
     _sparse(spark, n, pair)
@@ -185,8 +235,20 @@ def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
 
         run()
         secs, peak = peak_worker_rss(run)
-        rows.append(Row("spark", f"windowagg, {label}", "first, median", SKEW, n, secs, 0.0, n,
-                        0.0, {"peak_worker_rss_mib": round(peak, 1)}))  # fmt: skip
+        rows.append(
+            Row(
+                "spark",
+                f"windowagg, {label}",
+                "first, median",
+                SKEW,
+                n,
+                secs,
+                0.0,
+                n,
+                0.0,
+                {"peak_worker_rss_mib": round(peak, 1)},
+            )
+        )
         report(f"  windowagg, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         df.unpersist()
     return rows
@@ -205,8 +267,14 @@ def _stages(df, full: Callable[[], float]) -> list[tuple[str, Callable[[], float
     from ..spark.plan import make_plan
     from .rolling import returns_input
 
-    plan = make_plan(df, time="ts", windows=["sliding:20s/1s"], aggs={"value": ("sum", "v")},
-                     key="k", allowed_lateness=0)  # fmt: skip
+    plan = make_plan(
+        df,
+        time="ts",
+        windows=["sliding:20s/1s"],
+        aggs={"value": ("sum", "v")},
+        key="k",
+        allowed_lateness=0,
+    )
 
     def total(out) -> float:
         return float(out.agg(F.sum("__wa_p0")).first()[0])
@@ -215,22 +283,33 @@ def _stages(df, full: Callable[[], float]) -> list[tuple[str, Callable[[], float
         pre = partials_by_key(df, plan)
         return total(pre.mapInArrow(returns_input, pre.schema))
 
-    return [("windowagg window_aggregate", full),
-            ("Spark SQL partials per (key, slice)",
-             lambda: total(_partials_query(df, plan, grids(plan)))),
-            ("partials, shuffled by key", lambda: total(partials_by_key(df, plan))),
-            ("partials, shuffled, Arrow round trip", trip)]  # fmt: skip
+    return [
+        ("windowagg window_aggregate", full),
+        (
+            "Spark SQL partials per (key, slice)",
+            lambda: total(_partials_query(df, plan, grids(plan))),
+        ),
+        ("partials, shuffled by key", lambda: total(partials_by_key(df, plan))),
+        ("partials, shuffled, Arrow round trip", trip),
+    ]
 
 
 #: five aggregations over three columns, windowagg's and Spark's spelling
-FIVE = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
-        "m": (("max", "tip"), "max(tip)"), "a": (("avg", "v"), "avg(v)"),
-        "z": (("min", "zone"), "min(zone)")}  # fmt: skip
+FIVE = {
+    "s": (("sum", "v"), "sum(v)"),
+    "n": (("count", "*"), "count(*)"),
+    "m": (("max", "tip"), "max(tip)"),
+    "a": (("avg", "v"), "avg(v)"),
+    "z": (("min", "zone"), "min(zone)"),
+}
 #: five with a quantile and a distinct count (the rows cross into Python)
-HOLISTIC = {"s": (("sum", "v"), "sum(v)"), "n": (("count", "*"), "count(*)"),
-            "m": (("max", "tip"), "max(tip)"),
-            "q": (("percentile(p=0.95)", "v"), "percentile(v, 0.95)"),
-            "d": (("approx_count_distinct", "zone"), "approx_count_distinct(zone)")}  # fmt: skip
+HOLISTIC = {
+    "s": (("sum", "v"), "sum(v)"),
+    "n": (("count", "*"), "count(*)"),
+    "m": (("max", "tip"), "max(tip)"),
+    "q": (("percentile(p=0.95)", "v"), "percentile(v, 0.95)"),
+    "d": (("approx_count_distinct", "zone"), "approx_count_distinct(zone)"),
+}
 
 
 def _counted(spark, n: int, pair) -> None:
@@ -248,8 +327,11 @@ def _counted(spark, n: int, pair) -> None:
 
     ts = F.timestamp_micros(F.lit(1_704_067_200_000_000) + F.col("id") * 1000)
     v = F.floor(F.rand(3) * 100).cast("double")
-    df = spark.range(n).select((F.col("id") % 100).cast("int").alias("k"), ts.alias("ts"),
-                               v.alias("v")).cache()  # fmt: skip
+    df = (
+        spark.range(n)
+        .select((F.col("id") % 100).cast("int").alias("k"), ts.alias("ts"), v.alias("v"))
+        .cache()
+    )
     df.count()
     number = F.row_number().over(Window.partitionBy("k").orderBy("ts")) - 1
     rank = df.select("k", "ts", "v", number.alias("r"))
@@ -257,16 +339,26 @@ def _counted(spark, n: int, pair) -> None:
 
     def buckets(b, agg=None):
         agg = F.sum("v") if agg is None else agg
-        return rank.select("k", "ts", "v", b.alias("b")).where("b >= 0").groupBy("k", "b").agg(
-            agg.alias("value"), F.count("*").alias("c"), F.min("ts").alias("window_start"),
-            F.max("ts").alias("window_end")).where("c = 100")  # fmt: skip
+        return (
+            rank.select("k", "ts", "v", b.alias("b"))
+            .where("b >= 0")
+            .groupBy("k", "b")
+            .agg(
+                agg.alias("value"),
+                F.count("*").alias("c"),
+                F.min("ts").alias("window_start"),
+                F.max("ts").alias("window_end"),
+            )
+            .where("c = 100")
+        )
 
     def total(out) -> float:
         return float(out.agg(F.sum("value")).first()[0])
 
     def ours(spec, agg="sum"):
-        return lambda: total(window_aggregate(df, time="ts", value="v", windows=[spec],
-                                              agg=agg, key="k"))  # fmt: skip
+        return lambda: total(
+            window_aggregate(df, time="ts", value="v", windows=[spec], agg=agg, key="k")
+        )
 
     by_100 = F.floor(F.col("r") / 100)
     both = F.explode(F.array(F.floor(F.col("r") / 50), F.floor(F.col("r") / 50) - 1))
@@ -275,9 +367,17 @@ def _counted(spark, n: int, pair) -> None:
         ("count window, slide 50", "count-sliding:100/50", buckets(both), "sum"),
         ("count window", "count-tumbling:100", buckets(by_100, median), "median"),
     ]:
-        pair(name, 100, [("windowagg window_aggregate", ours(spec, agg)),
-                         ("Spark row_number() buckets", lambda q=query: total(q))],
-             agg=agg, events=n, times=3)  # fmt: skip
+        pair(
+            name,
+            100,
+            [
+                ("windowagg window_aggregate", ours(spec, agg)),
+                ("Spark row_number() buckets", lambda q=query: total(q)),
+            ],
+            agg=agg,
+            events=n,
+            times=3,
+        )
     df.unpersist()
 
 
@@ -294,12 +394,17 @@ def _sparse(spark, n: int, pair) -> None:
     from ..tables import window_aggregate as on_table
 
     keys, span_us = 100, n // 100 * 1_000_000
-    df = spark.range(n).select(
-        (F.rand(21) * keys).cast("int").alias("k"),
-        F.timestamp_micros(F.lit(1_704_067_200_000_000) + (F.rand(22) * span_us).cast("long"))
-        .alias("ts"),
-        F.floor(F.rand(23) * 100).cast("double").alias("v"),
-    ).cache()  # fmt: skip
+    df = (
+        spark.range(n)
+        .select(
+            (F.rand(21) * keys).cast("int").alias("k"),
+            F.timestamp_micros(
+                F.lit(1_704_067_200_000_000) + (F.rand(22) * span_us).cast("long")
+            ).alias("ts"),
+            F.floor(F.rand(23) * 100).cast("double").alias("v"),
+        )
+        .cache()
+    )
     df.count()
     table = df.toArrow()
     spec = "sliding:60s/1s"
@@ -311,11 +416,21 @@ def _sparse(spark, n: int, pair) -> None:
         out = on_table(table, time="ts", windows=spec, aggs={"value": ("sum", "v")}, key="k")
         return float(np.sum(out.column("value").to_numpy()))
 
-    pair("one event per key and second, sliding s", 60,
-         [("windowagg window_aggregate", lambda: total(on_spark(
-             df, time="ts", value="v", windows=[spec], agg="sum", key="k"))),
-          ("windowagg on the same rows as an Arrow table", local)],
-         events=n, times=3)  # fmt: skip
+    pair(
+        "one event per key and second, sliding s",
+        60,
+        [
+            (
+                "windowagg window_aggregate",
+                lambda: total(
+                    on_spark(df, time="ts", value="v", windows=[spec], agg="sum", key="k")
+                ),
+            ),
+            ("windowagg on the same rows as an Arrow table", local),
+        ],
+        events=n,
+        times=3,
+    )
     df.unpersist()
 
 
@@ -326,27 +441,50 @@ def _five(spark, n: int, report, pair) -> None:
 
     from ..spark import window_aggregate
 
-    df = _data(spark, n).select("*", F.floor(F.rand(5) * 20).alias("tip"),
-                                (F.rand(6) * 50).cast("int").alias("zone")).cache()  # fmt: skip
+    df = (
+        _data(spark, n)
+        .select(
+            "*", F.floor(F.rand(5) * 20).alias("tip"), (F.rand(6) * 50).cast("int").alias("zone")
+        )
+        .cache()
+    )
     df.count()
     report(f"{n:,} events, sliding window 60 s / 1 s:")
     spec, w = ["sliding:60s/1s"], F.window("ts", "60 seconds", "1 second")
 
     def ours(entries):
         aggs = {name: e for name, (e, _) in entries.items()}
-        return lambda: float(window_aggregate(df, time="ts", windows=spec, aggs=aggs, key="k")
-                             .agg(F.sum("s")).first()[0])  # fmt: skip
+        return lambda: float(
+            window_aggregate(df, time="ts", windows=spec, aggs=aggs, key="k")
+            .agg(F.sum("s"))
+            .first()[0]
+        )
 
     def builtin(entries):
         cols = [F.expr(sql).alias(name) for name, (_, sql) in entries.items()]
         return lambda: float(df.groupBy("k", w).agg(*cols).agg(F.sum("s")).first()[0])
 
     one = {"s": FIVE["s"]}
-    pair("aggregations", 5, [("windowagg, 5 in one call", ours(FIVE)),
-                             ("windowagg, one sum", ours(one)),
-                             ("Spark window(), the same 5", builtin(FIVE))],
-         events=n, times=2)  # fmt: skip
-    pair("aggregations", 5, [("windowagg, 5 with quantile, distinct", ours(HOLISTIC)),
-                             ("Spark window(), the same 5", builtin(HOLISTIC))],
-         agg="holistic", events=n, times=2)  # fmt: skip
+    pair(
+        "aggregations",
+        5,
+        [
+            ("windowagg, 5 in one call", ours(FIVE)),
+            ("windowagg, one sum", ours(one)),
+            ("Spark window(), the same 5", builtin(FIVE)),
+        ],
+        events=n,
+        times=2,
+    )
+    pair(
+        "aggregations",
+        5,
+        [
+            ("windowagg, 5 with quantile, distinct", ours(HOLISTIC)),
+            ("Spark window(), the same 5", builtin(HOLISTIC)),
+        ],
+        agg="holistic",
+        events=n,
+        times=2,
+    )
     df.unpersist()

@@ -43,8 +43,10 @@ def _files(root: str, n: int, files: int, seed: int = 7) -> None:
     k, v = rng.integers(0, KEYS, n), rng.integers(0, 100, n).astype(float)
     os.makedirs(root)
     for i, part in enumerate(np.array_split(np.arange(n), files)):
-        pq.write_table(pa.table({"k": k[part], "ts": pa.array(t[part], pa.timestamp("us")),
-                                 "v": v[part]}), f"{root}/f{i:04d}.parquet")  # fmt: skip
+        pq.write_table(
+            pa.table({"k": k[part], "ts": pa.array(t[part], pa.timestamp("us")), "v": v[part]}),
+            f"{root}/f{i:04d}.parquet",
+        )
 
 
 def _run(spark, src: str, per: int, build: Callable, work: str) -> tuple[float, list, object]:
@@ -53,17 +55,25 @@ def _run(spark, src: str, per: int, build: Callable, work: str) -> tuple[float, 
     stream = reader.option("maxFilesPerTrigger", per).parquet(src).withWatermark("ts", DELAY)
     out, ck = tempfile.mkdtemp(dir=work), tempfile.mkdtemp(dir=work)
     a = time.perf_counter()
-    q = (build(stream).writeStream.format("parquet").option("path", out)
-         .option("checkpointLocation", ck).outputMode("append").trigger(availableNow=True)
-         .start())  # fmt: skip
+    q = (
+        build(stream)
+        .writeStream.format("parquet")
+        .option("path", out)
+        .option("checkpointLocation", ck)
+        .outputMode("append")
+        .trigger(availableNow=True)
+        .start()
+    )
     q.awaitTermination()
     return time.perf_counter() - a, q.recentProgress, spark.read.parquet(out)
 
 
 def _state(progress: list) -> list[float]:
     """State bytes per key after each micro-batch."""
-    return [sum(o.get("memoryUsedBytes", 0) for o in p.get("stateOperators") or []) / KEYS
-            for p in progress]  # fmt: skip
+    return [
+        sum(o.get("memoryUsedBytes", 0) for o in p.get("stateOperators") or []) / KEYS
+        for p in progress
+    ]
 
 
 def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
@@ -84,12 +94,14 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     lengths = [5 * (i + 1) for i in range(20)]  # 5 s to 100 s, slide 1 s
 
     def ours(specs):
-        return lambda s: window_aggregate(s, time="ts", windows=specs,
-                                          aggs={"sum": ("sum", "v")}, key="k")  # fmt: skip
+        return lambda s: window_aggregate(
+            s, time="ts", windows=specs, aggs={"sum": ("sum", "v")}, key="k"
+        )
 
     def builtin(length):
         return lambda s: s.groupBy("k", F.window("ts", f"{length} seconds", "1 second")).agg(
-            F.sum("v").alias("sum"))  # fmt: skip
+            F.sum("v").alias("sum")
+        )
 
     def floor(s):
         from pyspark.sql.streaming.state import GroupStateTimeout
@@ -112,8 +124,11 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
     _run(spark, src, files, ours(sliding), work)  # warm-up: workers, kernels, the JVM
     _run(spark, src, files, builtin(60), work)
-    sides = (("windowagg", ours(sliding)), ("built-in", builtin(60)),
-             ("applyInPandasWithState floor", floor))  # fmt: skip
+    sides = (
+        ("windowagg", ours(sliding)),
+        ("built-in", builtin(60)),
+        ("applyInPandasWithState floor", floor),
+    )
     for label, per in (("one micro-batch", files), ("100k events per micro-batch", PER)):
         batches = files // per
         runs: dict[str, list] = {name: [] for name, _ in sides}
@@ -135,35 +150,86 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 "state/key last": (state or [0])[-1],
             }
             spread = (max(took) - min(took)) / secs
-            rows.append(Row("streaming", name, "sum", label, batches, secs, spread, n,
-                            float(check[1]), extra))  # fmt: skip
-            report(f"  sliding 60s/1s, {label}: {name} {secs:.2f} s, {n / secs:,.0f} events/s, "
-                   f"{check[0]} windows, state/key {max(state, default=0):,.0f} B")  # fmt: skip
+            rows.append(
+                Row(
+                    "streaming",
+                    name,
+                    "sum",
+                    label,
+                    batches,
+                    secs,
+                    spread,
+                    n,
+                    float(check[1]),
+                    extra,
+                )
+            )
+            report(
+                f"  sliding 60s/1s, {label}: {name} {secs:.2f} s, {n / secs:,.0f} events/s, "
+                f"{check[0]} windows, state/key {max(state, default=0):,.0f} B"
+            )
         if got["windowagg"] != got["built-in"]:
             raise AssertionError(f"windowagg {got['windowagg']} != built-in {got['built-in']}")
     # 100k events per micro-batch: in one micro-batch the built-in query of 35 s runs out of
     # aggregation memory (a 2 GiB driver), each event copied into 35 windows at once
-    secs, progress, out = _run(spark, src, PER, ours([f"sliding:{x}s/1s" for x in lengths]),
-                               work)  # fmt: skip
+    secs, progress, out = _run(spark, src, PER, ours([f"sliding:{x}s/1s" for x in lengths]), work)
     mine = summary(out)
-    rows.append(Row("streaming", "windowagg", "sum", "20 windows", 20, secs, 0.0, n, mine[1],
-                    {"windows": mine[0]}))  # fmt: skip
+    rows.append(
+        Row(
+            "streaming",
+            "windowagg",
+            "sum",
+            "20 windows",
+            20,
+            secs,
+            0.0,
+            n,
+            mine[1],
+            {"windows": mine[0]},
+        )
+    )
     total, count, value = 0.0, 0, 0.0
     for length in lengths:
         s, _, out = _run(spark, src, PER, builtin(length), work)
         c, v = summary(out)
         total, count, value = total + s, count + c, value + v
-    rows.append(Row("streaming", "built-in", "sum", "20 windows", 20, total, 0.0, n, value,
-                    {"windows": count}))  # fmt: skip
+    rows.append(
+        Row(
+            "streaming",
+            "built-in",
+            "sum",
+            "20 windows",
+            20,
+            total,
+            0.0,
+            n,
+            value,
+            {"windows": count},
+        )
+    )
     report(f"  20 windows: windowagg {secs:.2f} s, built-in (20 queries) {total:.2f} s")
     if (mine[0], mine[1]) != (count, value):
         raise AssertionError(f"20 windows: windowagg {mine} != built-in {(count, value)}")
     secs, progress, out = _run(spark, src, PER, rolling, work)
     emitted = out.count()
     state = _state(progress)
-    rows.append(Row("streaming", "windowagg", "sum", "rolling range:1h", files // PER, secs, 0.0,
-                    emitted, float(emitted), {"state/key": max(state, default=0)}))  # fmt: skip
-    report(f"  rolling range:1h, 100k events per micro-batch: {secs:.2f} s, "
-           f"{emitted / secs:,.0f} rows/s")  # fmt: skip
+    rows.append(
+        Row(
+            "streaming",
+            "windowagg",
+            "sum",
+            "rolling range:1h",
+            files // PER,
+            secs,
+            0.0,
+            emitted,
+            float(emitted),
+            {"state/key": max(state, default=0)},
+        )
+    )
+    report(
+        f"  rolling range:1h, 100k events per micro-batch: {secs:.2f} s, "
+        f"{emitted / secs:,.0f} rows/s"
+    )
     shutil.rmtree(work, ignore_errors=True)
     return rows

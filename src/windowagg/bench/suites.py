@@ -115,8 +115,11 @@ def _baselines(agg: str, size: int, stream_: np.ndarray) -> dict[str, Callable[[
 
 
 def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    sizes = [1, 64, 4096] if quick else [1, 4, 16, 64, 256, 1024, 4096, 2**14, 2**16, 2**18,
-                                         2**20, 2**22]  # fmt: skip
+    sizes = (
+        [1, 64, 4096]
+        if quick
+        else [1, 4, 16, 64, 256, 1024, 4096, 2**14, 2**16, 2**18, 2**20, 2**22]
+    )
     m = 2**18 if quick else 2**22
     reps = 3 if quick else 5
     values = stream(m)
@@ -140,8 +143,10 @@ def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 report(f"  {agg:8s} size {size:>8d} {name:24s} {m / med / 1e6:9.1f} M/s")
             if size <= 4096:
                 rows.append(_python_reference(agg, size, 2**12 if quick else 2**14, reps))
-                report(f"  {agg:8s} size {size:>8d} {'python daba_lite':24s} "
-                       f"{rows[-1].rate / 1e6:9.3f} M/s")  # fmt: skip
+                report(
+                    f"  {agg:8s} size {size:>8d} {'python daba_lite':24s} "
+                    f"{rows[-1].rate / 1e6:9.3f} M/s"
+                )
     return rows
 
 
@@ -175,8 +180,15 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
     rows: list[Row] = []
     for agg in ("sum", "geomean"):
         fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
-        for alg in ("two_stacks", "two_stacks_lite", "daba", "daba_lite", "flatfit", "soe",
-                    "slickdeque"):  # fmt: skip
+        for alg in (
+            "two_stacks",
+            "two_stacks_lite",
+            "daba",
+            "daba_lite",
+            "flatfit",
+            "soe",
+            "slickdeque",
+        ):
             if not serves(alg, agg):
                 continue
             st = FifoState(alg, fam, capacity_for(n + 1), (n,) if alg == "slickdeque" else ())
@@ -192,21 +204,42 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
             for i in range(rounds + 1000):  # the first 1000 rounds warm up
                 v = values[i : i + 1]
                 t0 = time.perf_counter_ns()
-                run(code, st.buf, st.aux, st.iaux, st.ptr, st.tmp, tbuf, COUNT, v, one, empty,
-                    n, 0.0, out)  # fmt: skip
+                run(
+                    code,
+                    st.buf,
+                    st.aux,
+                    st.iaux,
+                    st.ptr,
+                    st.tmp,
+                    tbuf,
+                    COUNT,
+                    v,
+                    one,
+                    empty,
+                    n,
+                    0.0,
+                    out,
+                )
                 t1 = time.perf_counter_ns()
                 if i >= 1000:
                     lat[i - 1000] = (t1 - t0) / 1e9
                     total += out[0, 0]
             p50, p99, p999, p9999 = np.percentile(lat, [50, 99, 99.9, 99.99])
             slow = int((lat > 10 * p50).sum())  # rounds over 10x the median: flips and noise
-            tail = {"p99_us": p99 * 1e6, "p999_us": p999 * 1e6, "p9999_us": p9999 * 1e6,
-                    "max_us": lat.max() * 1e6, "rounds_over_10x_median": slow}  # fmt: skip
+            tail = {
+                "p99_us": p99 * 1e6,
+                "p999_us": p999 * 1e6,
+                "p9999_us": p9999 * 1e6,
+                "max_us": lat.max() * 1e6,
+                "rounds_over_10x_median": slow,
+            }
             row = Row("latency", alg, agg, "window size", n, float(p50), 0.0, 1, total, tail)
             rows.append(row)
-            report(f"  {agg:8s} {alg:16s} p50 {p50 * 1e6:6.2f}  p99 {p99 * 1e6:6.2f}  p99.9 "
-                   f"{p999 * 1e6:6.2f}  p99.99 {p9999 * 1e6:7.2f}  max {lat.max() * 1e6:8.2f} us"
-                   f"  ({slow} rounds > 10x p50)")  # fmt: skip
+            report(
+                f"  {agg:8s} {alg:16s} p50 {p50 * 1e6:6.2f}  p99 {p99 * 1e6:6.2f}  p99.9 "
+                f"{p999 * 1e6:6.2f}  p99.99 {p9999 * 1e6:7.2f}  max {lat.max() * 1e6:8.2f} us"
+                f"  ({slow} rounds > 10x p50)"
+            )
     return rows
 
 
@@ -231,21 +264,36 @@ def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
                     )
 
                 med, spread, chk = measure(shared, reps)
-                rows.append(Row("sharing", alg, agg, "window sizes", len(sizes), med, spread, n,
-                                chk))  # fmt: skip
+                rows.append(
+                    Row("sharing", alg, agg, "window sizes", len(sizes), med, spread, n, chk)
+                )
                 report(f"  {agg:4s} k={len(sizes):3d} {alg:26s} {n / med / 1e6:8.2f} M elem/s")
 
             n = m // 8
 
             def fiba_ranges(n=n, sizes=sizes, agg=agg) -> np.ndarray:
-                return windowagg.sliding_aggregate(values[:n], size=sizes, agg=agg,
-                                                   algorithm="fiba")  # fmt: skip
+                return windowagg.sliding_aggregate(
+                    values[:n], size=sizes, agg=agg, algorithm="fiba"
+                )
 
             med, spread, chk = measure(fiba_ranges, reps)
-            rows.append(Row("sharing", "fiba range queries", agg, "window sizes", len(sizes),
-                            med, spread, n, chk))  # fmt: skip
-            report(f"  {agg:4s} k={len(sizes):3d} {'fiba range queries':26s} "
-                   f"{n / med / 1e6:8.2f} M elem/s")  # fmt: skip
+            rows.append(
+                Row(
+                    "sharing",
+                    "fiba range queries",
+                    agg,
+                    "window sizes",
+                    len(sizes),
+                    med,
+                    spread,
+                    n,
+                    chk,
+                )
+            )
+            report(
+                f"  {agg:4s} k={len(sizes):3d} {'fiba range queries':26s} "
+                f"{n / med / 1e6:8.2f} M elem/s"
+            )
 
             def separate(sizes=sizes, agg=agg) -> list[np.ndarray]:
                 return [
@@ -254,10 +302,23 @@ def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 ]
 
             med, spread, chk = measure(separate, reps)
-            rows.append(Row("sharing", "one daba_lite per size", agg, "window sizes", len(sizes),
-                            med, spread, m, chk))  # fmt: skip
-            report(f"  {agg:4s} k={len(sizes):3d} {'one daba_lite per size':26s} "
-                   f"{m / med / 1e6:8.2f} M elem/s")  # fmt: skip
+            rows.append(
+                Row(
+                    "sharing",
+                    "one daba_lite per size",
+                    agg,
+                    "window sizes",
+                    len(sizes),
+                    med,
+                    spread,
+                    m,
+                    chk,
+                )
+            )
+            report(
+                f"  {agg:4s} k={len(sizes):3d} {'one daba_lite per size':26s} "
+                f"{m / med / 1e6:8.2f} M elem/s"
+            )
     return rows
 
 
@@ -276,8 +337,11 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
     n = 2**16 if quick else 2**20
     rounds = 2**16 if quick else 2**20
-    ds = [0, 16, 1024, 2**14] if quick else [0, 1, 4, 16, 64, 256, 1024, 2**12, 2**14,
-                                              2**16, 2**18, 2**20]  # fmt: skip
+    ds = (
+        [0, 16, 1024, 2**14]
+        if quick
+        else [0, 1, 4, 16, 64, 256, 1024, 2**12, 2**14, 2**16, 2**18, 2**20]
+    )
     reps = 3 if quick else 5
     high = 1e15
     rows: list[Row] = []
@@ -287,12 +351,22 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
         evict_to = np.arange(rounds, dtype=float)  # the oldest low timestamp
         times = n - d + np.arange(rounds, dtype=float)
         values = stream(rounds)
-        cases = (("fiba min_arity 2", 2, False), ("fiba min_arity 4", 4, False),
-                 ("fiba min_arity 8", 8, False), ("bclassic", 4, True))  # fmt: skip
+        cases = (
+            ("fiba min_arity 2", 2, False),
+            ("fiba min_arity 4", 4, False),
+            ("fiba min_arity 8", 8, False),
+            ("bclassic", 4, True),
+        )
         for case, mu, classic in cases:
 
-            def run(mu=mu, classic=classic, prefill_t=prefill_t, evict_to=evict_to, times=times,
-                    values=values) -> np.ndarray:  # fmt: skip
+            def run(
+                mu=mu,
+                classic=classic,
+                prefill_t=prefill_t,
+                evict_to=evict_to,
+                times=times,
+                values=values,
+            ) -> np.ndarray:
                 st = BTreeState("sum", mu, classic, nodes=2 * n // (mu - 1) + 1024)
                 pre = np.empty((n, 1))
                 st.slide(0, stream(n, SEED + 1), prefill_t, prefill_t, np.array([np.inf]), pre)
@@ -301,8 +375,9 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 return out
 
             med, spread, chk = measure(run, reps, warm=1 if d == ds[0] else 0)
-            rows.append(Row("ooo", case, "sum", "ooo distance d", max(d, 0.5), med, spread,
-                            n + rounds, chk))  # fmt: skip
+            rows.append(
+                Row("ooo", case, "sum", "ooo distance d", max(d, 0.5), med, spread, n + rounds, chk)
+            )
             report(f"  d={d:>8d} {case:18s} {(n + rounds) / med / 1e6:8.2f} M elem/s")
     return rows + ooo_arrays(quick, report)
 
@@ -323,9 +398,12 @@ def ooo_arrays(quick: bool, report: Callable[[str], None]) -> list[Row]:
             t = np.arange(n, dtype=float) + rng.integers(0, d, n)
             v = stream(n)
             a = windowagg.aggregation(agg)
-            runs = [lambda t=t, v=v, agg=agg: windowagg.sliding_aggregate(v, size=1000, times=t,
-                                                                          agg=agg),
-                    lambda t=t, v=v, a=a: _ooo_python("fiba", a, v, t, [1000.0])]  # fmt: skip
+            runs = [
+                lambda t=t, v=v, agg=agg: windowagg.sliding_aggregate(
+                    v, size=1000, times=t, agg=agg
+                ),
+                lambda t=t, v=v, a=a: _ooo_python("fiba", a, v, t, [1000.0]),
+            ]
             res = measure_interleaved(runs, 1 if quick else 3, warm=1)
             for case, (med, spread, chk) in zip(("sliding_aggregate fiba", "python fiba"), res):
                 rows.append(Row("ooo", case, agg, "ooo distance d", d, med, spread, n, chk))
@@ -364,9 +442,13 @@ def realdata(quick: bool, report: Callable[[str], None]) -> list[Row]:
         return []
     import pyarrow.parquet as pq
 
-    tables = [pq.read_table(f"{path}/green_tripdata_2021-0{m}.parquet",
-                            columns=["lpep_pickup_datetime", "lpep_dropoff_datetime",
-                                     "fare_amount"]) for m in (1, 2, 3)]  # fmt: skip
+    tables = [
+        pq.read_table(
+            f"{path}/green_tripdata_2021-0{m}.parquet",
+            columns=["lpep_pickup_datetime", "lpep_dropoff_datetime", "fare_amount"],
+        )
+        for m in (1, 2, 3)
+    ]
     pick = np.concatenate([t.column(0).to_numpy().astype("datetime64[ns]") for t in tables])
     drop = np.concatenate([t.column(1).to_numpy().astype("datetime64[ns]") for t in tables])
     fare = np.concatenate([t.column(2).to_numpy(zero_copy_only=False) for t in tables])
@@ -386,8 +468,9 @@ def realdata(quick: bool, report: Callable[[str], None]) -> list[Row]:
                     )
 
                 med, spread, chk = measure(run, reps)
-                rows.append(Row("realdata", alg, agg, "window hours", h, med, spread, len(pick),
-                                chk))  # fmt: skip
+                rows.append(
+                    Row("realdata", alg, agg, "window hours", h, med, spread, len(pick), chk)
+                )
                 report(f"  {agg:8s} {h:4d} h {alg:9s} {len(pick) / med / 1e6:7.2f} M trips/s")
     return rows
 

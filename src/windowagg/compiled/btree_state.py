@@ -62,8 +62,20 @@ class BTreeState:
 
     @property
     def arrays(self) -> tuple:
-        return (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free,
-                self.meta, self.tmp, *self.work)  # fmt: skip
+        return (
+            self.t,
+            self.v,
+            self.c,
+            self.a,
+            self.k,
+            self.ne,
+            self.p,
+            self.fl,
+            self.free,
+            self.meta,
+            self.tmp,
+            *self.work,
+        )
 
     def bytes_per_entry(self, entries: int) -> float:
         """Memory of the nodes in use (not the pool's spare capacity) per window entry."""
@@ -102,8 +114,9 @@ class BTreeState:
 
         slide = btree(self.family).btree_slide
         clock = np.array([-np.inf])
-        self._until_done(lambda start: slide(*self.arrays, code, times, values, args, sizes,
-                                             out, start, clock))  # fmt: skip
+        self._until_done(
+            lambda start: slide(*self.arrays, code, times, values, args, sizes, out, start, clock)
+        )
 
     def size(self) -> int:
         """Entries in the tree (the kernel's ``_size``)."""

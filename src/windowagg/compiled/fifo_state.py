@@ -104,8 +104,18 @@ class FifoState:
             self.aux[:, leaf_new] = old["aux"][:, leaf_old]
             self.run(REBUILD)
 
-    def run(self, mode: int, values=None, args=None, times=None, size=0, tsize=0.0, sizes=None,
-            out=None, code: int = 0) -> None:  # fmt: skip
+    def run(
+        self,
+        mode: int,
+        values=None,
+        args=None,
+        times=None,
+        size=0,
+        tsize=0.0,
+        sizes=None,
+        out=None,
+        code: int = 0,
+    ) -> None:
         """Call the compiled driver (see :mod:`windowagg.kernels.driver`); with ``sizes``, the
         window-sharing variant."""
         from ..kernels.specialize import driver
@@ -125,13 +135,44 @@ class FifoState:
             work = (np.empty(k, np.int64), np.empty(k))
             mod.fifo_run_sizes(code, *state, mode, values, args, times, sizes, *work, out)
 
-    def frames(self, code: int, values, args, times, seg, lo_off, hi_off, lo_unb, hi_unb,
-               given, lo_row, hi_row, pos, out) -> None:  # fmt: skip
+    def frames(
+        self,
+        code: int,
+        values,
+        args,
+        times,
+        seg,
+        lo_off,
+        hi_off,
+        lo_unb,
+        hi_unb,
+        given,
+        lo_row,
+        hi_row,
+        pos,
+        out,
+    ) -> None:
         """Per-row frames (:func:`windowagg.kernels.driver.fifo_frames`); ``pos`` says where
         to start and where the call stopped."""
         from ..kernels.specialize import driver
 
         mod = driver(self.name, self.family)
         state = (self.buf, self.aux, self.iaux, self.ptr, self.tmp)
-        mod.fifo_frames(code, *state, self.cap, values, args, times, seg, lo_off, hi_off,
-                        lo_unb, hi_unb, given, lo_row, hi_row, pos, out)  # fmt: skip
+        mod.fifo_frames(
+            code,
+            *state,
+            self.cap,
+            values,
+            args,
+            times,
+            seg,
+            lo_off,
+            hi_off,
+            lo_unb,
+            hi_unb,
+            given,
+            lo_row,
+            hi_row,
+            pos,
+            out,
+        )

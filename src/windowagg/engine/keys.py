@@ -139,8 +139,14 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable
         by_time = np.empty(n, np.int64)
-        radix_order(keys, bits, by_time, np.empty(n, np.int64), np.empty(n, np.int64),
-                    np.empty(4096, np.int64))  # fmt: skip
+        radix_order(
+            keys,
+            bits,
+            by_time,
+            np.empty(n, np.int64),
+            np.empty(n, np.int64),
+            np.empty(4096, np.int64),
+        )
         order_of_code(keyed.codes, by_time, seg, order)
         return order, seg
     order_of_code(keyed.codes, np.arange(n), seg, order)  # rows by key, then each key's times

@@ -80,8 +80,7 @@ class Frames:
         if f is None:  # given bounds: no offsets to look for
             return 0.0, 0.0, False, False
         lo_unb, hi_unb = f.start is None, f.end is None
-        return (0.0 if lo_unb else float(f.start), 0.0 if hi_unb else float(f.end),
-                lo_unb, hi_unb)  # fmt: skip
+        return (0.0 if lo_unb else float(f.start), 0.0 if hi_unb else float(f.end), lo_unb, hi_unb)
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
@@ -90,8 +89,10 @@ class Frames:
 
             n = len(self.times)
             self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
-            on_cores(lambda part: range_bounds(self.times, part, *self.offsets(), self.lo,
-                                               self.hi), parts(self.seg))  # fmt: skip
+            on_cores(
+                lambda part: range_bounds(self.times, part, *self.offsets(), self.lo, self.hi),
+                parts(self.seg),
+            )
         return self.lo, self.hi
 
 
@@ -136,8 +137,9 @@ def on_cores(run: Any, pieces: list) -> list:
 _POOL = None
 
 
-def rolling(values: np.ndarray, frames: Frames, agg: Any,
-            args: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+def rolling(
+    values: np.ndarray, frames: Frames, agg: Any, args: np.ndarray | None = None
+) -> np.ndarray:
     """The aggregate of every row's frame.
 
     Parameters
@@ -179,8 +181,9 @@ def rolling(values: np.ndarray, frames: Frames, agg: Any,
         state = FifoState(ALGORITHM, family, capacity_for(1024))
         pos = np.zeros(4, np.int64)
         while True:
-            state.frames(code, values, args, frames.times, part, *frames.offsets(), given, lo,
-                         hi, pos, out)  # fmt: skip
+            state.frames(
+                code, values, args, frames.times, part, *frames.offsets(), given, lo, hi, pos, out
+            )
             if pos[0] >= len(part) - 1:
                 break
             state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
@@ -244,8 +247,9 @@ def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> n
         order_stats.select_quantiles(values, lo, hi, float(q), mode, work, out)
         return np.nan_to_num(out, nan=0.0).astype(np.int64)
     picked = np.empty(len(lo), np.int64)
-    order_stats.rank_quantiles(ranks, lo, hi, float(q), mode, np.zeros(len(ranks) + 1, np.int64),
-                               picked)  # fmt: skip
+    order_stats.rank_quantiles(
+        ranks, lo, hi, float(q), mode, np.zeros(len(ranks) + 1, np.int64), picked
+    )
     return picked
 
 

@@ -138,8 +138,9 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     declared = getattr(agg, "result_type", None)
     if declared is not None:
         if not isinstance(declared, pa.DataType):
-            raise TypeError(f"aggregation {agg!r}: result_type must be a pyarrow DataType, got "
-                            f"{declared!r}")  # fmt: skip
+            raise TypeError(
+                f"aggregation {agg!r}: result_type must be a pyarrow DataType, got {declared!r}"
+            )
         return declared
     kind = facts(agg).result
     if kind == "value":  # a user's aggregation that declares no type: its result for one value
@@ -157,9 +158,11 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     if kind == "struct":
         return pa.struct([(f, pa.float64()) for f in ("min", "max", "first", "last")])
     if kind == "filter":
-        raise ValueError(f"aggregation {agg.name!r} gives a filter object, which has no "
-                         "column type; use it through sliding_aggregate or the window "
-                         "operator")  # fmt: skip
+        raise ValueError(
+            f"aggregation {agg.name!r} gives a filter object, which has no "
+            "column type; use it through sliding_aggregate or the window "
+            "operator"
+        )
     return pa.float64()
 
 
@@ -233,8 +236,9 @@ def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
         return True
     if pa.types.is_integer(ttype) or pa.types.is_floating(ttype) or pa.types.is_decimal(ttype):
         return False
-    raise TypeError(f"time column {time!r} must be a timestamp, a date or a number to {purpose}, "
-                    f"got {ttype}")  # fmt: skip
+    raise TypeError(
+        f"time column {time!r} must be a timestamp, a date or a number to {purpose}, got {ttype}"
+    )
 
 
 def names(value: Any, what: str) -> tuple[str, ...]:
@@ -259,8 +263,10 @@ def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) 
     ttype = fields[time]
     timestamp = is_timestamp(time, ttype, "order rows and measure range frames")
     if not isinstance(aggs, dict) or not aggs:
-        raise TypeError("aggs must be a non-empty dict: output name -> (aggregation, column, "
-                        "frame), like {'sum_1h': ('sum', 'amount', 'range:1h')}")  # fmt: skip
+        raise TypeError(
+            "aggs must be a non-empty dict: output name -> (aggregation, column, "
+            "frame), like {'sum_1h': ('sum', 'amount', 'range:1h')}"
+        )
     taken = set(fields)
     entries = []
     for name, spec in aggs.items():

@@ -49,8 +49,9 @@ class RollingStream:
     """Feed batches sorted by time (then order), take back the answered rows with their new
     columns: ``feed`` per batch, then ``finish``."""
 
-    def __init__(self, plan: RollingPlan, columns: list[str], min_rows: int = 65536,
-                 ordered: bool = True):  # fmt: skip
+    def __init__(
+        self, plan: RollingPlan, columns: list[str], min_rows: int = 65536, ordered: bool = True
+    ):
         self.plan = plan
         self.ordered = ordered  # batches come sorted by time; else behind a watermark
         self.columns = columns  # the input columns that go out again
@@ -96,8 +97,11 @@ class RollingStream:
         if table.num_rows == 0:
             return []
         if frontier is None:
-            frontier = np.inf if final or new is None else \
-                times_of(self.plan, new.slice(new.num_rows - 1))[-1]  # fmt: skip
+            frontier = (
+                np.inf
+                if final or new is None
+                else times_of(self.plan, new.slice(new.num_rows - 1))[-1]
+            )
         if self.ordered:
             codes = _key_codes(self.plan, table)
             small = np.uint16 if codes.max(initial=0) < 2**16 else np.int64  # a radix sort
@@ -131,8 +135,7 @@ class RollingStream:
             return out
         keep = self._needed(times, seg, ready, frames, frontier)
         kept = table.filter(pa.array(keep))
-        self.carry = kept.set_column(kept.schema.get_field_index(DONE), DONE,
-                                     pa.array(ready[keep]))  # fmt: skip
+        self.carry = kept.set_column(kept.schema.get_field_index(DONE), DONE, pa.array(ready[keep]))
         return out
 
     def _complete(self, times, rank, size, frontier) -> np.ndarray:

@@ -40,8 +40,11 @@ def _sorted(columns: list[Any]) -> bool:
     n = len(columns[0])
     tied = np.ones(max(n - 1, 0), bool)
     for col in columns:
-        if col.null_count or not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
-                                  or pa.types.is_temporal(col.type)):  # fmt: skip
+        if col.null_count or not (
+            pa.types.is_integer(col.type)
+            or pa.types.is_floating(col.type)
+            or pa.types.is_temporal(col.type)
+        ):
             return False
         if pa.types.is_temporal(col.type):
             col = pc.cast(col, pa.int64()) if not pa.types.is_date(col.type) else col
@@ -125,10 +128,16 @@ class _Column:
         self.array = array
         self.type = array.type
         n = len(array)
-        self.valid = ~pc.is_null(array).to_numpy(zero_copy_only=False) if array.null_count \
-            else np.ones(n, bool)  # fmt: skip
-        self.numeric = pa.types.is_integer(self.type) or pa.types.is_floating(self.type) or \
-            pa.types.is_boolean(self.type)  # fmt: skip
+        self.valid = (
+            ~pc.is_null(array).to_numpy(zero_copy_only=False)
+            if array.null_count
+            else np.ones(n, bool)
+        )
+        self.numeric = (
+            pa.types.is_integer(self.type)
+            or pa.types.is_floating(self.type)
+            or pa.types.is_boolean(self.type)
+        )
         self._cache: dict[str, Any] = {}
 
     def floats(self) -> np.ndarray:
@@ -141,8 +150,11 @@ class _Column:
             if pa.types.is_boolean(a.type):
                 a = pc.cast(a, pa.int8())
             if pa.types.is_temporal(a.type):
-                a = pc.cast(a, pa.int64()) if not pa.types.is_date(a.type) else pc.cast(
-                    pc.cast(a, pa.int32()), pa.int64())  # fmt: skip
+                a = (
+                    pc.cast(a, pa.int64())
+                    if not pa.types.is_date(a.type)
+                    else pc.cast(pc.cast(a, pa.int32()), pa.int64())
+                )
             f = pc.cast(a, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
             self._cache["f"] = np.ascontiguousarray(f, float)
         return self._cache["f"]
@@ -197,8 +209,11 @@ class _Column:
             import pyarrow as pa
 
             ints, scale = self.ints()
-            if ints is not None and pa.types.is_decimal(self.type) and \
-                    np.abs(ints).max(initial=0) * len(ints) >= 2**63:  # fmt: skip
+            if (
+                ints is not None
+                and pa.types.is_decimal(self.type)
+                and np.abs(ints).max(initial=0) * len(ints) >= 2**63
+            ):
                 ints = None
             if ints is None:
                 ints, scale = self.decimal_ints()
@@ -238,8 +253,9 @@ def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
         validity = pa.array(~null).buffers()[1] if null.any() else None
         return pa.Array.from_buffers(type_, len(unscaled), [validity, pa.py_buffer(words)])
     s = type_.scale
-    return pa.array([None if z else Decimal(int(u)).scaleb(-s) for u, z in zip(unscaled, null)],
-                    type=type_)  # fmt: skip
+    return pa.array(
+        [None if z else Decimal(int(u)).scaleb(-s) for u, z in zip(unscaled, null)], type=type_
+    )
 
 
 def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) -> Any:
@@ -269,8 +285,7 @@ def _sum(col: _Column, fr: Frames, entry: Entry, counts: _Column | None = None) 
             return _with_nulls(total, null, entry.type)
         # mean of integers or decimals, from the exact sum
         if pa.types.is_decimal(col.type):
-            return _decimal(_mean_half_up(total, count, entry.type.scale - scale), null,
-                            entry.type)  # fmt: skip
+            return _decimal(_mean_half_up(total, count, entry.type.scale - scale), null, entry.type)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = total / np.maximum(count, 1)
         risky, exact = _exact_sums(col, lo, hi)  # where int64 sums wrap: Spark sums doubles
@@ -336,8 +351,9 @@ def _select_keys(col: _Column) -> np.ndarray:
         keys = None
         if col.numeric or pa.types.is_temporal(col.type):
             keys = col.floats()
-            exact = pa.types.is_floating(col.type) or \
-                np.abs(np.nan_to_num(keys)).max(initial=0) < EXACT  # fmt: skip
+            exact = (
+                pa.types.is_floating(col.type) or np.abs(np.nan_to_num(keys)).max(initial=0) < EXACT
+            )
             keys = keys if exact else None
         if keys is None:
             rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense")
@@ -379,8 +395,17 @@ def select_rows(col: _Column, sql: str, frames: list[Frames]) -> list[np.ndarray
         if b <= a:
             return
         first = int(lo[:, a].min())  # no frame of these answers starts before it
-        select_frames(keys, lo, hi, a, b, first, np.empty(max(int(hi[b - 1]) - first, 1),
-                      np.int64), np.empty(k, np.int64), out)  # fmt: skip
+        select_frames(
+            keys,
+            lo,
+            hi,
+            a,
+            b,
+            first,
+            np.empty(max(int(hi[b - 1]) - first, 1), np.int64),
+            np.empty(k, np.int64),
+            out,
+        )
 
     # per-row frames: the keys in parts, one per core; a window's answers: in chunks
     on_cores(run, parts(frames[0].seg) if frames[0].frame is not None else chunks(n))
@@ -397,8 +422,9 @@ def _select(col: _Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
     out = pc.take(col.array, pa.array(np.where(null, 0, pick), mask=null if null.any() else None))
     if pa.types.is_floating(col.type):  # NaN is the largest double: max NaN if the frame holds
         nan = col.nans(lo, hi)  # one, min NaN if it holds nothing else
-        patch = None if nan is None else nan > 0 if entry.sql == "max" else \
-            (nan > 0) & (nan == count)  # fmt: skip
+        patch = (
+            None if nan is None else nan > 0 if entry.sql == "max" else (nan > 0) & (nan == count)
+        )
         if patch is not None and patch.any():
             v = out.to_numpy(zero_copy_only=False).astype(float)
             v[patch] = np.nan
@@ -421,10 +447,14 @@ def _collected(col: _Column, fr: Frames, entry: Entry, keep: np.ndarray | None =
         values = values.cast(entry.type.value_type)
     sizes = at[hi] - at[lo]
     ends = np.cumsum(sizes)
-    idx = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - sizes, sizes) + \
-        np.repeat(at[lo], sizes)  # fmt: skip
-    return pa.ListArray.from_arrays(pa.array(np.r_[0, ends], pa.int32()),
-                                    values.take(pa.array(idx))).cast(entry.type)  # fmt: skip
+    idx = (
+        np.arange(int(ends[-1]) if len(ends) else 0)
+        - np.repeat(ends - sizes, sizes)
+        + np.repeat(at[lo], sizes)
+    )
+    return pa.ListArray.from_arrays(
+        pa.array(np.r_[0, ends], pa.int32()), values.take(pa.array(idx))
+    ).cast(entry.type)
 
 
 #: SQL moments, co-moments and the product, by the fewest values that give a result (null
@@ -661,8 +691,13 @@ def _library(col: _Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     return pa.array(values, type=entry.type)
 
 
-def compute(plan: RollingPlan, table: Any, times: np.ndarray | None = None,
-            seg: np.ndarray | None = None, frames: dict | None = None) -> list[Any]:  # fmt: skip
+def compute(
+    plan: RollingPlan,
+    table: Any,
+    times: np.ndarray | None = None,
+    seg: np.ndarray | None = None,
+    frames: dict | None = None,
+) -> list[Any]:
     """Every entry's column over ``table`` (a ``pyarrow.Table`` in the order of :func:`arrange`),
     in the plan's order. ``frames`` (optional, filled here): each frame's
     :class:`~windowagg.engine.rolling.Frames`, for a caller that needs the bounds too."""
@@ -705,8 +740,12 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
         if e.sql in ("min", "max", "max_by", "min_by"):
             by = e.column if e.other is None else e.other  # what is compared
             if (by, e.sql, e.frame) not in picks:  # every frame ending with this one
-                group = [x.frame for x in entries if (x.other or x.column, x.sql) == (by, e.sql)
-                         and _ends(x.frame) == _ends(e.frame)]  # fmt: skip
+                group = [
+                    x.frame
+                    for x in entries
+                    if (x.other or x.column, x.sql) == (by, e.sql)
+                    and _ends(x.frame) == _ends(e.frame)
+                ]
                 group = list(dict.fromkeys(group))
                 rows = select_rows(columns[by], e.sql, [frames[f] for f in group])
                 picks.update({(by, e.sql, f): r for f, r in zip(group, rows)})
@@ -724,8 +763,9 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
     return out
 
 
-def _entry(col: _Column, fr: Frames, times_col: Any, e: Entry,
-           counts: _Column | None = None) -> Any:  # fmt: skip
+def _entry(
+    col: _Column, fr: Frames, times_col: Any, e: Entry, counts: _Column | None = None
+) -> Any:
     import pyarrow as pa
 
     if e.sql in ("first", "last"):

@@ -45,8 +45,14 @@ def _compiled(fn: str, t: Any) -> bool:
     if fn not in COMBINE:
         return False
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
-    return fn == "count" or numeric or (fn in ("min", "max") and (
-        pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_duration(t)))  # fmt: skip
+    return (
+        fn == "count"
+        or numeric
+        or (
+            fn in ("min", "max")
+            and (pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_duration(t))
+        )
+    )
 
 
 def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.ndarray] | None:
@@ -59,8 +65,10 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if not mergeable(plan) or counted(plan) or len(grid := grids(plan)) != 1:
         return None
     parts = partials(plan)
-    if any(p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
-           for p in parts):  # fmt: skip
+    if any(
+        p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
+        for p in parts
+    ):
         return None
     from ..kernels.keyed import cell_rows, compact_cells, slice_cells, slice_index
 
@@ -88,9 +96,16 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
     rows = pa.array(rows)
-    specs = [(p.name, "rows" if p.fn == "count" and p.column is None else
-              {"tmin": "min", "tmax": "max"}.get(p.fn, p.fn),
-              None if p.fn in ("tmin", "tmax") else p.column) for p in parts]  # fmt: skip
+    specs = [
+        (
+            p.name,
+            "rows"
+            if p.fn == "count" and p.column is None
+            else {"tmin": "min", "tmax": "max"}.get(p.fn, p.fn),
+            None if p.fn in ("tmin", "tmax") else p.column,
+        )
+        for p in parts
+    ]
     cols = reduce_cells(
         table, times, cell, cells, specs, rows, wraps=any(e.wraps for e in plan.entries)
     )
@@ -128,8 +143,11 @@ def reduce_cells(
 
     def valid_of(name: str) -> np.ndarray:
         col = table.column(name)
-        return np.ones(n, bool) if not col.null_count else \
-            ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)  # fmt: skip
+        return (
+            np.ones(n, bool)
+            if not col.null_count
+            else ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
+        )
 
     def column(name: str | None) -> tuple[np.ndarray, np.ndarray, Any]:
         if name is None:  # the times: every row with one is in a cell

@@ -178,5 +178,4 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
     spanned = counted(plan) or any(isinstance(w, Session) for w in plan.windows)
     spans = ("__wa_tmin", "__wa_tmax") if spanned else None
     rows = name[("count", None, None)] if counted(plan) else None
-    return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans,
-                   positions=rows)  # fmt: skip
+    return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans, positions=rows)

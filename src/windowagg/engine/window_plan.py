@@ -43,8 +43,9 @@ class WindowPlan:
         return MICROS if self.timestamp else None
 
 
-def plan_windows(schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = None,
-                 allowed_lateness: Any = 0) -> WindowPlan:  # fmt: skip
+def plan_windows(
+    schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = None, allowed_lateness: Any = 0
+) -> WindowPlan:
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries:
     ``aggs`` maps an output name to ``(aggregation, column)`` (``count`` takes ``None`` or
     ``"*"``: rows)."""
@@ -63,19 +64,23 @@ def plan_windows(schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = 
     ws = windows_of(windows, unit)
     for w in ws:
         if not isinstance(w, Sliding | Session):
-            raise ValueError(f"window {w!r}: window_aggregate runs tumbling, sliding, session "
-                             "and count windows")  # fmt: skip
+            raise ValueError(
+                f"window {w!r}: window_aggregate runs tumbling, sliding, session and count windows"
+            )
     if not isinstance(aggs, dict) or not aggs:
-        raise TypeError("aggs must be a non-empty dict: output name -> (aggregation, column), "
-                        "like {'fare': ('sum', 'fare'), 'trips': ('count', '*')}")  # fmt: skip
+        raise TypeError(
+            "aggs must be a non-empty dict: output name -> (aggregation, column), "
+            "like {'fare': ('sum', 'fare'), 'trips': ('count', '*')}"
+        )
     taken = {*keys, *OUTPUT}
     entries = []
     for name, spec in aggs.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"output names are non-empty strings, got {name!r}")
         if name in taken:
-            raise ValueError(f"output column {name!r} is taken (by a key, another entry or "
-                             f"{', '.join(OUTPUT)})")  # fmt: skip
+            raise ValueError(
+                f"output column {name!r} is taken (by a key, another entry or {', '.join(OUTPUT)})"
+            )
         taken.add(name)
         if not isinstance(spec, tuple | list) or len(spec) != 2:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column), got {spec!r}")
@@ -87,6 +92,11 @@ def plan_windows(schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = 
         raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
     lateness = allowed_lateness * MICROS if timestamp else allowed_lateness
     specs = tuple(canonical(w, unit) for w in ws)
-    bound = (pa.timestamp("us", ttype.tz) if pa.types.is_timestamp(ttype)
-             else pa.timestamp("us") if timestamp else pa.float64())  # fmt: skip
+    bound = (
+        pa.timestamp("us", ttype.tz)
+        if pa.types.is_timestamp(ttype)
+        else pa.timestamp("us")
+        if timestamp
+        else pa.float64()
+    )
     return WindowPlan(keys, time, timestamp, tuple(ws), specs, tuple(entries), bound, lateness)

@@ -72,8 +72,11 @@ class WindowStream:
         self.over = None if probe is None else probe[1]
         flags = [_flag(NEW), _flag(OLD), *(_flag(_reported(j)) for j in self.sessions)]
         self.marked = replace(plan, entries=plan.entries + tuple(flags))
-        self.marked_over = None if self.over is None else \
-            replace(self.over, entries=self.over.entries + tuple(flags))  # fmt: skip
+        self.marked_over = (
+            None
+            if self.over is None
+            else replace(self.over, entries=self.over.entries + tuple(flags))
+        )
 
     def units_of(self, rows: Any) -> Any:
         """A micro-batch's rows as units: per slice partials, or the rows themselves."""
@@ -141,8 +144,11 @@ class WindowStream:
         if not parts:
             return Advance(None, None, max(reported, wm), math.inf)
         whole = pa.concat_tables(parts, promote_options="default").combine_chunks()
-        whole = self._merge(whole) if self.over is not None else \
-            whole.take(np.argsort(self._times(whole), kind="stable"))  # fmt: skip
+        whole = (
+            self._merge(whole)
+            if self.over is not None
+            else whole.take(np.argsort(self._times(whole), kind="stable"))
+        )
         seg = np.array([0, whole.num_rows], np.int64)
         table = window_table(self.marked, whole, self.marked_over, seg)
         spec = table.column("window").to_numpy(zero_copy_only=False)
@@ -170,8 +176,9 @@ class WindowStream:
                     hi = np.searchsorted(last, end[hit], side="left")
                     for a, b in zip(lo, hi):
                         marks[a:b] = 1
-                    whole = whole.set_column(whole.schema.get_field_index(_reported(j)),
-                                             _reported(j), pa.array(marks))  # fmt: skip
+                    whole = whole.set_column(
+                        whole.schema.get_field_index(_reported(j)), _reported(j), pa.array(marks)
+                    )
             else:
                 keep |= times >= horizon - w.size
         pending = float(end[end > wm].min()) if (end > wm).any() else math.inf

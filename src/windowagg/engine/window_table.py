@@ -53,9 +53,14 @@ def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return first, np.maximum(first, e - (nan[e] - nan[s]))
 
 
-def window_bounds(w: Window, times: np.ndarray, seg: np.ndarray,
-                  spans: tuple[np.ndarray, np.ndarray] | None = None,
-                  positions: np.ndarray | None = None, g: int = 1) -> WindowBounds:  # fmt: skip
+def window_bounds(
+    w: Window,
+    times: np.ndarray,
+    seg: np.ndarray,
+    spans: tuple[np.ndarray, np.ndarray] | None = None,
+    positions: np.ndarray | None = None,
+    g: int = 1,
+) -> WindowBounds:
     """Every window of ``w`` that holds a row, key by key, in order of start. ``spans``: rows
     that are slices, their first and last times; ``positions``: slices of count windows,
     their row counts (each holds ``g`` rows, :func:`grain`, a key's last one up to that)."""
@@ -96,12 +101,25 @@ def grain(windows: Any) -> int:
     slides (a window is then a run of whole slices)."""
     import math
 
-    return math.gcd(*[int(x) for w in windows if getattr(w, "measure", "time") == "count"
-                      for x in (w.size, w.slide)])  # fmt: skip
+    return math.gcd(
+        *[
+            int(x)
+            for w in windows
+            if getattr(w, "measure", "time") == "count"
+            for x in (w.size, w.slide)
+        ]
+    )
 
 
-def _counted(size: int, slide: int, times: np.ndarray, seg: np.ndarray, spans: Any = None,
-             positions: np.ndarray | None = None, g: int = 1) -> WindowBounds:  # fmt: skip
+def _counted(
+    size: int,
+    slide: int,
+    times: np.ndarray,
+    seg: np.ndarray,
+    spans: Any = None,
+    positions: np.ndarray | None = None,
+    g: int = 1,
+) -> WindowBounds:
     """Count windows: positions ``[k * slide, k * slide + size)`` of each key's rows in time
     order, the complete ones; start and end are the times of the first and last row. Over
     slices of ``g`` rows each (``positions``: their counts), a window is ``size / g`` slices."""
@@ -127,14 +145,18 @@ def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
     import pyarrow as pa
 
     fields = [pa.field(name, f.type) for name, f in zip(plan.keys, key_fields)]
-    fields += [pa.field("window", pa.string(), False), pa.field("window_start", plan.bound),
-               pa.field("window_end", plan.bound)]  # fmt: skip
+    fields += [
+        pa.field("window", pa.string(), False),
+        pa.field("window_start", plan.bound),
+        pa.field("window_end", plan.bound),
+    ]
     fields += [pa.field(e.name, e.type, e.sql != "count") for e in plan.entries]
     return pa.schema(fields)
 
 
-def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None,
-                 seg: np.ndarray | None = None) -> Any:  # fmt: skip
+def window_table(
+    plan: WindowPlan, table: Any, over: WindowPlan | None = None, seg: np.ndarray | None = None
+) -> Any:
     """Every window's row: the keys, the window's spec and bounds, every entry (a
     ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and
     start). ``over``: the plan that reads ``table`` when its rows are partials
@@ -160,20 +182,23 @@ def window_table(plan: WindowPlan, table: Any, over: WindowPlan | None = None,
         times = times_of(run, table)
     spans = None
     if run.spans is not None:  # slices: each one's first and last time (null: no time)
-        spans = tuple(table.column(c).to_numpy(zero_copy_only=False).astype(float)
-                      for c in run.spans)  # fmt: skip
+        spans = tuple(
+            table.column(c).to_numpy(zero_copy_only=False).astype(float) for c in run.spans
+        )
     positions = None
     if run.positions is not None:  # slices of count windows: their row counts
         positions = table.column(run.positions).to_numpy(zero_copy_only=False).astype(np.int64)
     parts = []
     for j, (w, spec) in enumerate(zip(plan.windows, plan.specs)):
-        b = window_bounds(w, times, seg, spans, positions, grain(plan.windows) if positions
-                          is not None else 1)  # fmt: skip
+        b = window_bounds(
+            w, times, seg, spans, positions, grain(plan.windows) if positions is not None else 1
+        )
         if not len(b.lo):
             continue
         entries = [replace(e, frame=j) for e in run.entries]
-        results = evaluate(entries, table, {j: Frames.given(times, b.lo, b.hi)},
-                           table.column(run.time))  # fmt: skip
+        results = evaluate(
+            entries, table, {j: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
+        )
         at = pa.array(b.lo)
         b = b._replace(lo=None, hi=None)  # each window's rows: read for the last time
         cols = [table.column(k).take(at) for k in run.keys]

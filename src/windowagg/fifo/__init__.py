@@ -47,14 +47,26 @@ ALGORITHMS: dict[str, Algorithm] = registry(
     Algorithm("two_stacks_lite", "fifo", TwoStacksLite, "DABA paper §4, Thm. 7"),
     Algorithm("daba", "fifo", Daba, "DABA paper §5, Thm. 10"),
     Algorithm("daba_lite", "fifo", DabaLite, "DABA paper §6, Thm. 13"),
-    Algorithm("flatfat", "fifo", FlatFat, "Reactive Aggregator (FlatFAT)", shares_windows=True,
-              options=frozenset({"capacity"})),
+    Algorithm(
+        "flatfat",
+        "fifo",
+        FlatFat,
+        "Reactive Aggregator (FlatFAT)",
+        shares_windows=True,
+        options=frozenset({"capacity"}),
+    ),
     Algorithm("bint", "fifo", BInt, "B-Int", shares_windows=True),
     Algorithm("flatfit", "fifo", FlatFit, "FlatFIT", shares_windows=True),
-    Algorithm("slickdeque", "fifo", slickdeque, "SlickDeque paper §3.2",
-              needs="invertible or selective", shares_windows=True,
-              options=frozenset({"ranges"})),
-)  # fmt: skip
+    Algorithm(
+        "slickdeque",
+        "fifo",
+        slickdeque,
+        "SlickDeque paper §3.2",
+        needs="invertible or selective",
+        shares_windows=True,
+        options=frozenset({"ranges"}),
+    ),
+)
 
 BACKENDS = ("auto", "python", "compiled")
 

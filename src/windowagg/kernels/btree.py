@@ -570,8 +570,9 @@ def _bulk_evict(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, t):
     hitright = False
     top2 = meta[ROOT]
     if parent_of_top >= 0:
-        top2, _hl, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                  np.int64(parent_of_top))  # fmt: skip
+        top2, _hl, hitright = _rebalance_for_evict(
+            T, V, C, A, K, NE, P, FL, FREE, meta, np.int64(parent_of_top)
+        )
     if _collapse_root(C, NE, P, FL, FREE, meta):
         top2 = meta[ROOT]
         hitright = True
@@ -792,8 +793,7 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
         return False
     if FL[node] & LEAF:
         _drop(T, V, NE, np.int64(node), np.int64(i))
-        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                     node)  # fmt: skip
+        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta, node)
     else:
         rgt = C[node, i + 1]
         if NE[rgt] + 1 > meta[MU]:
@@ -810,8 +810,9 @@ def _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t):
         for f in range(V.shape[0]):
             V[f, node * MA + i] = V[f, leaf * MA + k]
         _drop(T, V, NE, np.int64(leaf), np.int64(k))
-        top, hitleft, hitright = _rebalance_for_evict(T, V, C, A, K, NE, P, FL, FREE, meta,
-                                                     np.int64(leaf))  # fmt: skip
+        top, hitleft, hitright = _rebalance_for_evict(
+            T, V, C, A, K, NE, P, FL, FREE, meta, np.int64(leaf)
+        )
         y = P[top]
         while y >= 0 and y != node:
             y = P[y]
@@ -1033,8 +1034,30 @@ def _room(T, meta):
 
 
 @kernel
-def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, times, values,
-                args, sizes, out, start, clock):  # fmt: skip
+def btree_slide(
+    T,
+    V,
+    C,
+    A,
+    K,
+    NE,
+    P,
+    FL,
+    FREE,
+    meta,
+    tmp,
+    bnd,
+    anc,
+    nbr,
+    code,
+    times,
+    values,
+    args,
+    sizes,
+    out,
+    start,
+    clock,
+):
     """Time windows of ``sizes`` over (possibly out-of-order) ``times`` (``sliding_aggregate``):
     for each element from ``start`` on, insert it (with its arg), advance ``clock[0]`` (the
     largest time so far), evict what fell out of the largest window, and answer every size
@@ -1056,8 +1079,9 @@ def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, 
         _cut(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr, now - largest)
         for j in range(k):
             if k > 1:
-                _suffix(T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j],
-                        np.int64(ANSWER))  # fmt: skip
+                _suffix(
+                    T, V, C, A, NE, P, FL, meta, tmp, meta[ROOT], now - sizes[j], np.int64(ANSWER)
+                )
             else:
                 _query_all(A, P, FL, meta, tmp, ANSWER)
             out[e, j] = lower(code, tmp, ANSWER)
@@ -1066,8 +1090,9 @@ def btree_slide(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, 
 
 
 @kernel
-def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, ops, a, b, c,
-              out, start):  # fmt: skip
+def btree_run(
+    T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, ops, a, b, c, out, start
+):
     """Operation ``ops[e]`` for each element from ``start`` on, results in ``out[e, 0]``:
 
     * OP_INSERT insert(a, b) with argument c (argmin/argmax); OP_EVICT evict(a): 1 or 0;
@@ -1087,13 +1112,42 @@ def btree_run(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, bnd, anc, nbr, code, op
             out[e, 0] = 1.0 if _evict_one(T, V, C, A, K, NE, P, FL, FREE, meta, t) else 0.0
             continue
         if op in (OP_INSERT, OP_ROUND):
-            _add(T, V, C, A, K, NE, P, FL, FREE, meta, tmp, code, t, b[e],
-                 t if op == OP_ROUND else c[e])  # fmt: skip
+            _add(
+                T,
+                V,
+                C,
+                A,
+                K,
+                NE,
+                P,
+                FL,
+                FREE,
+                meta,
+                tmp,
+                code,
+                t,
+                b[e],
+                t if op == OP_ROUND else c[e],
+            )
             if op == OP_INSERT:
                 continue
         if op in (OP_BULK_EVICT, OP_ROUND):
-            m = _cut(T, V, C, A, K, NE, P, FL, FREE, meta, bnd, anc, nbr,
-                     t if op == OP_BULK_EVICT else c[e])  # fmt: skip
+            m = _cut(
+                T,
+                V,
+                C,
+                A,
+                K,
+                NE,
+                P,
+                FL,
+                FREE,
+                meta,
+                bnd,
+                anc,
+                nbr,
+                t if op == OP_BULK_EVICT else c[e],
+            )
             if op == OP_BULK_EVICT:
                 out[e, 0] = m
                 continue

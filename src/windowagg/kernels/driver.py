@@ -96,8 +96,28 @@ def fifo_run_sizes(
 
 
 @kernel
-def fifo_frames(code, buf, aux, iaux, ptr, tmp, cap, values, args, times, seg, lo_off, hi_off,
-                lo_unb, hi_unb, given, lo_row, hi_row, pos, out):  # fmt: skip
+def fifo_frames(
+    code,
+    buf,
+    aux,
+    iaux,
+    ptr,
+    tmp,
+    cap,
+    values,
+    args,
+    times,
+    seg,
+    lo_off,
+    hi_off,
+    lo_unb,
+    hi_unb,
+    given,
+    lo_row,
+    hi_row,
+    pos,
+    out,
+):
     """Per-row frames over key segments: rows sorted by key, then time; rows ``seg[k]`` to
     ``seg[k + 1] - 1`` are key k's. Row i's frame is rows ``lo_row[i]`` to ``hi_row[i] - 1``:
     read from those arrays when ``given`` (rows frames, or a range frame found before), else

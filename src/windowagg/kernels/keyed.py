@@ -57,11 +57,25 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
         while width < e - s:
             for a in range(s, e, 2 * width):
                 if src_is_main:
-                    _merge(keys, order, work_keys, work_rows, a, min(a + width, e),
-                           min(a + 2 * width, e))  # fmt: skip
+                    _merge(
+                        keys,
+                        order,
+                        work_keys,
+                        work_rows,
+                        a,
+                        min(a + width, e),
+                        min(a + 2 * width, e),
+                    )
                 else:
-                    _merge(work_keys, work_rows, keys, order, a, min(a + width, e),
-                           min(a + 2 * width, e))  # fmt: skip
+                    _merge(
+                        work_keys,
+                        work_rows,
+                        keys,
+                        order,
+                        a,
+                        min(a + width, e),
+                        min(a + 2 * width, e),
+                    )
             src_is_main = not src_is_main
             width *= 2
         if not src_is_main:  # the last pass wrote the work space

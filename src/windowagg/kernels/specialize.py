@@ -71,8 +71,13 @@ def family(name: str) -> dict[str, Any]:
     from . import families
 
     f = families.FAMILIES[name]
-    return {"lift": f.lift, "combine": f.combine, "identity": f.identity, "lower": f.lower,
-            "inverse": f.inverse}  # fmt: skip
+    return {
+        "lift": f.lift,
+        "combine": f.combine,
+        "identity": f.identity,
+        "lower": f.lower,
+        "inverse": f.inverse,
+    }
 
 
 #: what an algorithm without its own primitive binds (never called for it)

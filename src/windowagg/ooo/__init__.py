@@ -28,13 +28,26 @@ __all__ = [
 
 #: algorithm name -> its record (windowagg.algorithm.Algorithm); calling one builds the reference
 ALGORITHMS: dict[str, Algorithm] = registry(
-    Algorithm("fiba", "ooo", FiBA, "FiBA paper §3-4; bulk paper §4", shares_windows=True,
-              options=frozenset({"min_arity"})),
-    Algorithm("bclassic", "ooo", ClassicBTree, "FiBA paper §3 (classic augmented B-tree)",
-              shares_windows=True, options=frozenset({"min_arity"})),
-    Algorithm("recalc", "ooo", SortedRecalc, "sorted baseline", shares_windows=True,
-              compiled=False),
-)  # fmt: skip
+    Algorithm(
+        "fiba",
+        "ooo",
+        FiBA,
+        "FiBA paper §3-4; bulk paper §4",
+        shares_windows=True,
+        options=frozenset({"min_arity"}),
+    ),
+    Algorithm(
+        "bclassic",
+        "ooo",
+        ClassicBTree,
+        "FiBA paper §3 (classic augmented B-tree)",
+        shares_windows=True,
+        options=frozenset({"min_arity"}),
+    ),
+    Algorithm(
+        "recalc", "ooo", SortedRecalc, "sorted baseline", shares_windows=True, compiled=False
+    ),
+)
 BACKENDS = ("auto", "python", "compiled")
 
 

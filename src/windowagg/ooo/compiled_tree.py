@@ -118,8 +118,7 @@ def _query_many(ref: Any, t_from: Any, t_to: Any) -> np.ndarray:
 
 
 #: the compiled tree's batch methods, one call per element on the reference
-_ON_REFERENCE = {"insert_many": _insert_many, "evict_many": _evict_many,
-                 "query_many": _query_many}  # fmt: skip
+_ON_REFERENCE = {"insert_many": _insert_many, "evict_many": _evict_many, "query_many": _query_many}
 
 
 def _or_reference(method):
@@ -373,8 +372,9 @@ class CompiledTree(OooAggregator):
         classic = st.meta[CLASSIC] == 1
         depths: set[int] = set()
 
-        def walk(x: int, parent: int, depth: int, lo: float, hi: float, left: bool,
-                 right: bool) -> int:  # fmt: skip
+        def walk(
+            x: int, parent: int, depth: int, lo: float, hi: float, left: bool, right: bool
+        ) -> int:
             n = int(st.ne[x])
             ts = st.t[x, :n]
             assert int(st.p[x]) == parent, "parent pointer"
@@ -392,10 +392,14 @@ class CompiledTree(OooAggregator):
                 assert n >= 1, "an inner node has two children or more"
                 for k in range(n + 1):
                     count += walk(
-                        int(st.c[x, k]), x, depth + 1,
-                        float(ts[k - 1]) if k else lo, float(ts[k]) if k < n else hi,
-                        (x == root or left) and k == 0, (x == root or right) and k == n,
-                    )  # fmt: skip
+                        int(st.c[x, k]),
+                        x,
+                        depth + 1,
+                        float(ts[k - 1]) if k else lo,
+                        float(ts[k]) if k < n else hi,
+                        (x == root or left) and k == 0,
+                        (x == root or right) and k == n,
+                    )
             if classic or (x != root and not left and not right):
                 assert int(st.k[x]) == count, "count of an up-aggregate"
             return count

@@ -48,8 +48,9 @@ def _arrays(times: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(times)
     v = np.asarray(values)
     if t.ndim != 1 or v.ndim != 1 or len(t) != len(v):
-        raise ValueError(f"times and values must be 1-d and of one length, got shapes "
-                         f"{t.shape} and {v.shape}")  # fmt: skip
+        raise ValueError(
+            f"times and values must be 1-d and of one length, got shapes {t.shape} and {v.shape}"
+        )
     if t.dtype.kind not in "iuf":
         raise TypeError(f"times must be numbers or datetimes, got dtype {t.dtype}")
     if t.dtype.kind == "f" and not np.isfinite(t).all():

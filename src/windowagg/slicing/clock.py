@@ -31,8 +31,9 @@ class Clock:
             self.kind = kind
         elif self.kind != kind:
             what = {"number": "numbers", "naive": "naive datetimes", "aware": "aware datetimes"}
-            raise TypeError(f"event time {t!r} is not of the stream's kind: its times are "
-                            f"{what[self.kind]}")  # fmt: skip
+            raise TypeError(
+                f"event time {t!r} is not of the stream's kind: its times are {what[self.kind]}"
+            )
 
     def encode(self, t: Any, what: str = "event time") -> float:
         """One time as a number (seconds since the epoch for datetimes)."""

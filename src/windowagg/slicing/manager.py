@@ -120,8 +120,9 @@ class WindowManager:
             out.append(self._result(w, a, b, False))
         return out
 
-    def dynamic(self, w: Any, windows: list, prev: Any, wm: Any, late_sorted: list
-                ) -> list[WindowResult]:  # fmt: skip
+    def dynamic(
+        self, w: Any, windows: list, prev: Any, wm: Any, late_sorted: list
+    ) -> list[WindowResult]:
         reps = self.reports[w]
         out = []
         for a, b in windows:

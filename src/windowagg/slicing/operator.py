@@ -74,8 +74,13 @@ class WindowOperator:
     eager store, per report O(log slices) (eager) or O(slices in the window) (lazy).
     """
 
-    def __init__(self, agg: Any = None, allowed_lateness: Any = 0, store: str = "eager",
-                 aggs: dict | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        agg: Any = None,
+        allowed_lateness: Any = 0,
+        store: str = "eager",
+        aggs: dict | None = None,
+    ) -> None:
         if (agg is None) == (aggs is None):
             raise TypeError("give agg, or aggs={name: aggregation, ...} for several")
         if aggs is not None:
@@ -224,8 +229,10 @@ class WindowOperator:
         self._release()
         if self.clock.kind in ("naive", "aware"):
             dec = self.clock.decode
-            out = [r._replace(start=dec(r.start), end=dec(r.end)) if r.window.measure == "time"
-                   else r for r in out]  # fmt: skip
+            out = [
+                r._replace(start=dec(r.start), end=dec(r.end)) if r.window.measure == "time" else r
+                for r in out
+            ]
         return out
 
     def next_end(self) -> Any:

@@ -250,5 +250,6 @@ class VectorSlices:
         vals = v.tolist()
         if v.dtype.kind == "f":
             vals = [None if x != x else x for x in vals]
-        return list(map(WindowResult, [ws[i] for i in d.tolist()], a.tolist(), b.tolist(),
-                        vals, u.tolist()))  # fmt: skip
+        return list(
+            map(WindowResult, [ws[i] for i in d.tolist()], a.tolist(), b.tolist(), vals, u.tolist())
+        )

@@ -13,9 +13,17 @@ from .session import SparkUnavailable, require_pyspark, spark_session
 __all__ = ["SparkUnavailable", "rolling_aggregate", "spark_session", "window_aggregate"]
 
 
-def window_aggregate(df: Any, *, time: str, windows: Any, aggs: dict | None = None,
-                     value: str | None = None, agg: Any = None, key: Any = None,
-                     allowed_lateness: Any = 0) -> Any:  # fmt: skip
+def window_aggregate(
+    df: Any,
+    *,
+    time: str,
+    windows: Any,
+    aggs: dict | None = None,
+    value: str | None = None,
+    agg: Any = None,
+    key: Any = None,
+    allowed_lateness: Any = 0,
+) -> Any:
     """Windowed aggregates per key, several in one pass: what
     ``df.groupBy(key, F.window(time, ...)).agg(...)`` computes, for every window type.
 
@@ -64,12 +72,14 @@ def window_aggregate(df: Any, *, time: str, windows: Any, aggs: dict | None = No
     from .plan import make_plan
 
     if (value is None) != (agg is None) or (aggs is None) == (agg is None):
-        raise TypeError("give aggs={name: (aggregation, column), ...}, or value= with agg= for "
-                        "one aggregation")  # fmt: skip
+        raise TypeError(
+            "give aggs={name: (aggregation, column), ...}, or value= with agg= for one aggregation"
+        )
     if aggs is None:
         aggs = {"value": (agg, value)}
-    plan = make_plan(df, time=time, windows=windows, aggs=aggs, key=key,
-                     allowed_lateness=allowed_lateness)  # fmt: skip
+    plan = make_plan(
+        df, time=time, windows=windows, aggs=aggs, key=key, allowed_lateness=allowed_lateness
+    )
     if df.isStreaming:
         from .stream import run_stream
 
@@ -79,8 +89,9 @@ def window_aggregate(df: Any, *, time: str, windows: Any, aggs: dict | None = No
     return run_batch(df, plan)
 
 
-def rolling_aggregate(df: Any, *, time: str, key: Any = None, aggs: dict,
-                      order_by: Any = None) -> Any:  # fmt: skip
+def rolling_aggregate(
+    df: Any, *, time: str, key: Any = None, aggs: dict, order_by: Any = None
+) -> Any:
     """Per-row window functions: ``df`` with every row and column, plus one column per entry
     of ``aggs``, a dict ``output name -> (aggregation, column, frame)``.
 

@@ -123,10 +123,12 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     if counted(plan):  # runs of g rows of each key in time order
         from ..engine.window_table import grain
 
-        return _ranked(df, plan, grain(plan.windows)).groupBy(*key_columns(plan), F.col(S)) \
-            .agg(*aggs)  # fmt: skip
-    return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)) \
-        .agg(*aggs)  # fmt: skip
+        return (
+            _ranked(df, plan, grain(plan.windows)).groupBy(*key_columns(plan), F.col(S)).agg(*aggs)
+        )
+    return df.groupBy(*key_columns(plan), F.expr(slice_sql(grids, time_sql(plan))).alias(S)).agg(
+        *aggs
+    )
 
 
 def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
@@ -155,8 +157,10 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     )
     named = [F.col(n).alias(k) for n, k in zip(key_names(plan), plan.keys)]
     named += [F.lit(plan.specs[0]).alias("window")]
-    named += [F.col(f"__wa_e{i}").cast(f.dataType).alias(f.name)
-              for i, f in enumerate(schema.fields[len(plan.keys) + 1:])]  # fmt: skip
+    named += [
+        F.col(f"__wa_e{i}").cast(f.dataType).alias(f.name)
+        for i, f in enumerate(schema.fields[len(plan.keys) + 1 :])
+    ]
     return out.where(F.col(R) == int(w.size)).select(*named)
 
 
@@ -315,8 +319,11 @@ def run_batch(df: Any, plan: WindowPlan) -> Any:
         return partials_by_key(df, plan).mapInArrow(_engine(plan, over, by_key=False), schema)
     cols = sorted({c for e in plan.entries for c in e.inputs} - {plan.time})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
-    base = df.select(*key_columns(plan), F.col(quoted(plan.time)).alias(T),
-                     *[F.col(quoted(c)).alias(n) for c, n in names.items()])  # fmt: skip
+    base = df.select(
+        *key_columns(plan),
+        F.col(quoted(plan.time)).alias(T),
+        *[F.col(quoted(c)).alias(n) for c, n in names.items()],
+    )
     names[plan.time] = T
     entries = tuple(e.renamed(names) for e in plan.entries)
     over = replace(plan, time=T, keys=tuple(keys), entries=entries)

@@ -32,18 +32,28 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
         t = types[e.column]
     elif e.sql in ("collect_list", "collect_set"):
         return StructField(e.name, ArrayType(types[e.column], False), False)
-    elif e.sql is None and facts(e.agg).result == "arg" and \
-            getattr(e.agg, "result_type", None) is None:  # fmt: skip
+    elif (
+        e.sql is None
+        and facts(e.agg).result == "arg"
+        and getattr(e.agg, "result_type", None) is None
+    ):
         t = types[time]
     else:
         t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
     return StructField(e.name, t, e.sql not in ("count", "count_if"))
 
 
-def make_plan(df: Any, *, time: str, windows: Any, aggs: Any, key: Any,
-              allowed_lateness: Any) -> WindowPlan:  # fmt: skip
-    plan = plan_windows(arrow_schema(df), time=time, windows=windows, aggs=aggs, key=key,
-                        allowed_lateness=allowed_lateness)  # fmt: skip
+def make_plan(
+    df: Any, *, time: str, windows: Any, aggs: Any, key: Any, allowed_lateness: Any
+) -> WindowPlan:
+    plan = plan_windows(
+        arrow_schema(df),
+        time=time,
+        windows=windows,
+        aggs=aggs,
+        key=key,
+        allowed_lateness=allowed_lateness,
+    )
     return with_session_rules(df, plan)
 
 
@@ -68,7 +78,10 @@ def output_schema(df: Any, plan: WindowPlan) -> Any:
     types = {n: f.dataType for n, f in fields.items()}
     bound = TimestampType() if plan.timestamp else DoubleType()
     out = [fields[k] for k in plan.keys]
-    out += [StructField("window", StringType(), False), StructField("window_start", bound),
-            StructField("window_end", bound)]  # fmt: skip
+    out += [
+        StructField("window", StringType(), False),
+        StructField("window_start", bound),
+        StructField("window_end", bound),
+    ]
     out += [entry_field(e, types, plan.time) for e in plan.entries]
     return StructType(out)

@@ -56,9 +56,11 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
     if df.isStreaming:
         ahead = [e.name for e in plan.entries if e.frame.looks_forward]
         if ahead:
-            raise ValueError(f"aggs {ahead}: a frame that looks forward cannot be answered on a "
-                             "stream (rows would wait for rows that have not arrived); use "
-                             "frames ending at 0 or before, like range:1h or rows:100")  # fmt: skip
+            raise ValueError(
+                f"aggs {ahead}: a frame that looks forward cannot be answered on a "
+                "stream (rows would wait for rows that have not arrived); use "
+                "frames ending at 0 or before, like range:1h or rows:100"
+            )
         return _run_stream(df, plan)
     schema = output_schema(df, plan)
 
@@ -68,8 +70,9 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
     keyed = [col(k) for k in plan.keys]
     spread = df.repartition(cores(df), *keyed) if keyed else df.repartition(1)
     # by time (then order) only, keys interleaved: a radix sort on one timestamp column
-    ordered = spread.sortWithinPartitions(*[col(c).asc_nulls_first()
-                                            for c in [time, *plan.order_by]])  # fmt: skip
+    ordered = spread.sortWithinPartitions(
+        *[col(c).asc_nulls_first() for c in [time, *plan.order_by]]
+    )
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
 
 
@@ -98,7 +101,8 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
         if out:
             table = pa.Table.from_batches(out)
             yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
-                integer_object_nulls=True)  # fmt: skip
+                integer_object_nulls=True
+            )
         if carry is None or not carry.num_rows:
             state.remove()
             return
@@ -122,15 +126,19 @@ def _run_stream(df: Any, plan: RollingPlan) -> Any:
     from .stream import K, listed_fields, nan_flag, unlisted, watermark_delay_ms
 
     if not plan.timestamp:
-        raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
-                        f"{plan.time!r} of numbers")  # fmt: skip
+        raise TypeError(
+            f"streaming needs a timestamp time column (withWatermark), got {plan.time!r} of numbers"
+        )
     watermark_delay_ms(df, plan.time)  # a clear error without one
     schema = arrow_schema(df)
     floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
     flags = {c: nan_flag(i) for i, c in enumerate(floats)}
     extra = [] if plan.keys else [F.lit(0).alias(K)]
-    base = df.select(*[F.col(quoted(c)) for c in df.columns], *extra,
-                     *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats])  # fmt: skip
+    base = df.select(
+        *[F.col(quoted(c)) for c in df.columns],
+        *extra,
+        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
+    )
     fields = list(output_schema(df, plan).fields)
     out = base.groupBy(*[F.col(quoted(k)) for k in plan.keys or [K]]).applyInPandasWithState(
         _stream_func(plan, schema, flags),

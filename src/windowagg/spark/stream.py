@@ -91,8 +91,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         if step.units is None:
             state.remove()
             return
-        state.update((pickle.dumps((step.units, step.reported),
-                                   protocol=pickle.HIGHEST_PROTOCOL),))  # fmt: skip
+        state.update((pickle.dumps((step.units, step.reported), protocol=pickle.HIGHEST_PROTOCOL),))
         if step.pending < math.inf:
             # fires once the watermark reaches the end (Spark: when it passes the timestamp)
             state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000) - 1, wm_ms))
@@ -148,8 +147,11 @@ def unlisted(df: Any, fields: list[Any], keep: list[str] = ()) -> Any:
         if not isinstance(f.dataType, DoubleType | FloatType):
             return z.getField(f.name).alias(f.name)
         nan = z.getField(nan_flag(f.name))
-        return F.when(nan, F.lit(float("nan")).cast(f.dataType)).otherwise(
-            z.getField(f.name)).alias(f.name)  # fmt: skip
+        return (
+            F.when(nan, F.lit(float("nan")).cast(f.dataType))
+            .otherwise(z.getField(f.name))
+            .alias(f.name)
+        )
 
     return df.select(*keep, zipped).select(*keep, *[value(f) for f in fields])
 
@@ -161,9 +163,11 @@ def _crossing(plan: WindowPlan, out: Any) -> Any:
     import pyarrow.compute as pc
 
     keys = out.num_columns - len(plan.entries) - 4  # keys, window, start, end, entries, update
-    arrays = {SPEC: pc.index_in(out.column("window"), value_set=pa.array(plan.specs)),
-              START: out.column("window_start").cast(pa.int64()),
-              END: out.column("window_end").cast(pa.int64())}  # fmt: skip
+    arrays = {
+        SPEC: pc.index_in(out.column("window"), value_set=pa.array(plan.specs)),
+        START: out.column("window_start").cast(pa.int64()),
+        END: out.column("window_end").cast(pa.int64()),
+    }
     for e in plan.entries:
         arrays[e.name] = out.column(e.name)
     arrays["update"] = out.column("update")
@@ -190,44 +194,64 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     from .plan import arrow_schema, output_schema
 
     if not plan.timestamp:
-        raise TypeError(f"streaming needs a timestamp time column (withWatermark), got "
-                        f"{plan.time!r} of numbers")  # fmt: skip
+        raise TypeError(
+            f"streaming needs a timestamp time column (withWatermark), got {plan.time!r} of numbers"
+        )
     if any(w.measure == "count" for w in plan.windows):
-        raise ValueError("count windows are not supported on streams (positions shift with "
-                         "every late event); use time windows")  # fmt: skip
+        raise ValueError(
+            "count windows are not supported on streams (positions shift with "
+            "every late event); use time windows"
+        )
     delay = watermark_delay_ms(df, plan.time)
     micros = F.expr(time_sql(plan))  # a timestamp column: microseconds since the epoch
     shifted = F.timestamp_micros(micros + int(plan.lateness) + 1)
     fields = {f.name: f for f in df.schema.fields}
     cols = sorted({c for e in plan.entries for c in e.inputs})
     names = {c: f"__wa_c{i}" for i, c in enumerate(cols)}
-    flags = {names[c]: nan_flag(i) for i, c in enumerate(cols)
-             if isinstance(fields[c].dataType, DoubleType | FloatType)}  # fmt: skip
+    flags = {
+        names[c]: nan_flag(i)
+        for i, c in enumerate(cols)
+        if isinstance(fields[c].dataType, DoubleType | FloatType)
+    }
     keys = key_columns(plan) or [F.lit(0).alias(K)]
-    base = df.select(*keys, micros.alias(T),
-                     *[F.col(quoted(c)).alias(n) for c, n in names.items()],
-                     *[F.isnan(F.col(quoted(c))).alias(flags[n]) for c, n in names.items()
-                       if n in flags],
-                     shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}))  # fmt: skip
+    base = df.select(
+        *keys,
+        micros.alias(T),
+        *[F.col(quoted(c)).alias(n) for c, n in names.items()],
+        *[F.isnan(F.col(quoted(c))).alias(flags[n]) for c, n in names.items() if n in flags],
+        shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}),
+    )
     arrow = arrow_schema(df)
     import pyarrow as pa
 
     knames = key_names(plan) or [K]
-    kfields = [pa.field(n, arrow.field(k).type) for k, n in zip(plan.keys, knames)] or \
-        [pa.field(K, pa.int32())]  # fmt: skip
-    schema = pa.schema([*kfields, pa.field(T, pa.int64()),
-                        *[pa.field(n, arrow.field(c).type) for c, n in names.items()]])  # fmt: skip
+    kfields = [pa.field(n, arrow.field(k).type) for k, n in zip(plan.keys, knames)] or [
+        pa.field(K, pa.int32())
+    ]
+    schema = pa.schema(
+        [
+            *kfields,
+            pa.field(T, pa.int64()),
+            *[pa.field(n, arrow.field(c).type) for c, n in names.items()],
+        ]
+    )
     entries = tuple(e.renamed(names) for e in plan.entries)
-    over = replace(plan, time=T, keys=tuple(knames), entries=entries,
-                   bound=pa.timestamp("us", "UTC"))  # fmt: skip
+    over = replace(
+        plan, time=T, keys=tuple(knames), entries=entries, bound=pa.timestamp("us", "UTC")
+    )
     out_fields = output_schema(df, plan).fields
     nkeys = len(plan.keys)
     key_fields = [StructField(n, f.dataType) for n, f in zip(knames, out_fields[:nkeys])]
-    listed_out = [StructField(SPEC, IntegerType()), StructField(START, LongType()),
-                  StructField(END, LongType()), *out_fields[nkeys + 3:],
-                  StructField("update", BooleanType())]  # fmt: skip
-    internal = StructType([*(key_fields or [StructField(K, IntegerType())]),
-                           *listed_fields(listed_out)])  # fmt: skip
+    listed_out = [
+        StructField(SPEC, IntegerType()),
+        StructField(START, LongType()),
+        StructField(END, LongType()),
+        *out_fields[nkeys + 3 :],
+        StructField("update", BooleanType()),
+    ]
+    internal = StructType(
+        [*(key_fields or [StructField(K, IntegerType())]), *listed_fields(listed_out)]
+    )
     state = StructType([StructField("rows", BinaryType())])
     out = base.groupBy(*knames).applyInPandasWithState(
         _func(plan, over, schema, flags),
@@ -238,16 +262,21 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     )
     out = unlisted(out, listed_out, knames)
     specs = F.array(*[F.lit(x) for x in plan.specs])
-    return out.select(*[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
-                      F.element_at(specs, F.col(SPEC) + 1).alias("window"),
-                      F.timestamp_micros(START).alias("window_start"),
-                      F.timestamp_micros(END).alias("window_end"),
-                      *[F.col(quoted(e.name)) for e in plan.entries], "update")  # fmt: skip
+    return out.select(
+        *[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
+        F.element_at(specs, F.col(SPEC) + 1).alias("window"),
+        F.timestamp_micros(START).alias("window_start"),
+        F.timestamp_micros(END).alias("window_end"),
+        *[F.col(quoted(e.name)) for e in plan.entries],
+        "update",
+    )
 
 
 def watermark_delay_ms(df: Any, time: str) -> int:
     for f in df.schema.fields:
         if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
             return int(f.metadata["spark.watermarkDelayMs"])
-    raise ValueError(f"a streaming DataFrame needs a watermark on {time!r}: "
-                     f"df.withWatermark({time!r}, '1 minute')")  # fmt: skip
+    raise ValueError(
+        f"a streaming DataFrame needs a watermark on {time!r}: "
+        f"df.withWatermark({time!r}, '1 minute')"
+    )
