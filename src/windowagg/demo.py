@@ -79,7 +79,8 @@ def run_demo(
 
     from pyspark.sql import functions as F
 
-    from .pipeline import spark_writer, write_atomically
+    from .pipeline_spark import spark_writer
+    from .run_args import write_atomically
     from .spark import spark_session, window_aggregate
 
     trips = taxi_stream(events, seed=seed)

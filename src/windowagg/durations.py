@@ -17,6 +17,14 @@ class SpecError(ValueError):
     """A window spec that does not parse."""
 
 
+class NeedsUnitError(SpecError):
+    """A bare number where the time column holds timestamps (a duration needs a unit)."""
+
+
+class PlainNumbersError(SpecError):
+    """A duration with a unit where the time column holds plain numbers."""
+
+
 def duration(text: str, unit: float | None) -> float:
     m = _DURATION.match(text.strip())
     if not m:
@@ -24,11 +32,11 @@ def duration(text: str, unit: float | None) -> float:
     number, suffix = float(m.group(1)), m.group(2)
     if suffix is None:
         if unit is not None and unit != 1:
-            raise SpecError(f"duration {text!r} needs a unit (ms, s, m, h or d)")
+            raise NeedsUnitError(f"duration {text!r} needs a unit (ms, s, m, h or d)")
         value = number
     else:
         if unit is None:
-            raise SpecError(
+            raise PlainNumbersError(
                 f"duration {text!r} has a unit, but the time column holds plain "
                 "numbers: use a bare number"
             )

@@ -19,13 +19,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .durations import SpecError, duration
+from .durations import NeedsUnitError, PlainNumbersError, SpecError, duration
 
 __all__ = ["Frame", "FrameError", "frame"]
 
 
 class FrameError(SpecError):
     """A frame that does not parse or cannot be."""
+
+
+class FrameNeedsUnitError(FrameError, NeedsUnitError):
+    """A frame's bare number where the time column holds timestamps."""
+
+
+class FramePlainNumbersError(FrameError, PlainNumbersError):
+    """A frame's duration with a unit where the time column holds plain numbers."""
 
 
 @dataclass(frozen=True)
@@ -69,8 +77,13 @@ def _bound(text: str, kind: str, unit: float | None, whole: str) -> float | None
     else:
         try:
             value = duration(body, unit)
-        except SpecError as e:
-            raise FrameError(f"frame {whole!r}: {e}") from None
+        except SpecError as e:  # of the same kind, in the frame's words
+            kind = FrameError
+            if isinstance(e, NeedsUnitError):
+                kind = FrameNeedsUnitError
+            elif isinstance(e, PlainNumbersError):
+                kind = FramePlainNumbersError
+            raise kind(f"frame {whole!r}: {e}") from None
     return -value if sign == "-" else value
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .pipeline import (
+from .run_args import (
     UNITS,
     RunArgs,
     UserError,

@@ -1,0 +1,114 @@
+"""``windowagg run`` on Spark: the files read by Spark's readers, the time column prepared
+(ISO-8601 strings parsed, numbers as epoch times in ``--time-unit``, or plain numbers with
+``none``), :func:`windowagg.spark.window_aggregate` or :func:`windowagg.spark.rolling_aggregate`
+in Spark local mode or on ``--master``, and the output written by Spark into a temporary
+directory beside the output, renamed into place when complete."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .run_args import UNITS, RunArgs, UserError, aggregate, check_columns, write_atomically
+
+__all__ = ["compute", "prepare_time", "read", "spark_writer"]
+
+
+def read(spark: Any, src: Path, fmt: str) -> Any:
+    reader = spark.read
+    if fmt == "csv":
+        return reader.option("header", True).option("inferSchema", True).csv(str(src))
+    if fmt == "json":
+        return reader.json(str(src))
+    return reader.parquet(str(src))
+
+
+def prepare_time(df: Any, args: RunArgs) -> Any:
+    """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
+    plain numbers with --time-unit none."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import (
+        IntegralType,
+        NumericType,
+        StringType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    check_columns(list(fields), args)
+    ttype = fields[args.time]
+    col = F.col(args.time)
+    if isinstance(ttype, TimestampType | TimestampNTZType):
+        return df
+    if isinstance(ttype, StringType):
+        parsed = df.withColumn(args.time, F.try_to_timestamp(col))
+        bad = df.where(F.try_to_timestamp(col).isNull() & col.isNotNull()).select(col).limit(1)
+        rows = bad.collect()
+        if rows:
+            raise UserError(
+                f"--time: cannot parse {rows[0][0]!r} in column {args.time!r} as "
+                "a time (use ISO-8601, e.g. 2021-01-01 08:30:00)"
+            )
+        return parsed
+    if isinstance(ttype, NumericType):
+        if args.time_unit == "none":
+            return df
+        factor = 1_000_000 // UNITS[args.time_unit]
+        # whole numbers as longs first: an int column times 10^6 overflows int (ANSI mode)
+        micros = (
+            col.cast("long") * factor
+            if isinstance(ttype, IntegralType)
+            else (col * factor).cast("long")
+        )
+        return df.withColumn(args.time, F.timestamp_micros(micros))
+    raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
+
+
+def spark_writer(result: Any, fmt: str) -> Any:
+    """Writes a Spark DataFrame into a directory that does not exist yet."""
+
+    def write(directory: Path) -> None:
+        writer = result.write.mode("error")
+        if fmt == "csv":
+            writer.option("header", True).csv(str(directory))
+        else:
+            writer.parquet(str(directory))
+
+    return write
+
+
+def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
+    """Read, compute and write on Spark; the number of rows written."""
+    from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
+
+    master = args.master or "local[2]"
+    try:
+        spark = spark_session(master)
+    except SparkUnavailable as e:
+        raise UserError(str(e)) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    log(f"reading {src} ({fmt})")
+    try:
+        df = read(spark, src, fmt)
+    except Exception as e:  # Spark's own message, on one line
+        raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
+    if not df.columns:
+        raise UserError(f"{src}: no columns (an empty file?)")
+    if df.isEmpty():
+        raise UserError(f"{src}: no rows, only a header")
+    result = aggregate(prepare_time(df, args), args, rolling_aggregate, window_aggregate).cache()
+    what = "rolling frames" if args.rolling else "windows"
+    log(
+        f"computing {what} (Spark local mode)"
+        if master.startswith("local")
+        else f"computing {what} on {master}"
+    )
+    rows = result.count()
+    log(
+        f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "
+        f"({args.format})"
+    )
+    write_atomically(spark_writer(result, args.format), Path(args.output))
+    result.unpersist()
+    return rows
