@@ -137,3 +137,32 @@ def test_no_two_modules_import_each_other_round_a_cycle() -> None:
         if m not in state:
             visit(m, [m])
     assert not cycles, "\n".join(cycles)
+
+
+#: the engine's modules: the core every path shares, and the two front ends over it
+ENGINE = {
+    **dict.fromkeys(("keys", "memory", "parallel", "sweep", "entries", "columns"), "core"),
+    "evaluate": "core",
+    **dict.fromkeys(("rolling_plan", "rolling_table", "rolling_stream"), "rolling"),
+    **dict.fromkeys(
+        ("window_plan", "window_table", "window_partials", "window_stream", "slice_table"),
+        "window",
+    ),
+}
+
+
+def test_the_engine_is_a_core_under_two_front_ends() -> None:
+    """The core imports no front end; the rolling and window front ends import the core and
+    not each other."""
+    engine = ROOT / "engine"
+    found = {p.stem for p in engine.glob("*.py")} - {"__init__"}
+    assert found == set(ENGINE), f"no part for {sorted(found - set(ENGINE))}"
+    wrong = []
+    for path in sorted(engine.glob("*.py")):
+        if path.stem == "__init__":
+            continue
+        mine = ENGINE[path.stem]
+        for other in _module_imports(path):
+            if other.startswith("engine.") and ENGINE[other[7:]] not in ("core", mine):
+                wrong.append(f"engine/{path.name} ({mine}) imports {other}")
+    assert not wrong, "\n".join(wrong)

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from .engine.columns import arrange
 from .engine.memory import engine_memory
 from .engine.rolling_plan import plan_rolling
-from .engine.rolling_table import arrange, compute
+from .engine.rolling_table import compute
 
 __all__ = ["rolling_aggregate", "window_aggregate"]
 

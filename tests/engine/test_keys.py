@@ -10,7 +10,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowagg.engine import keys, rolling
+from windowagg.engine import keys, parallel
 from windowagg.engine.keys import _sortable, key_codes, keyed_order
 from windowagg.kernels import keyed as kernels
 
@@ -34,13 +34,13 @@ def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, per_key, seed) -
     times[rng.random(n) < 0.05] = -np.inf
     times[rng.random(n) < 0.05] = np.inf
     keyed = key_codes(pa.table({"k": codes}), ["k"])
-    old = rolling.PARALLEL_ROWS, keys.PER_KEY
-    rolling.PARALLEL_ROWS = 1 if threads else old[0]
+    old = parallel.PARALLEL_ROWS, keys.PER_KEY
+    parallel.PARALLEL_ROWS = 1 if threads else old[0]
     keys.PER_KEY = 1 if per_key else old[1]
     try:
         order, seg = keyed_order(keyed, times)
     finally:
-        rolling.PARALLEL_ROWS, keys.PER_KEY = old
+        parallel.PARALLEL_ROWS, keys.PER_KEY = old
     want = np.lexsort((times, keyed.codes))  # stable: ties in the input's order
     assert np.array_equal(order, want)
     assert np.array_equal(seg, np.r_[0, np.cumsum(np.bincount(keyed.codes))])

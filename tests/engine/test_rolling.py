@@ -13,7 +13,7 @@ import pytest
 import windowagg
 from tests.aggs import Concat
 from tests.oracles import direct
-from windowagg.engine.rolling import Frames, rolling
+from windowagg.engine.sweep import Frames, rolling
 from windowagg.frames import FrameError, frame
 
 FRAMES = [
@@ -110,7 +110,7 @@ def test_frames_longer_than_the_first_state_grow_it() -> None:
 
 def test_the_compiled_kernel_ran(monkeypatch) -> None:
     """Not only equal numbers: the reference path is not taken for a compiled aggregation."""
-    from windowagg.engine import rolling as module
+    from windowagg.engine import sweep as module
 
     def refuse(*a, **k):
         raise AssertionError("the reference ran")

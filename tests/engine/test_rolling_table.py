@@ -22,9 +22,10 @@ import windowagg
 from tests.aggs import Concat
 from tests.engine.sql_oracle import frames, sql_aggregate
 from windowagg.aggregations import resolve
+from windowagg.engine.columns import arrange
 from windowagg.engine.rolling_plan import plan_rolling
 from windowagg.engine.rolling_stream import RollingStream
-from windowagg.engine.rolling_table import arrange, compute
+from windowagg.engine.rolling_table import compute
 from windowagg.frames import FrameError, frame
 
 SQL = ["sum", "count", "mean", "min", "max", "stddev", "first", "last"]
@@ -337,7 +338,7 @@ def test_bad_input_is_one_clear_error(kw, error, message) -> None:
 def test_sql_aggregations_run_compiled(monkeypatch) -> None:
     """Not only equal numbers: sum, mean, min, max, stddev and quantiles over doubles take the
     kernels, never the Python reference."""
-    from windowagg.engine import rolling as module
+    from windowagg.engine import sweep as module
 
     def refuse(*a, **k):
         raise AssertionError("the reference ran")

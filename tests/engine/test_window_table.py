@@ -261,12 +261,12 @@ def test_a_compiled_sweep_answers_windows(monkeypatch) -> None:
     percentiles the compiled order statistics, modes the compiled tree of counts, distinct
     counts (count_distinct, hll: exact) a count per value, the rest vectorized: never the
     Python reference."""
-    from windowagg.engine import rolling
+    from windowagg.engine import sweep
 
     def fail(*a, **k):
         raise AssertionError("the Python reference ran")
 
-    monkeypatch.setattr(rolling, "_reference", fail)
+    monkeypatch.setattr(sweep, "_reference", fail)
     t = pa.table(
         {
             "t": np.arange(100.0),
@@ -374,7 +374,7 @@ def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
     equal the answers of one pass over every key: the sort of each key's times, the FIFO
     sweeps, the shared deques of min and max, the range bounds, the windows' answers in
     chunks."""
-    from windowagg.engine import rolling
+    from windowagg.engine import parallel
 
     rng = np.random.default_rng(9)
     n = 3000
@@ -405,10 +405,10 @@ def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
 
     one = both()
     pieces = []
-    real = rolling.on_cores
-    monkeypatch.setattr(rolling, "PARALLEL_ROWS", 1)
+    real = parallel.on_cores
+    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 1)
     monkeypatch.setattr(
-        rolling, "on_cores", lambda run, ps: (pieces.append(len(ps)), real(run, ps))[1]
+        parallel, "on_cores", lambda run, ps: (pieces.append(len(ps)), real(run, ps))[1]
     )
     assert both() == one
     assert max(pieces) >= 2

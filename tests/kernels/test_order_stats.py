@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowagg.engine import rolling
-from windowagg.engine.rolling import Frames, quantiles
+from windowagg.engine import sweep
+from windowagg.engine.sweep import Frames, quantiles
 from windowagg.kernels import order_stats
 
 
@@ -55,11 +55,11 @@ def test_selection_and_rank_tree_equal_the_definition(xs, data, q) -> None:
     order_stats.select_quantiles(values, lo, hi, q, order_stats.NEAREST, np.empty(n), picked)
     frames = Frames.given(np.arange(n, dtype=float), lo, hi)
     for overlap, kernel in [(0, "rank_quantiles"), (10**9, "select_quantiles")]:
-        rolling.SELECT_OVERLAP = overlap
+        sweep.SELECT_OVERLAP = overlap
         try:
             got = quantiles(values, frames, q)
         finally:
-            rolling.SELECT_OVERLAP = 16
+            sweep.SELECT_OVERLAP = 16
         assert np.array_equal(got, want, equal_nan=True), kernel
     assert np.array_equal(picked, want, equal_nan=True)
 
@@ -99,14 +99,14 @@ def test_the_ranks_a_percentile_interpolates_between(xs, data, q, mode) -> None:
     lo = np.array(np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
     hi = np.maximum(lo, np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
     lo, hi = lo.astype(np.int64), hi.astype(np.int64)
-    ranks, order = rolling.ranks_of(values)
+    ranks, order = sweep.ranks_of(values)
     frames = Frames.given(np.arange(n, dtype=float), lo, hi)
     for overlap in (0, 10**9):
-        rolling.SELECT_OVERLAP = overlap
+        sweep.SELECT_OVERLAP = overlap
         try:
-            picked = rolling.order_statistic(ranks, frames, q, mode)
+            picked = sweep.order_statistic(ranks, frames, q, mode)
         finally:
-            rolling.SELECT_OVERLAP = 16
+            sweep.SELECT_OVERLAP = 16
         got = [values[order[p - 1]] if p else math.nan for p in picked]
         assert np.array_equal(got, definition(values, lo, hi, q, mode), equal_nan=True)
 

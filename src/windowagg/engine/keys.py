@@ -120,7 +120,7 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         radix_segments,
         sort_segments,
     )
-    from .rolling import on_cores, parts
+    from . import parallel
 
     n = len(keyed.codes)
     seg = np.zeros(keyed.m + 1, np.int64)
@@ -131,9 +131,9 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         keys = np.empty(n, np.int64)
         by_code(keyed.codes, sortable[0], seg, order, keys)
         work = np.empty(2 * n, np.int64), np.empty(n, np.int64)
-        on_cores(
+        parallel.on_cores(
             lambda part: radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
-            parts(seg),
+            parallel.parts(seg),
         )
         return order, seg
     if sortable is not None:  # rows by time, then (stably) by key
@@ -151,5 +151,5 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return order, seg
     order_of_code(keyed.codes, np.arange(n), seg, order)  # rows by key, then each key's times
     work = np.empty(n), np.empty(n), np.empty(n, np.int64)
-    on_cores(lambda part: sort_segments(times, part, order, *work), parts(seg))
+    parallel.on_cores(lambda part: sort_segments(times, part, order, *work), parallel.parts(seg))
     return order, seg

@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from .columns import arrange, times_of
 from .rolling_plan import RollingPlan
-from .rolling_table import arrange, compute, times_of
+from .rolling_table import compute
 
 __all__ = ["RollingStream"]
 

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArithmeticOverflowError
+from .columns import times_of
+from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_order
-from .rolling_table import sums_stay_small, times_of
 from .window_partials import COMBINE, counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..durations import MICROS
 from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
-from .rolling_plan import Entry, check_entry, is_timestamp, names, result_type
+from .entries import Entry, check_entry, is_timestamp, names, result_type
 
 __all__ = ["OUTPUT", "WindowPlan", "plan_windows"]
 

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..aggregations import resolve
 from ..slicing import Session
-from .rolling_plan import Entry
+from .columns import times_of
+from .entries import Entry
 from .window_plan import WindowPlan
 
 __all__ = ["Advance", "WindowStream"]
@@ -86,8 +87,6 @@ class WindowStream:
 
     def _times(self, units: Any) -> np.ndarray:
         """Each unit's time: a slice's start, a row's time."""
-        from .rolling_table import times_of
-
         return times_of(self.over if self.over is not None else self.plan, units)
 
     def _last_times(self, units: Any, times: np.ndarray) -> np.ndarray:

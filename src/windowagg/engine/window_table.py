@@ -9,7 +9,7 @@ rows ``[lo, hi)``, found once per window spec whatever the number of entries
 where the gap to the previous row exceeds the session gap) by one difference, count windows by
 arithmetic. Within a key both bounds only move forward with the window's start, so the windows
 of a spec are frames given by their bounds, and the rolling engine's rules answer them
-(:func:`windowagg.engine.rolling_table.evaluate`): SQL's for sum, count, mean, min, max,
+(:func:`windowagg.engine.evaluate.evaluate`): SQL's for sum, count, mean, min, max,
 stddev, first and last (exact integer and decimal sums, NaN a value, Spark's types), a FIFO
 sweep (each row enters and leaves once) for every other aggregation, the user's own included.
 """
@@ -22,8 +22,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..slicing import Session, Window
-from .rolling import Frames
-from .rolling_table import arrange, evaluate, times_of
+from .columns import arrange, times_of
+from .evaluate import evaluate
+from .sweep import Frames
 from .window_plan import WindowPlan
 
 __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]

@@ -27,7 +27,7 @@ def _decorator(**options: Any):
 
 
 #: an entry point called from Python, cached on disk; it releases the GIL, so that threads
-#: can run it on different keys at once (:func:`windowagg.engine.rolling.on_cores`)
+#: can run it on different keys at once (:func:`windowagg.engine.parallel.on_cores`)
 kernel = _decorator(cache=True, _nrt=False, nogil=True)
 #: inlined into its callers at numba level
 inline = _decorator(inline="always", _nrt=False)

@@ -6,7 +6,7 @@ the span between two window edges) of a key is one cell of a flat array.
   keep the input's order) for whole-number times: a radix sort of the times, then a counting
   sort by key, O(n). :func:`order_of_code` and :func:`sort_segments`, for other times: a
   counting sort by code, then each key's rows merge-sorted by time, parts of the keys on
-  threads (:func:`windowagg.engine.rolling.on_cores`), a key already in time order in one
+  threads (:func:`windowagg.engine.parallel.on_cores`), a key already in time order in one
   linear check. One global sort of (key, time) pairs costs O(n log n) comparisons of two
   columns.
 * :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,

@@ -196,8 +196,8 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int 
     def go(batches: Any) -> Any:
         import pyarrow as pa
 
+        from ..engine.columns import segments
         from ..engine.memory import engine_memory
-        from ..engine.rolling_table import segments
         from ..engine.window_table import window_table
 
         def answer(table: Any) -> list:
@@ -261,8 +261,8 @@ class _Big:
         self.units, self.reported = None, -float("inf")
 
     def feed(self, rows: Any, final: bool) -> list:
+        from ..engine.columns import times_of
         from ..engine.memory import engine_memory
-        from ..engine.rolling_table import times_of
 
         wm = float("inf") if final or rows is None else float(times_of(self.run, rows)[-1])
         with engine_memory():

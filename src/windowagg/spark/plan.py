@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..aggregations import facts
-from ..engine.rolling_plan import VALUED
+from ..engine.entries import VALUED
 from ..engine.window_plan import WindowPlan, plan_windows
 
 

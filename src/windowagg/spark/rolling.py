@@ -87,9 +87,9 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
         import pyarrow as pa
         import pyarrow.compute as pc
 
+        from ..engine.columns import times_of
         from ..engine.memory import engine_memory
         from ..engine.rolling_stream import DONE, RollingStream
-        from ..engine.rolling_table import times_of
         from .stream import listed, state_rows
 
         carry = pickle.loads(state.get[0]) if state.exists else None

@@ -17,7 +17,6 @@ Nothing subtracts on eviction, so float sums do not drift.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -26,13 +25,12 @@ from ..aggregations import facts, resolve
 from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..frames import Frame
+from . import parallel
 
 __all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
-#: rows below which one core answers every key (a thread's start costs more than it saves)
-PARALLEL_ROWS = 100_000
 #: quantiles select in each frame while the frames hold at most this many times the rows
 #: (beyond, the rank tree's O(log n) per row wins; ``windowagg bench rolling`` measures both)
 SELECT_OVERLAP = 16
@@ -89,52 +87,11 @@ class Frames:
 
             n = len(self.times)
             self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
-            on_cores(
+            parallel.on_cores(
                 lambda part: range_bounds(self.times, part, *self.offsets(), self.lo, self.hi),
-                parts(self.seg),
+                parallel.parts(self.seg),
             )
         return self.lo, self.hi
-
-
-def parts(seg: np.ndarray) -> list[np.ndarray]:
-    """Key segments split at key boundaries into one part of about equal rows per core
-    (numba's thread count), each a segment array of its own; one part for few rows."""
-    import numba
-
-    n, cores = int(seg[-1] - seg[0]), numba.get_num_threads()
-    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 3:
-        return [seg]
-    cuts = np.searchsorted(seg, seg[0] + np.arange(1, cores) * n / cores)
-    cuts = np.unique(np.clip(cuts, 1, len(seg) - 2))
-    edges = [0, *cuts.tolist(), len(seg) - 1]
-    return [seg[a : b + 1] for a, b in itertools.pairwise(edges) if b > a]
-
-
-def chunks(n: int) -> list[np.ndarray]:
-    """Answers ``0..n-1`` of given frames in one part per core (any cut will do: each part's
-    sweep starts empty), each as a segment array ``[a, b]``; one part for few answers."""
-    import numba
-
-    cores = numba.get_num_threads()
-    if cores < 2 or n < PARALLEL_ROWS:
-        return [np.array([0, n], np.int64)]
-    cuts = [n * c // cores for c in range(cores + 1)]
-    return [np.array([a, b], np.int64) for a, b in itertools.pairwise(cuts)]
-
-
-def on_cores(run: Any, pieces: list) -> list:
-    """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
-    if len(pieces) == 1:
-        return [run(pieces[0])]
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL = ThreadPoolExecutor(thread_name_prefix="windowagg")
-    return list(_POOL.map(run, pieces))
-
-
-_POOL = None
 
 
 def rolling(
@@ -188,7 +145,7 @@ def rolling(
                 break
             state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
 
-    on_cores(sweep, chunks(n) if given else parts(seg))
+    parallel.on_cores(sweep, parallel.chunks(n) if given else parallel.parts(seg))
     if not given:
         frames.lo, frames.hi = lo, hi
     return out[:, 0]

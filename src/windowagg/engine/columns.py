@@ -1,0 +1,218 @@
+"""The table machinery every path shares: the row order by key, time and order (compiled for
+keys and times), the key segments of that order, the time column as numbers, and an input
+column read once for every entry over it.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Protocol
+
+import numpy as np
+
+__all__ = ["Column", "Ordered", "arrange", "segments", "times_of"]
+
+
+class Ordered(Protocol):
+    """What ordering reads of a plan (a rolling or a window plan): its key, time and order
+    columns."""
+
+    keys: tuple[str, ...]
+    time: str
+    order_by: tuple[str, ...]
+
+
+def _sorted(columns: list[Any]) -> bool:
+    """Whether rows are already in order (numbers and times without nulls: a linear check; a
+    sort of sorted rows costs as much as the aggregation)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(columns[0])
+    tied = np.ones(max(n - 1, 0), bool)
+    for col in columns:
+        if col.null_count or not (
+            pa.types.is_integer(col.type)
+            or pa.types.is_floating(col.type)
+            or pa.types.is_temporal(col.type)
+        ):
+            return False
+        if pa.types.is_temporal(col.type):
+            col = pc.cast(col, pa.int64()) if not pa.types.is_date(col.type) else col
+        x = col.to_numpy(zero_copy_only=False)
+        if np.issubdtype(x.dtype, np.floating) and np.isnan(x).any():
+            return False
+        a, b = x[:-1], x[1:]
+        if (tied & (a > b)).any():
+            return False
+        tied &= a == b
+    return True
+
+
+def arrange(plan: Ordered, table: Any) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """The row order by key, time, then ``order_by``, nulls first (Spark's ascending order;
+    None when the rows are in that order already), the times in that order
+    (:func:`times_of`) and the key segments of that order (:func:`segments`). Without
+    ``order_by``, the keys' codes and a sort of each key's times, keys in parallel
+    (:func:`windowagg.engine.keys.keyed_order`); ties keep the input's order."""
+    import pyarrow.compute as pc
+
+    from .keys import key_codes, keyed_order
+
+    times = times_of(plan, table)
+    cols = [*plan.keys, plan.time, *plan.order_by]
+    if not table.num_rows or _sorted([table.column(c).combine_chunks() for c in cols]):
+        return None, times, segments(plan, table)
+    if not plan.order_by:
+        order, seg = keyed_order(key_codes(table, plan.keys), times)
+        return order, times[order], seg
+    sub = table.select(cols).rename_columns([f"c{i}" for i in range(len(cols))])
+    keys = [(f"c{i}", "ascending", "at_start") for i in range(len(cols))]
+    order = pc.sort_indices(sub, sort_keys=keys).to_numpy()
+    return order, times[order], segments(plan, table.take(order))
+
+
+def segments(plan: Ordered, table: Any) -> np.ndarray:
+    """The key segments of a sorted table: key k's rows are ``seg[k]`` to ``seg[k + 1] - 1``
+    (null keys are one key, as in Spark's ``partitionBy``)."""
+    import pyarrow.compute as pc
+
+    n = table.num_rows
+    change = np.zeros(max(n - 1, 0), bool)
+    for k in plan.keys:
+        col = table.column(k)
+        a, b = col.slice(0, n - 1), col.slice(1)
+        same = pc.fill_null(pc.equal(a, b), False)
+        both_null = pc.and_(pc.is_null(a), pc.is_null(b))
+        change |= ~pc.or_(same, both_null).to_numpy(zero_copy_only=False)
+    return (
+        np.flatnonzero(np.r_[True, change, True]).astype(np.int64) if n else np.zeros(1, np.int64)
+    )
+
+
+def times_of(plan: Ordered, table: Any) -> np.ndarray:
+    """The time column as float64 (microseconds since the epoch for timestamps and dates);
+    null times are -inf (sorted first: peers of each other, in no other row's range frame),
+    NaN times +inf (sorted last, as Spark orders NaN)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column(plan.time)
+    if pa.types.is_date(col.type):
+        col = pc.cast(col, pa.timestamp("us"))
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(pc.cast(col, pa.timestamp("us", col.type.tz)), pa.int64())
+    t = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False).astype(float, copy=True)
+    t[np.isnan(t)] = np.inf
+    if col.null_count:
+        t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
+    return t
+
+
+class Column:
+    """One input column, read once for every entry over it."""
+
+    def __init__(self, array: Any):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        self.array = array
+        self.type = array.type
+        n = len(array)
+        self.valid = (
+            ~pc.is_null(array).to_numpy(zero_copy_only=False)
+            if array.null_count
+            else np.ones(n, bool)
+        )
+        self.numeric = (
+            pa.types.is_integer(self.type)
+            or pa.types.is_floating(self.type)
+            or pa.types.is_boolean(self.type)
+        )
+        self._cache: dict[str, Any] = {}
+
+    def floats(self) -> np.ndarray:
+        """The values as float64; nulls are NaN."""
+        if "f" not in self._cache:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            a = self.array
+            if pa.types.is_boolean(a.type):
+                a = pc.cast(a, pa.int8())
+            if pa.types.is_temporal(a.type):
+                a = (
+                    pc.cast(a, pa.int64())
+                    if not pa.types.is_date(a.type)
+                    else pc.cast(pc.cast(a, pa.int32()), pa.int64())
+                )
+            f = pc.cast(a, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            self._cache["f"] = np.ascontiguousarray(f, float)
+        return self._cache["f"]
+
+    def _prefix(self, what: str) -> np.ndarray | None:
+        """Prefix counts of the ``valid`` (non-null) or ``nan`` rows; None if there are none
+        to count (no nulls; no NaN)."""
+        if what not in self._cache:
+            if what == "valid":
+                mask = self.valid if self.array.null_count else None
+            else:
+                import pyarrow as pa
+
+                f = pa.types.is_floating(self.type)
+                mask = self.valid & np.isnan(self.floats()) if f else None
+                mask = mask if mask is not None and mask.any() else None
+            self._cache[what] = None if mask is None else np.r_[0, np.cumsum(mask, dtype=np.int64)]
+        return self._cache[what]
+
+    def count(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The non-null values in every frame."""
+        p = self._prefix("valid")
+        return hi - lo if p is None else p[hi] - p[lo]
+
+    def nans(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+        """The NaNs in every frame; None if the column has none."""
+        p = self._prefix("nan")
+        return None if p is None else p[hi] - p[lo]
+
+    def ints(self) -> tuple[np.ndarray | None, int]:
+        """Integers (nulls 0) as int64, or a decimal's unscaled values, with the scale; None
+        when a decimal's unscaled value does not fit 64 bits."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        a = self.array
+        if pa.types.is_decimal(a.type):
+            a = pc.fill_null(a, Decimal(0))
+            words = np.frombuffer(a.buffers()[1], np.int64)[2 * a.offset : 2 * (a.offset + len(a))]
+            low, high = words[0::2], words[1::2]
+            if not np.array_equal(high, low >> 63):
+                return None, a.type.scale
+            return low.copy(), a.type.scale
+        if pa.types.is_boolean(a.type):
+            a = pc.cast(a, pa.int8())
+        return pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64), 0
+
+    def prefix_sums(self) -> tuple[np.ndarray, int]:
+        """Exact prefix sums of integers or a decimal's unscaled values (int64, or Python ints
+        where 64 bits could overflow), with the scale: one per column, for every frame."""
+        if "sums" not in self._cache:
+            import pyarrow as pa
+
+            ints, scale = self.ints()
+            if (
+                ints is not None
+                and pa.types.is_decimal(self.type)
+                and np.abs(ints).max(initial=0) * len(ints) >= 2**63
+            ):
+                ints = None
+            if ints is None:
+                ints, scale = self.decimal_ints()
+            self._cache["sums"] = (np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)], scale)
+        return self._cache["sums"]
+
+    def decimal_ints(self) -> tuple[np.ndarray, int]:
+        """A decimal's unscaled values as Python ints (object array), nulls 0."""
+        scale = self.type.scale
+        values = self.array.to_pylist()
+        return np.array([0 if v is None else int(v.scaleb(scale)) for v in values], object), scale

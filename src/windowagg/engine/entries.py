@@ -1,0 +1,237 @@
+"""Entries: one output column each (an aggregation over a column, in a frame or a window), and
+what is known of it before any data: its SQL rule, its input columns and their types, its
+result type (Spark's, for Spark's names). The rolling and the window front ends plan their
+entries here.
+
+Aggregations under Spark's names (:data:`windowagg.aggregations.SQL`;
+docs/guides/spark-functions.md) follow SQL's rules, as Spark evaluates them: nulls are
+skipped (a frame without a non-null value gives null; ``count`` and ``count_if`` give 0,
+``collect_list`` and ``collect_set`` an empty list), NaN is a value (a sum, mean or moment
+over it is NaN, it is the largest double for ``max``, ``min``, the percentiles and the ``y``
+of ``max_by``/``min_by``), ``first`` and ``last`` take the frame's first and last row, null
+or not (unless ``ignorenulls``), and results have Spark's types. Every other aggregation, the
+user's own included, sees the frame's values that are neither null nor NaN (windowagg's rule:
+NaN is missing), in time order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..aggregations import AGGREGATIONS, SQL, facts, resolve
+from ..frames import Frame
+
+__all__ = [
+    "ANY_TYPE",
+    "BOOLEAN",
+    "VALUED",
+    "Entry",
+    "check_entry",
+    "is_timestamp",
+    "names",
+    "result_type",
+]
+
+
+#: SQL aggregations whose result is one of the input's values, in its type
+VALUED = ("min", "max", "first", "last", "percentile_approx", "mode", "max_by", "min_by")
+
+
+#: SQL aggregations of a boolean column
+BOOLEAN = ("count_if", "bool_and", "bool_or")
+
+
+#: SQL aggregations that take any column (the others take numbers)
+ANY_TYPE = (
+    "count",
+    "first",
+    "last",
+    "min",
+    "max",
+    "mode",
+    "collect_list",
+    "collect_set",
+    "max_by",
+    "min_by",
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One output column: ``agg`` (resolved) over ``column`` in ``frame``; ``sql`` names the
+    SQL rule it follows (one of :data:`windowagg.aggregations.SQL`), or is None for the
+    library's own."""
+
+    name: str
+    agg: Any
+    sql: str | None
+    column: str | None
+    frame: Frame
+    type: Any  # the result's pyarrow type
+    counts: str | None = None  # rows that are partials: the column of their value counts
+    states: tuple[str, ...] = ()  # rows that are partials: the columns of a family's state
+    other: str | None = None  # a two-column aggregation's second column (y of max_by(x, y))
+    wraps: bool = False  # an integer sum wraps as Java's longs do (Spark, ANSI off), not raise
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The columns the entry reads."""
+        return tuple(c for c in (self.column, self.other) if c is not None)
+
+    def renamed(self, names: dict[str, str]) -> Entry:
+        """The entry over columns renamed by ``names``."""
+        return replace(
+            self,
+            column=names.get(self.column, self.column) if self.column else None,
+            other=names.get(self.other, self.other) if self.other else None,
+        )
+
+
+def _sql_name(agg: Any) -> str | None:
+    """The SQL rule of a built-in (not of a user's subclass: facts() reads the class's own)."""
+    name = getattr(agg, "name", None)
+    return name if name in SQL and type(agg) is AGGREGATIONS[name] else None
+
+
+def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
+    """The pyarrow type of an entry's result: Spark's for the SQL aggregations (count long,
+    sum of integers long, of ``decimal(p, s)`` ``decimal(min(38, p + 10), s)``, avg of a
+    decimal ``decimal(min(38, p + 4), s + 4)``, min/max/first/last the input's type); for the
+    others, the type the aggregation declares (``result_type``, a pyarrow type), else by what
+    it gives (a count or a count's estimate long, an arg the time column's type, a list of the
+    input's numbers, m4 a struct of doubles); a user's aggregation without ``result_type``
+    gets the type of its result for the single value 1.0 (double if that fails)."""
+    import pyarrow as pa
+
+    if entry_sql in ("count", "count_if"):
+        return pa.int64()
+    if entry_sql in VALUED:
+        return value
+    if entry_sql in ("bool_and", "bool_or"):
+        return pa.bool_()
+    if entry_sql in ("collect_list", "collect_set"):
+        return pa.list_(value)
+    if entry_sql == "sum":
+        if pa.types.is_integer(value):
+            return pa.int64()
+        if pa.types.is_decimal(value):
+            return pa.decimal128(min(38, value.precision + 10), value.scale)
+        return pa.float64()
+    if entry_sql == "mean" and pa.types.is_decimal(value):
+        return pa.decimal128(min(38, value.precision + 4), min(38, value.scale + 4))
+    if entry_sql is not None:
+        return pa.float64()
+    declared = getattr(agg, "result_type", None)
+    if declared is not None:
+        if not isinstance(declared, pa.DataType):
+            raise TypeError(
+                f"aggregation {agg!r}: result_type must be a pyarrow DataType, got {declared!r}"
+            )
+        return declared
+    kind = facts(agg).result
+    if kind == "value":  # a user's aggregation that declares no type: its result for one value
+        try:
+            return pa.array([agg.lower(agg.lift(1.0))]).type
+        except Exception:
+            return pa.float64()
+    if kind in ("count", "estimate"):  # an estimate of a count (hll), as Spark's is
+        return pa.int64()
+    if kind == "arg":
+        return time
+    if kind == "list":  # of the input's values
+        numeric = pa.types.is_integer(value) or pa.types.is_floating(value)
+        return pa.list_(value if numeric else pa.float64())
+    if kind == "struct":
+        return pa.struct([(f, pa.float64()) for f in ("min", "max", "first", "last")])
+    if kind == "filter":
+        raise ValueError(
+            f"aggregation {agg.name!r} gives a filter object, which has no "
+            "column type; use it through sliding_aggregate or the window "
+            "operator"
+        )
+    return pa.float64()
+
+
+def _is_numeric(t: Any) -> bool:
+    import pyarrow as pa
+
+    return (
+        pa.types.is_integer(t)
+        or pa.types.is_floating(t)
+        or pa.types.is_decimal(t)
+        or pa.types.is_boolean(t)
+    )
+
+
+def _is_orderable(t: Any) -> bool:
+    import pyarrow as pa
+
+    return (
+        _is_numeric(t)
+        or pa.types.is_temporal(t)
+        or pa.types.is_string(t)
+        or pa.types.is_large_string(t)
+    )
+
+
+def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, Any, Any, Any, Any]:
+    """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``), second
+    column (two-column aggregations: ``(x, y)``; else None) and input type, checked against the
+    columns (``fields``: name -> pyarrow type)."""
+    import pyarrow as pa
+
+    agg = resolve(agg)
+    sql = _sql_name(agg)
+    label = getattr(agg, "name", agg)
+    other = None
+    if facts(agg).columns == 2:
+        if not isinstance(column, tuple | list) or len(column) != 2:
+            raise ValueError(
+                f"aggs[{name!r}]: {label} takes two columns, as a pair like "
+                f"({label!r}, ('x', 'y')); got {column!r}"
+            )
+        column, other = column
+    if column in (None, "*"):
+        if sql != "count":
+            raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
+        column = None
+    for c in (column, other):
+        if c is not None and (not isinstance(c, str) or c not in fields):
+            raise ValueError(f"aggs[{name!r}]: no column {c!r} (columns: {', '.join(fields)})")
+    vtype = pa.int64() if column is None else fields[column]
+    checks = [(column, vtype)] if other is None else [(column, vtype), (other, fields[other])]
+    for c, t in checks:
+        if sql in BOOLEAN and not pa.types.is_boolean(t):
+            raise TypeError(f"aggs[{name!r}]: {sql} needs a boolean column, {c!r} is {t}")
+        ordered = sql in ("min", "max", "mode", "collect_set") or (
+            sql in ("max_by", "min_by") and c == other
+        )
+        if ordered and not _is_orderable(t):
+            raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {c!r} is {t}")
+        if sql not in ANY_TYPE and sql not in BOOLEAN and not _is_numeric(t):
+            raise TypeError(f"aggs[{name!r}]: {label!r} needs a numeric column, {c!r} is {t}")
+    return agg, sql, column, other, vtype
+
+
+def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
+    """Whether the time column holds timestamps or dates (microseconds inside), else plain
+    numbers; anything else is an error that says what the time is for."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(ttype) or pa.types.is_date(ttype):
+        return True
+    if pa.types.is_integer(ttype) or pa.types.is_floating(ttype) or pa.types.is_decimal(ttype):
+        return False
+    raise TypeError(
+        f"time column {time!r} must be a timestamp, a date or a number to {purpose}, got {ttype}"
+    )
+
+
+def names(value: Any, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{what} must be a column name or a list of them, got {value!r}")
+    return names
