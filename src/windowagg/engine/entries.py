@@ -67,7 +67,7 @@ class Entry:
     agg: Any
     sql: str | None
     column: str | None
-    frame: Frame
+    frame: Frame | None  # None: a window's entry (the windows give the bounds)
     type: Any  # the result's pyarrow type
     counts: str | None = None  # rows that are partials: the column of their value counts
     states: tuple[str, ...] = ()  # rows that are partials: the columns of a family's state

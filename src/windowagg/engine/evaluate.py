@@ -23,6 +23,7 @@ import numpy as np
 
 from ..compiled import EXACT, kernel_of
 from ..errors import ArithmeticOverflowError
+from ..frames import Frame
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST
 from ..kernels.specialize import merge
 from . import parallel
@@ -497,10 +498,10 @@ def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     return pa.array(values, type=entry.type)
 
 
-def _ends(frame: Any) -> Any:
+def _ends(frame: Frame | None) -> tuple | None:
     """What frames that end together share (min/max share one deque): a rows or range frame's
-    kind and end; anything else (a window's given bounds) only itself."""
-    return (frame.kind, frame.end) if hasattr(frame, "kind") else frame
+    kind and end; None for a window's entries (the windows' bounds, shared by all)."""
+    return None if frame is None else (frame.kind, frame.end)
 
 
 def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any]:

@@ -16,7 +16,6 @@ sweep (each row enters and leaves once) for every other aggregation, the user's 
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -190,15 +189,15 @@ def window_table(
     if run.positions is not None:  # slices of count windows: their row counts
         positions = table.column(run.positions).to_numpy(zero_copy_only=False).astype(np.int64)
     parts = []
-    for j, (w, spec) in enumerate(zip(plan.windows, plan.specs)):
+    for w, spec in zip(plan.windows, plan.specs):
         b = window_bounds(
             w, times, seg, spans, positions, grain(plan.windows) if positions is not None else 1
         )
         if not len(b.lo):
             continue
-        entries = [replace(e, frame=j) for e in run.entries]
+        # a window's entries have no frame of their own: the windows' bounds are theirs
         results = evaluate(
-            entries, table, {j: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
+            run.entries, table, {None: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
         )
         at = pa.array(b.lo)
         b = b._replace(lo=None, hi=None)  # each window's rows: read for the last time
