@@ -67,27 +67,35 @@ from ..aggregations import (
 )
 from .jit import inline
 
+
+def _code(cls: Any) -> int:
+    """A built-in's code inside its family, from its record (windowagg.aggregations)."""
+    kernel = cls.facts.kernel
+    assert kernel is not None, f"{cls.__name__} has no kernel"
+    return kernel.code
+
+
 # each aggregation's code inside its family, from its record (windowagg.aggregations)
-COUNT = Count.facts.kernel.code
-MEAN = Mean.facts.kernel.code
-GEOMEAN = GeoMean.facts.kernel.code
-MAX = Max.facts.kernel.code
-MIN = Min.facts.kernel.code
-ARGMAX = ArgMax.facts.kernel.code
-ARGMIN = ArgMin.facts.kernel.code
-LAST = Last.facts.kernel.code
-MAXCOUNT = MaxCount.facts.kernel.code
-COUNT_IF = CountIf.facts.kernel.code
-BOOL_AND = BoolAnd.facts.kernel.code
-BOOL_OR = BoolOr.facts.kernel.code
-MAXBY = MaxBy.facts.kernel.code
-MINBY = MinBy.facts.kernel.code
-VAR_SAMP = VarSamp.facts.kernel.code
-VAR_POP = VarPop.facts.kernel.code
-STDDEV_POP = StdDevPop.facts.kernel.code
-SKEWNESS = Skewness.facts.kernel.code
-COVAR_SAMP = CovarSamp.facts.kernel.code
-COVAR_POP = CovarPop.facts.kernel.code
+COUNT = _code(Count)
+MEAN = _code(Mean)
+GEOMEAN = _code(GeoMean)
+MAX = _code(Max)
+MIN = _code(Min)
+ARGMAX = _code(ArgMax)
+ARGMIN = _code(ArgMin)
+LAST = _code(Last)
+MAXCOUNT = _code(MaxCount)
+COUNT_IF = _code(CountIf)
+BOOL_AND = _code(BoolAnd)
+BOOL_OR = _code(BoolOr)
+MAXBY = _code(MaxBy)
+MINBY = _code(MinBy)
+VAR_SAMP = _code(VarSamp)
+VAR_POP = _code(VarPop)
+STDDEV_POP = _code(StdDevPop)
+SKEWNESS = _code(Skewness)
+COVAR_SAMP = _code(CovarSamp)
+COVAR_POP = _code(CovarPop)
 
 # --- SUM ------------------------------------------------------------------------------------
 
