@@ -44,6 +44,7 @@ import numpy as np
 
 __all__ = [
     "AGGREGATIONS",
+    "COMBINE",
     "M4",
     "Aggregation",
     "AggregationProtocol",
@@ -65,6 +66,19 @@ PRODUCT, MOMENTS, COMOMENTS = "product", "moments", "comoments"
 #: a count (always an int), the arg of a pair, an estimate (a float), a truth value, a list, a
 #: struct, a filter
 RESULTS = ("number", "count", "arg", "estimate", "bool", "list", "struct", "filter")
+#: the kinds of partial a slice keeps (the slicing fast path, :mod:`windowagg.slicing.vector`;
+#: windows from partials, :mod:`windowagg.engine.window_partials`) and how two partials of one
+#: kind combine: ``sum``, ``fsum`` (a sum in doubles) and ``count`` add up, ``min`` and ``max``
+#: (of values, ``tmin``/``tmax`` of times) keep the extremum
+COMBINE = {
+    "sum": "sum",
+    "fsum": "sum",
+    "count": "sum",
+    "min": "min",
+    "max": "max",
+    "tmin": "min",
+    "tmax": "max",
+}
 
 
 class Kernel(NamedTuple):
@@ -81,10 +95,10 @@ class Facts:
     ``kernel``: its compiled family and code (None: the Python reference only). ``empty``:
     the result for a window without values. ``result``: one of :data:`RESULTS`.
     ``keeps_ints``: int inputs give int results (of the values; of the args for ``arg``).
-    ``pairs``: raw inputs are ``(arg, value)`` pairs. ``partials``: the columns slicing and
-    Spark SQL pre-aggregate per slice (``s`` the sum, ``c`` the count of values, ``min`` and
-    ``max`` the extremum; each is also the SQL function that computes it, but ``s``), empty
-    when the aggregation is not pre-aggregated that way; ``lower_columns`` lowers them.
+    ``pairs``: raw inputs are ``(arg, value)`` pairs. ``partials``: the partial columns a
+    slice keeps for it (kinds of :data:`COMBINE`: ``sum`` and ``count`` of the values, ``min``
+    and ``max``), read by the slicing fast path and by windows from partials; empty when the
+    aggregation is not answered that way; ``lower_columns`` lowers them.
     ``columns``: how many columns an entry over a table names (2: ``(x, y)`` pairs, as
     ``max_by(x, y)`` or ``corr(x, y)``; arrays take the pairs themselves).
     ``frames``: how rolling frames and windows of a table answer it without a FIFO sweep of
@@ -206,10 +220,10 @@ def _number(name: str, x: Any) -> Any:
 
 class Sum(Aggregation):
     name = "sum"
-    facts = Facts(Kernel(SUMF, 0), empty=0, keeps_ints=True, partials=("s",))
+    facts = Facts(Kernel(SUMF, 0), empty=0, keeps_ints=True, partials=("sum",))
 
     def lower_columns(self, cols):
-        return cols["s"]
+        return cols["sum"]
 
     identity = 0
     invertible = True
@@ -229,10 +243,10 @@ class Count(Aggregation):
     """Number of non-missing values."""
 
     name = "count"
-    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("c",))
+    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("count",))
 
     def lower_columns(self, cols):
-        return cols["c"]
+        return cols["count"]
 
     identity = 0
     invertible = True
@@ -252,12 +266,12 @@ class Mean(Aggregation):
     """Arithmetic mean; partial ``(sum, count)``."""
 
     name = "mean"
-    facts = Facts(Kernel(ADD, 2), partials=("s", "c"))
+    facts = Facts(Kernel(ADD, 2), partials=("sum", "count"))
 
     def lower_columns(self, cols):
-        c = cols["c"]
+        c = cols["count"]
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(c > 0, cols["s"] / np.maximum(c, 1), np.nan)
+            return np.where(c > 0, cols["sum"] / np.maximum(c, 1), np.nan)
 
     identity = (0, 0)
     invertible = True

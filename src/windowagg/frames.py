@@ -78,12 +78,12 @@ def _bound(text: str, kind: str, unit: float | None, whole: str) -> float | None
         try:
             value = duration(body, unit)
         except SpecError as e:  # of the same kind, in the frame's words
-            kind = FrameError
+            error = FrameError
             if isinstance(e, NeedsUnitError):
-                kind = FrameNeedsUnitError
+                error = FrameNeedsUnitError
             elif isinstance(e, PlainNumbersError):
-                kind = FramePlainNumbersError
-            raise kind(f"frame {whole!r}: {e}") from None
+                error = FramePlainNumbersError
+            raise error(f"frame {whole!r}: {e}") from None
     return -value if sign == "-" else value
 
 

@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from ..aggregations import COMBINE
 from ..errors import ArithmeticOverflowError
 from .columns import times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_order
-from .window_partials import COMBINE, counted, grids, mergeable, over_partials, partials
+from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 
 __all__ = ["SLICE", "reduce_cells", "slice_partials"]

@@ -30,12 +30,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
-from ..aggregations import COMOMENTS, MOMENTS, WELFORD
+from ..aggregations import COMOMENTS, MOMENTS, WELFORD, facts
 from ..slicing import Session, Sliding
 from .window_plan import WindowPlan
 
 __all__ = [
-    "COMBINE",
     "FAMILY",
     "MERGED",
     "STATES",
@@ -69,24 +68,10 @@ MERGED = (
     *("sum", "count", "mean", "min", "max", "count_if", "bool_and", "bool_or", "product"),
     *("max_by", "min_by", *FAMILY),
 )
-#: the partials each needs, as SQL aggregates of the input column (``:by``: of the ordering
-#: column of max_by and min_by); the others need a partial of their own name
-NEEDS = {
-    "mean": ("sum", "count"),
-    "max_by": ("max_by", "max:by"),
-    "min_by": ("min_by", "min:by"),
-}
-#: how two partials of one slice combine, by the partial's kind (those a local table's
-#: compiled pass makes: :mod:`.slice_table`)
-COMBINE = {
-    "sum": "sum",
-    "fsum": "sum",
-    "count": "sum",
-    "min": "min",
-    "max": "max",
-    "tmin": "min",
-    "tmax": "max",
-}
+#: the partials max_by and min_by need, as SQL aggregates (``:by``: of the ordering column);
+#: the others need their record's partials (:attr:`windowagg.aggregations.Facts.partials`:
+#: sum, count, mean, min, max), else a partial of their own name
+NEEDS = {"max_by": ("max_by", "max:by"), "min_by": ("min_by", "min:by")}
 
 
 class Partial(NamedTuple):
@@ -135,7 +120,7 @@ def _needs(e) -> list[tuple[str, str | None, str | None]]:
         x, y = e.column, e.other
         return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in STATES[FAMILY[e.sql]]]
     out = []
-    for fn in NEEDS.get(e.sql, (e.sql,)):
+    for fn in NEEDS.get(e.sql) or facts(e.agg).partials or (e.sql,):
         if fn.endswith(":by"):  # the ordering column's own extreme
             out.append((fn[:-3], e.other, None))
         else:

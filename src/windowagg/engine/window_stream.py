@@ -99,8 +99,9 @@ class WindowStream:
         """Units of one slice combined into one (the kept and the new partials of a slice)."""
         import pyarrow as pa
 
+        from ..aggregations import COMBINE
         from .slice_table import reduce_cells
-        from .window_partials import COMBINE, partials
+        from .window_partials import partials
 
         starts = self._times(units)
         uniq, cell = np.unique(starts, return_inverse=True)

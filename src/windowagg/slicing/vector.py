@@ -26,12 +26,17 @@ from typing import Any
 
 import numpy as np
 
-from ..aggregations import facts
+from ..aggregations import COMBINE, facts
 from .manager import WindowResult
 from .windows import Sliding
 
-#: the extremum partial columns and how they combine (the others add up)
-EXTREMA = {"min": np.fmin, "max": np.fmax}
+#: how partials that keep an extremum combine (:data:`windowagg.aggregations.COMBINE`; the
+#: others add up), NaN skipped
+EXTREMA = {
+    kind: {"min": np.fmin, "max": np.fmax}[rule]
+    for kind, rule in COMBINE.items()
+    if rule in ("min", "max")
+}
 
 
 def serves(agg: Any, windows: list) -> bool:
@@ -63,7 +68,9 @@ class VectorSlices:
         self.whole = all(float(x).is_integer() for x in (*self.z, *self.sl))
         self.starts = np.empty(0, np.int64 if self.whole else float)
         self.n = np.empty(0, np.int64)
-        self.cols = {c: np.empty(0, np.int64 if c == "c" else float) for c in facts(agg).partials}
+        self.cols = {
+            c: np.empty(0, np.int64 if c == "count" else float) for c in facts(agg).partials
+        }
         self.longest = float(self.z.max())
         self.widest = float(self.gp.max())
 
@@ -96,10 +103,10 @@ class VectorSlices:
         counts = np.diff(np.r_[idx, len(ks)])
         missing = np.isnan(vs)
         part = {}
-        if "s" in self.cols:
-            part["s"] = np.add.reduceat(np.where(missing, 0.0, vs), idx)
-        if "c" in self.cols:
-            part["c"] = np.add.reduceat((~missing).astype(np.int64), idx)
+        if "sum" in self.cols:
+            part["sum"] = np.add.reduceat(np.where(missing, 0.0, vs), idx)
+        if "count" in self.cols:
+            part["count"] = np.add.reduceat((~missing).astype(np.int64), idx)
         for c in self.cols.keys() & EXTREMA.keys():
             with np.errstate(invalid="ignore"):
                 part[c] = EXTREMA[c].reduceat(vs, idx)
