@@ -17,9 +17,12 @@ class Ordered(Protocol):
     """What ordering reads of a plan (a rolling or a window plan): its key, time and order
     columns."""
 
-    keys: tuple[str, ...]
-    time: str
-    order_by: tuple[str, ...]
+    @property
+    def keys(self) -> tuple[str, ...]: ...
+    @property
+    def time(self) -> str: ...
+    @property
+    def order_by(self) -> tuple[str, ...]: ...
 
 
 def _sorted(columns: list[Any]) -> bool:
@@ -129,7 +132,7 @@ class Column:
             or pa.types.is_floating(self.type)
             or pa.types.is_boolean(self.type)
         )
-        self._cache: dict[str, Any] = {}
+        self._cache: dict[Any, Any] = {}  # by name, or (name, frame)
 
     def floats(self) -> np.ndarray:
         """The values as float64; nulls are NaN."""

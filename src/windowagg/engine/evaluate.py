@@ -281,6 +281,11 @@ MOMENTS = {
 }
 
 
+def _rule(e: Entry) -> tuple[int, bool]:
+    """The null rules of a moment, co-moment or product entry (:data:`MOMENTS`)."""
+    return MOMENTS[e.sql or ""]
+
+
 def _take(array: Any, rows: np.ndarray) -> Any:
     """``array``'s values at ``rows``, null where a row is -1."""
     import pyarrow as pa
@@ -293,7 +298,7 @@ def _take(array: Any, rows: np.ndarray) -> Any:
 def _moment(col: Column, fr: Frames, e: Entry) -> Any:
     """Moments (stddev, variances, skewness, kurtosis) and the product, compiled over the
     non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does."""
-    fewest, zero_division = MOMENTS[e.sql]
+    fewest, zero_division = _rule(e)
     out = rolling(col.floats(), fr, e.agg)
     lo, hi, count = _counted(col, fr)
     nan = col.nans(lo, hi)
@@ -315,9 +320,10 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> Any:
     states = np.ascontiguousarray(np.stack([n, *fields]))
     lo, hi = fr.bounds()
     out = np.empty(len(lo))
-    code = kernel_of(e.agg)
-    merge(code.family)(code.code, states, lo, hi, np.zeros((len(parts), 1)), out)
-    fewest, zero_division = MOMENTS[e.sql]
+    kernel = kernel_of(e.agg)
+    assert kernel is not None, e.sql
+    merge(kernel.family)(kernel.code, states, lo, hi, np.zeros((len(parts), 1)), out)
+    fewest, zero_division = _rule(e)
     null = _prefix_count(n, lo, hi) < fewest
     if zero_division:  # NaN from a zero divisor, not from a NaN mean
         null |= np.isnan(out) & (_prefix_count(np.isnan(fields[0]), lo, hi) == 0)
@@ -335,7 +341,7 @@ def _comoments(x: Column, y: Column, fr: Frames, e: Entry) -> Any:
     lo, hi = fr.bounds()
     count = _prefix_count(both, lo, hi)
     nans = _prefix_count(nan, lo, hi)
-    fewest, zero_division = MOMENTS[e.sql]
+    fewest, zero_division = _rule(e)
     null = count < fewest
     if zero_division:
         null |= np.isnan(out) & (nans == 0)

@@ -62,12 +62,9 @@ def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
     n = table.num_rows
     if not keys:
         return Keyed(np.zeros(n, np.int64), 1 if n else 0, np.zeros(1 if n else 0, np.int64))
-    codes, m = None, 1
-    for k in keys:
+    codes, m = _column_codes(table.column(keys[0]))
+    for k in keys[1:]:
         c, size = _column_codes(table.column(k))
-        if codes is None:
-            codes, m = c, size
-            continue
         if m * size >= 1 << 62:  # lexicographic codes would overflow: renumber first
             codes, m = _dense(codes, m)
         codes, m = codes * size + c, m * size
@@ -150,6 +147,6 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         order_of_code(keyed.codes, by_time, seg, order)
         return order, seg
     order_of_code(keyed.codes, np.arange(n), seg, order)  # rows by key, then each key's times
-    work = np.empty(n), np.empty(n), np.empty(n, np.int64)
-    parallel.on_cores(lambda part: sort_segments(times, part, order, *work), parallel.parts(seg))
+    spare = np.empty(n), np.empty(n), np.empty(n, np.int64)
+    parallel.on_cores(lambda part: sort_segments(times, part, order, *spare), parallel.parts(seg))
     return order, seg

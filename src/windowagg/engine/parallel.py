@@ -4,6 +4,7 @@ chunks, each on a thread (the compiled kernels release the GIL)."""
 from __future__ import annotations
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -46,10 +47,8 @@ def on_cores(run: Any, pieces: list) -> list:
         return [run(pieces[0])]
     global _POOL
     if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-
         _POOL = ThreadPoolExecutor(thread_name_prefix="windowagg")
     return list(_POOL.map(run, pieces))
 
 
-_POOL = None
+_POOL: ThreadPoolExecutor | None = None

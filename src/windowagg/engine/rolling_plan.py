@@ -27,11 +27,11 @@ class RollingPlan:
     @property
     def frames(self) -> list[Frame]:
         """The distinct frames, each found once however many entries share it."""
-        return list(dict.fromkeys(e.frame for e in self.entries))
+        return list(dict.fromkeys(e.frame for e in self.entries if e.frame is not None))
 
     @property
     def looks_forward(self) -> bool:
-        return any(e.frame.looks_forward for e in self.entries)
+        return any(e.frame is not None and e.frame.looks_forward for e in self.entries)
 
 
 def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:

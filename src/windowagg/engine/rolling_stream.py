@@ -112,8 +112,8 @@ class RollingStream:
             seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
             times = times_of(self.plan, table)
         else:  # kept rows first: ties keep them first
-            order, times, seg = arrange(self.plan, table)
-            table = table if order is None else table.take(order)
+            arranged, times, seg = arrange(self.plan, table)
+            table = table if arranged is None else table.take(arranged)
         n = table.num_rows
         frames: dict = {}
         results = compute(self.plan, table, times, seg, frames)

@@ -88,7 +88,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
     del steps  # from here on, each row's cell is all that is read of it (and its columns)
-    keyed = keyed._replace(codes=None)
+    keyed = keyed._replace(codes=np.empty(0, np.int64))
     rows = np.zeros(cells, np.int64)
     cell_rows(cell, np.ones(n, bool), rows)
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)

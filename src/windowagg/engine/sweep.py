@@ -47,7 +47,7 @@ class Frames:
     def __init__(self, times: np.ndarray, seg: np.ndarray, frame: Frame):
         self.times = np.ascontiguousarray(times, float)
         self.seg = np.asarray(seg, np.int64)
-        self.frame = frame
+        self.frame: Frame | None = frame
         self.lo: np.ndarray | None = None
         self.hi: np.ndarray | None = None
         if frame.kind == "rows":
@@ -77,8 +77,9 @@ class Frames:
         f = self.frame
         if f is None:  # given bounds: no offsets to look for
             return 0.0, 0.0, False, False
-        lo_unb, hi_unb = f.start is None, f.end is None
-        return (0.0 if lo_unb else float(f.start), 0.0 if hi_unb else float(f.end), lo_unb, hi_unb)
+        start = 0.0 if f.start is None else float(f.start)
+        end = 0.0 if f.end is None else float(f.end)
+        return start, end, f.start is None, f.end is None
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
@@ -86,11 +87,13 @@ class Frames:
             from ..kernels.frames import range_bounds
 
             n = len(self.times)
-            self.lo, self.hi = np.empty(n, np.int64), np.empty(n, np.int64)
+            lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
             parallel.on_cores(
-                lambda part: range_bounds(self.times, part, *self.offsets(), self.lo, self.hi),
+                lambda part: range_bounds(self.times, part, *self.offsets(), lo, hi),
                 parallel.parts(self.seg),
             )
+            self.lo, self.hi = lo, hi
+        assert self.lo is not None and self.hi is not None
         return self.lo, self.hi
 
 
@@ -118,16 +121,17 @@ def rolling(
     """
     agg = resolve(agg)
     args = values if args is None else args
-    if kernel_of(agg) is None:
+    kernel = kernel_of(agg)
+    if kernel is None:
         return _reference(values, args, *frames.bounds(), agg)
-    family, code = kernel_of(agg)
+    family, code = kernel
     agg.check_values(values)
     values = np.ascontiguousarray(values, float)
     args = np.ascontiguousarray(args, float)
     n = len(values)
     given = frames.found
     if given:  # one answer per given frame (a window, for window aggregates)
-        lo, hi = frames.lo, frames.hi
+        lo, hi = frames.bounds()
         n = len(lo)
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation

@@ -119,8 +119,8 @@ def _needs(e) -> list[tuple[str, str | None, str | None]]:
     if e.sql in FAMILY:  # the slice's state, over the pairs of a two-column aggregation
         x, y = e.column, e.other
         return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in STATES[FAMILY[e.sql]]]
-    out = []
-    for fn in NEEDS.get(e.sql) or facts(e.agg).partials or (e.sql,):
+    out: list[tuple[str, str | None, str | None]] = []
+    for fn in NEEDS.get(e.sql or "") or facts(e.agg).partials or (e.sql or "",):
         if fn.endswith(":by"):  # the ordering column's own extreme
             out.append((fn[:-3], e.other, None))
         else:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..durations import MICROS
-from ..slicing import Session, Sliding, Window
+from ..slicing import Session, Sliding
 from ..specs import canonical, windows_of
 from .entries import Entry, check_entry, is_timestamp, names, result_type
 
@@ -29,7 +29,7 @@ class WindowPlan:
     keys: tuple[str, ...]
     time: str
     timestamp: bool  # times are timestamps (microseconds inside), else plain numbers
-    windows: tuple[Window, ...]
+    windows: tuple[Sliding | Session, ...]  # tumbling and count windows are Sliding
     specs: tuple[str, ...]  # each window's canonical spec, as the output's ``window`` says it
     entries: tuple[Entry, ...]  # ``frame`` is None: each window's bounds are the frame
     bound: Any = None  # window_start and window_end: a pyarrow timestamp type, or float64
@@ -61,12 +61,13 @@ def plan_windows(
     ttype = fields[time]
     timestamp = is_timestamp(time, ttype, "place rows in windows")
     unit = MICROS if timestamp else None
-    ws = windows_of(windows, unit)
-    for w in ws:
+    ws: list[Sliding | Session] = []
+    for w in windows_of(windows, unit):
         if not isinstance(w, Sliding | Session):
             raise ValueError(
                 f"window {w!r}: window_aggregate runs tumbling, sliding, session and count windows"
             )
+        ws.append(w)
     if not isinstance(aggs, dict) or not aggs:
         raise TypeError(
             "aggs must be a non-empty dict: output name -> (aggregation, column), "
@@ -84,7 +85,8 @@ def plan_windows(
         taken.add(name)
         if not isinstance(spec, tuple | list) or len(spec) != 2:
             raise TypeError(f"aggs[{name!r}] must be (aggregation, column), got {spec!r}")
-        agg, sql, column, other, vtype = check_entry(name, *spec, fields)
+        agg, column = spec
+        agg, sql, column, other, vtype = check_entry(name, agg, column, fields)
         entries.append(
             Entry(name, agg, sql, column, None, result_type(sql, agg, vtype, ttype), other=other)
         )

@@ -83,7 +83,11 @@ class WindowStream:
         """A micro-batch's rows as units: per slice partials, or the rows themselves."""
         from .slice_table import slice_partials
 
-        return rows if self.over is None else slice_partials(self.plan, rows)[0]
+        if self.over is None:
+            return rows
+        reduced = slice_partials(self.plan, rows)
+        assert reduced is not None  # the schema's mode: decided once, in __init__
+        return reduced[0]
 
     def _times(self, units: Any) -> np.ndarray:
         """Each unit's time: a slice's start, a row's time."""
@@ -119,8 +123,10 @@ class WindowStream:
         )
         first = np.zeros(len(uniq), np.int64)
         first[cell[::-1]] = np.arange(len(cell))[::-1]  # a row of each slice: its keys
-        out = {k: units.column(k).take(pa.array(first)) for k in self.over.keys}
-        out[self.over.time] = pa.array(uniq)
+        over = self.over
+        assert over is not None  # units are slices only when the plan merges partials
+        out = {k: units.column(k).take(pa.array(first)) for k in over.keys}
+        out[over.time] = pa.array(uniq)
         return pa.table(out | cols)
 
     def advance(self, units: Any, rows: Any, reported: float, wm: float) -> Advance:
@@ -163,7 +169,7 @@ class WindowStream:
         keep = np.zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
             mine = spec == self.plan.specs[j]
-            if j in self.sessions:
+            if isinstance(w, Session):  # j in self.sessions
                 was = table.column(_reported(j)).to_numpy() > 0
                 update[mine] = was[mine]
                 live = mine & (end > horizon)

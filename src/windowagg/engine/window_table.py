@@ -20,13 +20,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..slicing import Session, Window
+from ..slicing import Session, Sliding
 from .columns import arrange, times_of
 from .evaluate import evaluate
 from .sweep import Frames
 from .window_plan import WindowPlan
 
 __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]
+
+
+#: an empty array, for bounds read for the last time
+_NONE = np.empty(0, np.int64)
 
 
 class WindowBounds(NamedTuple):
@@ -54,7 +58,7 @@ def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def window_bounds(
-    w: Window,
+    w: Sliding | Session,
     times: np.ndarray,
     seg: np.ndarray,
     spans: tuple[np.ndarray, np.ndarray] | None = None,
@@ -200,7 +204,7 @@ def window_table(
             run.entries, table, {None: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
         )
         at = pa.array(b.lo)
-        b = b._replace(lo=None, hi=None)  # each window's rows: read for the last time
+        b = b._replace(lo=_NONE, hi=_NONE)  # each window's rows: read for the last time
         cols = [table.column(k).take(at) for k in run.keys]
         cols.append(pa.repeat(pa.scalar(spec, pa.string()), len(at)))
         del at

@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..engine.window_plan import WindowPlan
+from ..slicing import Sliding
 
 T, S, K, R = "__wa_t", "__wa_s", "__wa_k", "__wa_r"  # internal column names
 
@@ -101,7 +102,8 @@ def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
             }[fn]
         )
     if fn == "c2":
-        return F.expr(f"covar_pop({x}, {quoted(other)}) * count({x}, {quoted(other)})")
+        y = quoted(other or "")
+        return F.expr(f"covar_pop({x}, {y}) * count({x}, {y})")
     return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
 
 
@@ -141,11 +143,13 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     from .plan import output_schema
 
     w = plan.windows[0]
-    if len(plan.windows) > 1 or getattr(w, "measure", "time") != "count" or w.size != w.slide:
+    if len(plan.windows) > 1 or not isinstance(w, Sliding) or w.measure != "count":
+        return None
+    if w.size != w.slide:
         return None
     schema = output_schema(df, plan)
     t = quoted(plan.time)
-    cols = [spark_call(e.sql, e.column, e.other) for e in plan.entries]
+    cols = [spark_call(e.sql or "", e.column, e.other) for e in plan.entries]
     bounds = [F.expr(f"min({t})"), F.expr(f"max({t})")]
     out = (
         _ranked(df, plan, int(w.size))

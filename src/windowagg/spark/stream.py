@@ -133,7 +133,7 @@ def listed_fields(fields: list[Any]) -> list[Any]:
     return out
 
 
-def unlisted(df: Any, fields: list[Any], keep: list[str] = ()) -> Any:
+def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ()) -> Any:
     """:func:`listed` rows exploded back into one row per element (``keep``: columns beside
     the arrays, repeated), NaN restored from its flags."""
     from pyspark.sql import functions as F
