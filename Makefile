@@ -33,6 +33,7 @@ docs: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests tools
 	$(VENV)/bin/ruff format --check src tests tools
+	$(VENV)/bin/mypy
 	@skips=$$(grep -rn --include=*.py "fmt: skip" src tests tools | wc -l); \
 	if [ "$$skips" -gt 10 ]; then echo "$$skips fmt: skip (at most 10: tables of data)"; exit 1; fi
 

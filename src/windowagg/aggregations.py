@@ -956,7 +956,7 @@ def _fraction(name: str, label: str, p: Any, low_open: bool = False) -> float:
     if (
         isinstance(p, bool)
         or not isinstance(p, numbers.Real)
-        or not 0 <= p <= 1
+        or not 0 <= float(p) <= 1
         or (low_open and p == 0)
     ):
         bounds = "(0, 1]" if low_open else "[0, 1]"

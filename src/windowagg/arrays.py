@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .aggregations import facts, is_missing, resolve
-from .compiled import kernel_of
+from .compiled import kernel_for, kernel_of
 from .compiled.btree_state import BTreeState
 from .compiled.fifo_state import FifoState, capacity_for
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
@@ -165,7 +165,7 @@ def _product(values, size, times, algorithm, agg) -> dict[str, np.ndarray]:
 
 def _fifo_compiled(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
     """A FIFO driver over the whole stream (count windows, or in-order times)."""
-    fam, code = kernel_of(agg)
+    fam, code = kernel_for(agg)
     n = len(vals)
     args = np.arange(n, dtype=np.float64) if t is None else t
     width = max(1, int(max(sizes))) if t is None else _max_window(t, max(sizes))
@@ -199,7 +199,7 @@ def _fifo_compiled(algorithm, agg, vals, t, sizes, many) -> np.ndarray:
 
 def _btree(algorithm, agg, vals, t, sizes) -> np.ndarray:
     """FiBA (or the classic tree) compiled: insert, bulk evict, query per element."""
-    fam, code = kernel_of(agg)
+    fam, code = kernel_for(agg)
     if t is None:  # a count window is a time window over the positions
         t = np.arange(len(vals), dtype=np.float64)
     state = BTreeState(fam, 4, classic=algorithm == "bclassic", nodes=1024)
@@ -299,7 +299,7 @@ def _size(s: Any, timed: bool, datetimes: bool) -> float:
             raise ValueError(f"size: {e}") from None
     elif duration:
         s = np.timedelta64(s) / np.timedelta64(1, "ns")
-    if isinstance(s, bool) or not isinstance(s, numbers.Real) or not s > 0:
+    if isinstance(s, bool) or not isinstance(s, numbers.Real) or not float(s) > 0:
         raise ValueError(f"size must be a positive number, got {s!r}")
     if not timed and not float(s).is_integer():
         raise ValueError(f"a count-based size must be an integer, got {s!r}")

@@ -116,8 +116,8 @@ def frame(text: str, unit: float | None = None) -> Frame:
         return Frame(kind, start, 0, text)
     if len(parts) != 2:
         raise FrameError(f"bad frame {text!r}: give <start>,<end>")
-    start = _bound(parts[0], kind, unit, text)
-    end = _bound(parts[1], kind, unit, text)
-    if start is not None and end is not None and start > end:
+    first = _bound(parts[0], kind, unit, text)
+    last = _bound(parts[1], kind, unit, text)
+    if first is not None and last is not None and first > last:
         raise FrameError(f"frame {text!r}: its start lies after its end")
-    return Frame(kind, start, end, text)
+    return Frame(kind, first, last, text)

@@ -133,8 +133,7 @@ def files_of(path: Path) -> list[Path]:
 
 def input_format(path: Path) -> str:
     files = files_of(path)
-    kinds = {FORMATS.get(p.suffix.lower()) for p in files}
-    kinds.discard(None)
+    kinds = {FORMATS[p.suffix.lower()] for p in files if p.suffix.lower() in FORMATS}
     if not files or not kinds:
         raise UserError(f"{path}: no CSV, JSON lines or Parquet files found")
     if len(kinds) > 1:

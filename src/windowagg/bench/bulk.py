@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..ooo.compiled_tree import CompiledTree
 from .core import Row, measure
 
 
@@ -58,6 +59,7 @@ def bulk(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
         def compiled_run(m=m, bulk=True) -> np.ndarray:
             w = windowagg.ooo("fiba", "sum", backend="compiled")
+            assert isinstance(w, CompiledTree)  # its bulk and batch operations
             w.insert_many(np.arange(n), vals[:n])
             out = []
             for start in range(0, work, m):

@@ -7,7 +7,7 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +45,7 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
 
 
 def measure_interleaved(
-    runs: list[Callable[[], Any]],
+    runs: Sequence[Callable[[], Any]],
     reps: int,
     warm: int = 1,
     settle: float = 0.0,

@@ -223,7 +223,7 @@ def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
     return cases
 
 
-_BUILD = {"window": window_cases, "rolling": rolling_cases}
+_BUILD: dict[str, Callable[..., Any]] = {"window": window_cases, "rolling": rolling_cases}
 _TABLE: dict = {}
 
 

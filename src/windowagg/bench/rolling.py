@@ -66,6 +66,7 @@ def _builtin(df, entries: dict, segment_tree: bool):
     cols = []
     for name, (agg, text) in entries.items():
         f = frame(text, 1e6)
+        assert f.start is not None and f.end is not None  # the suite's frames are bounded
         w = Window.partitionBy("k")
         if f.kind == "rows":
             w = w.orderBy("ts").rowsBetween(int(f.start), int(f.end))

@@ -91,7 +91,7 @@ def run_tuple_buffer(windows: list, t: np.ndarray, v: np.ndarray, delay: int):
         sizes = [int(w.size) for w in windows]
         longest = max(sizes)
         bt, bv = np.empty(0, np.int64), np.empty(0)
-        done = [None] * len(sizes)  # the end of the last window reported
+        done: list[int | None] = [None] * len(sizes)  # the end of the last window reported
         vals: list = []
         marks = _watermarks(t, delay)
         marks[-1] = (marks[-1][0], marks[-1][1], int(t.max()) + longest + 1)  # the flush
@@ -101,8 +101,9 @@ def run_tuple_buffer(windows: list, t: np.ndarray, v: np.ndarray, delay: int):
             bt, bv = bt[order], bv[order]
             prefix = np.concatenate([[0.0], np.cumsum(bv)])
             for i, size in enumerate(sizes):
-                first = done[i] if done[i] is not None else int(bt[0]) // size * size
-                ends = np.arange(first + size, wm + 1, size) if len(bt) else []
+                last = done[i]
+                first = last if last is not None else int(bt[0]) // size * size
+                ends = np.arange(first + size, wm + 1, size) if len(bt) else np.empty(0, np.int64)
                 lo = np.searchsorted(bt, np.asarray(ends) - size)
                 hi = np.searchsorted(bt, ends)
                 keep = hi > lo

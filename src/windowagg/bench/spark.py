@@ -41,6 +41,11 @@ import numpy as np
 from .core import Row, measure_interleaved
 
 
+def _boxed(run: Callable[[], float]) -> Callable[[], np.ndarray]:
+    """A case's checksum as the one-element array the measurements compare."""
+    return lambda: np.array([run()])
+
+
 def _data(spark, n: int, keys: int = 100, seed: int = 11, skew: bool = False):
     """n events over n / 1000 seconds (about 1000 per second over all keys), built inside
     Spark (a DataFrame made from local data would carry that data in every query plan);
@@ -113,7 +118,7 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
         drifts; alternating keeps the ratio fair); ``with_floor``: the built-in tumbling
         window of 1 s too (:data:`FLOOR`), another answer, so not a baseline of the ratio."""
         cases = [*cases, (FLOOR, tumbling_floor)] if with_floor else cases
-        stats = measure_interleaved([lambda r=run: np.array([r()]) for _n, run in cases], times)
+        stats = measure_interleaved([_boxed(run) for _n, run in cases], times)
         got = []
         for (name, _run), (med, spread, chk) in zip(cases, stats):
             got.append(Row("spark", name, agg, param, x, med, spread, events, chk))

@@ -22,6 +22,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def _files(root: str, n: int, files: int, seed: int = 7) -> None:
         )
 
 
-def _run(spark, src: str, per: int, build: Callable, work: str) -> tuple[float, list, object]:
+def _run(spark, src: str, per: int, build: Callable, work: str) -> tuple[float, list, Any]:
     """Seconds of one query to completion, its progress reports and its output."""
     reader = spark.readStream.schema("k long, ts timestamp, v double")
     stream = reader.option("maxFilesPerTrigger", per).parquet(src).withWatermark("ts", DELAY)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -399,10 +400,8 @@ def ooo_arrays(quick: bool, report: Callable[[str], None]) -> list[Row]:
             v = stream(n)
             a = windowagg.aggregation(agg)
             runs = [
-                lambda t=t, v=v, agg=agg: windowagg.sliding_aggregate(
-                    v, size=1000, times=t, agg=agg
-                ),
-                lambda t=t, v=v, a=a: _ooo_python("fiba", a, v, t, [1000.0]),
+                partial(windowagg.sliding_aggregate, v, size=1000, times=t, agg=agg),
+                partial(_ooo_python, "fiba", a, v, t, [1000.0]),
             ]
             res = measure_interleaved(runs, 1 if quick else 3, warm=1)
             for case, (med, spread, chk) in zip(("sliding_aggregate fiba", "python fiba"), res):

@@ -39,6 +39,7 @@ __all__ = [
     "EXACT",
     "NotHoldable",
     "NotHoldableType",
+    "kernel_for",
     "kernel_of",
     "python_result",
     "reference_partial",
@@ -62,11 +63,19 @@ def kernel_of(agg: Any) -> Kernel | None:
     return facts(agg).kernel
 
 
+def kernel_for(agg: Any) -> Kernel:
+    """The compiled family and code of ``agg``, which has a kernel (the caller checked)."""
+    kernel = facts(agg).kernel
+    if kernel is None:
+        raise TypeError(f"{agg!r} has no compiled kernel")
+    return kernel
+
+
 def _holdable(x: Any) -> bool:
     if isinstance(x, float | np.floating):
         return True
     if isinstance(x, int | np.integer):
-        return -EXACT <= x <= EXACT
+        return bool(-EXACT <= x <= EXACT)
     return False
 
 
@@ -136,7 +145,7 @@ def reference_partial(agg: Any, p: np.ndarray, ints: bool) -> Any:
     as the reference's partial of ``agg``, exactly (ints as ints where only ints went in)."""
     from ..kernels import families as fam
 
-    family, code = kernel_of(agg)
+    family, code = kernel_for(agg)
 
     def num(v: float) -> Any:
         return int(v) if ints and float(v).is_integer() else float(v)

@@ -6,6 +6,8 @@ Used by :class:`windowagg.ooo.compiled_tree.CompiledTree` and :func:`windowagg.s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..kernels.layout import CLASSIC, LEAF, LF, MU, NEXT, OP_ROUND, RF, ROOT
@@ -50,6 +52,8 @@ class BTreeState:
         old = (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free)
         n = self.n
         self._allocate(2 * n)
+        new: Any  # each pool array, and its contents before the growth
+        prev: Any
         for new, prev in zip(
             (self.t, self.v, self.c, self.a, self.k, self.ne, self.p, self.fl, self.free), old
         ):

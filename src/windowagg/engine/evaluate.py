@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import EXACT, kernel_of
+from ..compiled import EXACT, kernel_for
 from ..errors import ArithmeticOverflowError
 from ..frames import Frame
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST
@@ -320,8 +320,7 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> Any:
     states = np.ascontiguousarray(np.stack([n, *fields]))
     lo, hi = fr.bounds()
     out = np.empty(len(lo))
-    kernel = kernel_of(e.agg)
-    assert kernel is not None, e.sql
+    kernel = kernel_for(e.agg)
     merge(kernel.family)(kernel.code, states, lo, hi, np.zeros((len(parts), 1)), out)
     fewest, zero_division = _rule(e)
     null = _prefix_count(n, lo, hi) < fewest

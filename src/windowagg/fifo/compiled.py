@@ -111,8 +111,7 @@ class CompiledFifo:
         except NotHoldable:
             if self._raw is None:
                 raise
-            self._to_reference()
-            self._ref.insert_many(xs)
+            self._to_reference().insert_many(xs)
             return
         self._ints = self._ints and ints
         self._state.ensure(len(self) + len(values))
@@ -120,13 +119,15 @@ class CompiledFifo:
         if self._raw is not None:
             self._raw.push(xs)
 
-    def _to_reference(self) -> None:
+    def _to_reference(self) -> Any:
         from . import fifo
 
         options = {"ranges": list(self.ranges)} if self.name == "slickdeque" else {}
         ref = fifo(self.name, self.agg, backend="python", **options)
+        assert self._raw is not None  # the raw items are kept until the switch
         ref.insert_many(self._raw.items())
         self._ref, self._raw = ref, None
+        return ref
 
     def evict(self) -> None:
         if not len(self):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 from ..aggregations import lift, resolve
 
@@ -20,7 +20,7 @@ __all__ = ["OooAggregator"]
 class OooAggregator:
     """Out-of-order sliding-window aggregator keyed by time (docs/guides/algorithms.md)."""
 
-    name: ClassVar[str] = "ooo"
+    name: str = "ooo"
 
     def __init__(self, agg: Any) -> None:
         self.agg = resolve(agg)

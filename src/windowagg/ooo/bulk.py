@@ -133,6 +133,8 @@ class BulkOperations:
     def _neighbours(boundary: list[Node], parent_of_top: Node | None) -> list[Any]:
         """For each boundary node: (ancestor, neighbour), computed top-down along two chains."""
         triples: list[Any] = []
+        anc: Node | None
+        nb: Node | None
         if parent_of_top is not None and boundary[0].parent is parent_of_top:
             anc, nb = parent_of_top, parent_of_top.children[1]  # type: ignore[index]
         else:
@@ -169,9 +171,11 @@ class BulkOperations:
         nb.times[0:0] = [*node.times, anc.times[0]]
         nb.values[0:0] = [*node.values, anc.values[0]]
         if node.children is not None:
-            nb.children[0:0] = node.children  # type: ignore[index]
+            assert nb.children is not None  # a neighbour is on the node's level
+            nb.children[0:0] = node.children
             nb.adopt(node.children)
-        del anc.times[0], anc.values[0], anc.children[0]  # type: ignore[attr-defined]
+        assert anc.children is not None  # an ancestor is an inner node
+        del anc.times[0], anc.values[0], anc.children[0]
         self._repair(nb)  # type: ignore[attr-defined]
         n = nb.parent
         while n is not anc:  # the neighbour's chain up to the ancestor changed too
@@ -227,6 +231,7 @@ class BulkOperations:
                         hitleft = hitright = True
                     pieces, promoted = self._split(node)  # type: ignore[attr-defined]
                     parent = node.parent
+                    assert parent is not None  # the tree grew a root above it first
                     for p in pieces:
                         p.parent = parent
                         self._repair(p)  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ from ..compiled import (
     EXACT,
     NotHoldable,
     NotHoldableType,
-    kernel_of,
+    kernel_for,
     python_result,
     reference_partial,
     sums_exact,
@@ -152,7 +152,7 @@ class CompiledTree(OooAggregator):
 
     def __init__(self, algorithm: str, agg: Any, min_arity: int = 4, fallback: bool = True) -> None:
         super().__init__(agg)
-        family, self._code = kernel_of(self.agg)  # type: ignore[misc]
+        family, self._code = kernel_for(self.agg)
         self.name = algorithm
         self.min_arity = min_arity
         self.max_arity = 2 * min_arity

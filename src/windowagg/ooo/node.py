@@ -75,7 +75,7 @@ class Node:
             c.parent = self
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        kind = "leaf" if self.leaf else f"{len(self.children)} children"
+        kind = "leaf" if self.leaf else f"{len(self.children or ())} children"
         return f"Node({self.times}, {kind})"
 
 

@@ -29,8 +29,8 @@ class BTreeAggregator(OooAggregator):
             raise ValueError(f"min_arity must be an integer >= 2, got {min_arity!r}")
         if min_arity < 2:
             raise ValueError(f"min_arity must be an integer >= 2, got {min_arity!r}")
-        self.min_arity = int(min_arity)
-        self.max_arity = 2 * self.min_arity
+        self.min_arity: int = int(min_arity)
+        self.max_arity: int = 2 * self.min_arity
         self._clear()
 
     def _clear(self) -> None:
@@ -118,13 +118,14 @@ class BTreeAggregator(OooAggregator):
     def _merge(self, parent: Node, i: int) -> Node:
         """Merge children ``i`` and ``i + 1`` of ``parent`` with the separator between them
         into child ``i``; return it."""
-        left, right = parent.children[i], parent.children[i + 1]  # type: ignore[index]
+        assert parent.children is not None  # a parent is an inner node
+        left, right = parent.children[i], parent.children[i + 1]
         left.times += [parent.times[i], *right.times]
         left.values += [parent.values[i], *right.values]
         if right.children is not None:
             left.children += right.children  # type: ignore[operator]
             left.adopt(right.children)
-        del parent.times[i], parent.values[i], parent.children[i + 1]  # type: ignore[attr-defined]
+        del parent.times[i], parent.values[i], parent.children[i + 1]
         left.right_spine = right.right_spine
         if right is self.right_finger:
             self.right_finger = left

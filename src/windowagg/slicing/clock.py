@@ -35,8 +35,8 @@ class Clock:
                 f"event time {t!r} is not of the stream's kind: its times are {what[self.kind]}"
             )
 
-    def encode(self, t: Any, what: str = "event time") -> float:
-        """One time as a number (seconds since the epoch for datetimes)."""
+    def encode(self, t: Any, what: str = "event time") -> Any:
+        """One time as a number (seconds since the epoch for datetimes; a number as given)."""
         if isinstance(t, np.datetime64):
             if np.isnat(t):
                 raise ValueError(f"{what} must not be NaT")
@@ -49,7 +49,7 @@ class Clock:
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or t != t:
             raise TypeError(f"{what} must be a number or a datetime, got {t!r}")
         self._fix("number", t)
-        return t
+        return t  # as given: an int stays exact
 
     def encode_array(self, times: Any) -> np.ndarray:
         """Many event times as numbers."""

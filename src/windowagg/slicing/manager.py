@@ -103,7 +103,7 @@ class WindowManager:
         i, j = sm.range(lo, wm)
         if i == j:
             return out
-        found = {}
+        found: dict[Any, Any] = {}
         if isinstance(w, Sliding) and (wm - max(prev, sm.slices[i].t_min)) / w.slide < j - i:
             first = max(prev, sm.slices[i].t_min)  # the grid is shorter than the slice list
             for a, b in w.windows_overlapping(first, wm):
@@ -184,7 +184,7 @@ class WindowManager:
             part = fold(agg, (lift(agg, x) for _t, _s, x in buf[a - base : a + size - base]))
             return WindowResult(w, a, a + size, agg.lower(part), update)
 
-        out = []
+        out: list[WindowResult] = []
         nk = self.next_count[w]
         if late_pos is not None:  # reported windows that end after the late tuple's position
             k = max(0, (late_pos - size) // slide + 1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class WindowOperator:
         if (
             isinstance(allowed_lateness, bool)
             or not isinstance(allowed_lateness, numbers.Real)
-            or not allowed_lateness >= 0
+            or not float(allowed_lateness) >= 0
         ):
             raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
         if store not in STORES:
@@ -149,7 +149,8 @@ class WindowOperator:
         self.slices = sm if time_windows else None
         self._counting = any(w.measure == "count" for w in self.windows)
         if serves(self.agg, self.windows):  # the compiled fast path (see vector.py)
-            self._vector = VectorSlices(self.agg, list(self.windows), sm.slicer.grids)
+            sliding = [w for w in self.windows if isinstance(w, Sliding)]  # all of them
+            self._vector = VectorSlices(self.agg, sliding, sm.slicer.grids)
             self.slices = None
 
     # -- tuples ------------------------------------------------------------------------------
@@ -195,6 +196,7 @@ class WindowOperator:
             from .batch import to_floats
 
             self._pending = ([], [])
+            assert self._vector is not None  # pending tuples are the fast path's
             self._vector.add(np.array(ts), to_floats(xs))
 
     def process_batch(self, times: Any, values: Any) -> None:
@@ -266,11 +268,12 @@ class WindowOperator:
         m = self.manager
         sm = self.slices
         for win in self.windows:
-            if win.measure == "count":
-                out.extend(m.count(win, wm, self._late_pos))
+            if win.measure == "count":  # a count window is Sliding
+                out.extend(m.count(cast(Sliding, win), wm, self._late_pos))
             elif isinstance(win, Session):
                 out.extend(m.dynamic(win, m.sessions(win, prev, late), prev, wm, late))
             elif isinstance(win, ContextAwareWindow):
+                assert sm is not None  # time windows keep their slices
                 ctx = next(c for w2, c in sm.contexts if w2 == win)
                 lo = min(prev, late[0], ctx.low) if late else min(prev, ctx.low)
                 ctx.low = INF
@@ -323,7 +326,7 @@ class WindowOperator:
             p = self.base + bisect.bisect_left(self.tuples, (h,))  # first position that moves
             need = p
             for w, nk in self.manager.next_count.items():
-                size, slide = int(w.size), int(w.slide)
+                size, slide = int(cast(Sliding, w).size), int(cast(Sliding, w).slide)
                 first_open = max(0, (p - size) // slide + 1)  # first window ending after p
                 need = min(need, min(first_open, nk) * slide)
             drop = need - self.base

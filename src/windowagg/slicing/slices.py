@@ -121,6 +121,7 @@ class SliceManager:
         elif self.commutative:
             s.partial = agg.combine(s.partial, lifted)
         else:  # in the middle, order matters: recompute from the tuples
+            assert s.tuples is not None  # kept whenever order matters
             s.partial = fold(agg, (lift(agg, v) for _t, _s, v in s.tuples))
         self.store.put(s.start, s.start, s.partial)
 
@@ -141,7 +142,7 @@ class SliceManager:
         a.partial = self.agg.combine(a.partial, b.partial)
         a.t_max = b.t_max
         a.n += b.n
-        if a.tuples is not None:
+        if a.tuples is not None and b.tuples is not None:  # both kept, or neither
             a.tuples.extend(b.tuples)
         del self.slices[j + 1], self.starts[j + 1]
         self.store.drop(b.start)
@@ -170,6 +171,7 @@ class SliceManager:
         if s.t_min >= e:  # all its tuples lie after the edge: its key changes
             self._rekey(i)
             return
+        assert s.tuples is not None  # a slice is split only where its tuples are kept
         cut = bisect.bisect_left(s.tuples, (e,))
         left, right = s.tuples[:cut], s.tuples[cut:]
         agg = self.agg

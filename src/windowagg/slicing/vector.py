@@ -220,11 +220,11 @@ class VectorSlices:
         if not len(self.starts):
             e = np.empty(0, np.int64)
             return e, e, e, np.empty(0), np.empty(0, bool)
-        parts = []
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
         if late:
-            lt = np.array(late)
-            k, d = self._late_windows(lt, prev)
-            parts.append((k, d, lt))
+            late_t = np.array(late)
+            k, d = self._late_windows(late_t, prev)
+            parts.append((k, d, late_t))
         k, d = self._candidates(prev, wm)
         parts.append((k, d, None))
         cols: list[list] = [[], [], [], [], []]
