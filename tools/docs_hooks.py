@@ -19,13 +19,12 @@ from pathlib import Path
 
 
 def _cli_reference() -> str:
-    from windowagg.cli import build_parser
+    from windowagg.cli import build_parser, command_parsers
 
     parser = build_parser()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parts = ["```text", parser.format_help().rstrip(), "```"]
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in sub.choices.items():
+    for name, command in command_parsers().items():
         command.prog = f"windowagg {name}"
         parts += [f"## `windowagg {name}`", "", "```text", command.format_help().rstrip(), "```"]
     return "\n".join(parts) + "\n"

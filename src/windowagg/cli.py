@@ -95,6 +95,15 @@ def _warmup(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    return _parser_and_commands()[0]
+
+
+def command_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Each subcommand's parser, by name (the command line's reference is made from them)."""
+    return _parser_and_commands()[1]
+
+
+def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="windowagg", description="Sliding-window aggregation over data streams."
     )
@@ -172,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     warm = sub.add_parser("warmup", help="compile every kernel once (cached for later runs)")
     warm.add_argument("--jobs", type=_positive, default=2, help="compiler processes")
     warm.set_defaults(func=_warmup)
-    return parser
+    return parser, {"run": run, "demo": demo, "bench": bench, "warmup": warm}
 
 
 def _positive(text: str) -> int:
