@@ -106,6 +106,10 @@ class Facts:
     ranks), ``"distinct"`` (the exact number of distinct values, by a count per value) or
     ``"collect"`` (the frame's values themselves, sliced), O(log n), O(1) or the output's size
     per row whatever the frame; None: the sweep.
+    ``fewest`` (SQL's rule): the fewest non-null values that give a result, fewer give null
+    (the variances, moments, co-moments and the product; 0: any number does). ``zero_null``
+    (SQL's rule): a NaN the kernel gives from a zero divisor, not from a NaN value, is null
+    (skewness, kurtosis, corr).
     """
 
     kernel: Kernel | None = None
@@ -116,6 +120,8 @@ class Facts:
     partials: tuple[str, ...] = ()
     frames: str | None = None
     columns: int = 1
+    fewest: int = 0
+    zero_null: bool = False
 
     @property
     def scalar(self) -> bool:
@@ -295,7 +301,7 @@ class StdDev(Aggregation):
     parallel formula, which stays accurate where the sum-of-squares form cancels."""
 
     name = "stddev"
-    facts = Facts(Kernel(WELFORD, 0))
+    facts = Facts(Kernel(WELFORD, 0), fewest=2)
     identity = (0, 0.0, 0.0)
     invertible = True
     commutative = True
@@ -338,7 +344,7 @@ class VarSamp(StdDev):
     """Sample variance (n - 1), Spark's ``var_samp`` and ``variance``: Chan et al.'s partial."""
 
     name = "var_samp"
-    facts = Facts(Kernel(WELFORD, 1))
+    facts = Facts(Kernel(WELFORD, 1), fewest=2)
 
     def lower(self, p):
         n, _, q = p
@@ -349,7 +355,7 @@ class VarPop(StdDev):
     """Population variance (n), Spark's ``var_pop``."""
 
     name = "var_pop"
-    facts = Facts(Kernel(WELFORD, 2))
+    facts = Facts(Kernel(WELFORD, 2), fewest=1)
 
     def lower(self, p):
         n, _, q = p
@@ -360,7 +366,7 @@ class StdDevPop(StdDev):
     """Population standard deviation (n), Spark's ``stddev_pop``."""
 
     name = "stddev_pop"
-    facts = Facts(Kernel(WELFORD, 3))
+    facts = Facts(Kernel(WELFORD, 3), fewest=1)
 
     def lower(self, p):
         n, _, q = p
@@ -397,7 +403,7 @@ class Skewness(Aggregation):
     ``(n, mean, M2, M3, M4)`` merged by :func:`merge_moments`."""
 
     name = "skewness"
-    facts = Facts(Kernel(MOMENTS, 0))
+    facts = Facts(Kernel(MOMENTS, 0), fewest=1, zero_null=True)
     identity = (0, 0.0, 0.0, 0.0, 0.0)
     commutative = True
 
@@ -416,7 +422,7 @@ class Kurtosis(Skewness):
     """Excess kurtosis ``n * M4 / M2^2 - 3`` (Spark's ``kurtosis``; None where M2 is 0)."""
 
     name = "kurtosis"
-    facts = Facts(Kernel(MOMENTS, 1))
+    facts = Facts(Kernel(MOMENTS, 1), fewest=1, zero_null=True)
 
     def lower(self, p):
         n, _, m2, _, m4 = p
@@ -441,7 +447,7 @@ class CovarSamp(Aggregation):
     mean y, C, M2x, M2y)``, co-moments merged as Welford's (Pébay 2008, Eq. 3.2)."""
 
     name = "covar_samp"
-    facts = Facts(Kernel(COMOMENTS, 0), pairs=True, columns=2)
+    facts = Facts(Kernel(COMOMENTS, 0), pairs=True, columns=2, fewest=2)
     identity = (0, 0.0, 0.0, 0.0, 0.0, 0.0)
     commutative = True
 
@@ -477,7 +483,7 @@ class CovarPop(CovarSamp):
     """Population covariance of ``(x, y)`` pairs (Spark's ``covar_pop``)."""
 
     name = "covar_pop"
-    facts = Facts(Kernel(COMOMENTS, 1), pairs=True, columns=2)
+    facts = Facts(Kernel(COMOMENTS, 1), pairs=True, columns=2, fewest=1)
 
     def lower(self, p):
         return p[3] / p[0] if p[0] >= 1 else None
@@ -488,7 +494,7 @@ class Corr(CovarSamp):
     pairs or where either spread is 0)."""
 
     name = "corr"
-    facts = Facts(Kernel(COMOMENTS, 2), pairs=True, columns=2)
+    facts = Facts(Kernel(COMOMENTS, 2), pairs=True, columns=2, fewest=2, zero_null=True)
 
     def lower(self, p):
         n, _, _, c, qx, qy = p
@@ -499,7 +505,7 @@ class Product(Aggregation):
     """The product of the values (Spark's ``product``, a double)."""
 
     name = "product"
-    facts = Facts(Kernel(PRODUCT, 0))
+    facts = Facts(Kernel(PRODUCT, 0), fewest=1)
     identity = None
     commutative = True
 

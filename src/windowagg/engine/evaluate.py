@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..aggregations import facts
 from ..compiled import EXACT, kernel_for
 from ..errors import ArithmeticOverflowError
 from ..frames import Frame
@@ -31,7 +32,7 @@ from .columns import Column
 from .entries import BOOLEAN, Entry
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
 
-__all__ = ["MOMENTS", "evaluate", "select_rows", "sums_stay_small"]
+__all__ = ["evaluate", "select_rows", "sums_stay_small"]
 
 
 def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -264,26 +265,12 @@ def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = 
     ).cast(entry.type)
 
 
-#: SQL moments, co-moments and the product, by the fewest values that give a result (null
-#: below), and whether a NaN the kernel gives without a NaN input is a division by zero (null,
-#: as Spark)
-MOMENTS = {
-    "stddev": (2, False),
-    "var_samp": (2, False),
-    "var_pop": (1, False),
-    "stddev_pop": (1, False),
-    "product": (1, False),
-    "skewness": (1, True),
-    "kurtosis": (1, True),
-    "covar_pop": (1, False),
-    "covar_samp": (2, False),
-    "corr": (2, True),
-}
-
-
 def _rule(e: Entry) -> tuple[int, bool]:
-    """The null rules of a moment, co-moment or product entry (:data:`MOMENTS`)."""
-    return MOMENTS[e.sql or ""]
+    """SQL's null rules of a moment, co-moment or product entry, from its record
+    (:attr:`~windowagg.aggregations.Facts.fewest`,
+    :attr:`~windowagg.aggregations.Facts.zero_null`)."""
+    f = facts(e.agg)
+    return f.fewest, f.zero_null
 
 
 def _take(array: Any, rows: np.ndarray) -> Any:
@@ -570,7 +557,7 @@ def _entry(col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | N
         return pa.array(_counted(col, fr)[2], pa.int64())
     if e.sql in ("sum", "mean"):
         return _sum(col, fr, e, counts)
-    if e.sql in MOMENTS:
+    if facts(e.agg).fewest:  # moments and the product (co-moments take two columns)
         return _moment(col, fr, e)
     if e.sql in BOOLEAN:
         return _truths(col, fr, e)
