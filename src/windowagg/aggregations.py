@@ -109,7 +109,11 @@ class Facts:
     ``fewest`` (SQL's rule): the fewest non-null values that give a result, fewer give null
     (the variances, moments, co-moments and the product; 0: any number does). ``zero_null``
     (SQL's rule): a NaN the kernel gives from a zero divisor, not from a NaN value, is null
-    (skewness, kurtosis, corr).
+    (skewness, kurtosis, corr). ``takes`` (SQL's rule): the column an entry names holds
+    ``numbers``, ``booleans`` (count_if, bool_and, bool_or) or ``any`` type (count, first,
+    last, min, max, mode, the collections, max_by and min_by). ``keeps_type`` (SQL's rule):
+    the result is one of the input's values, in the input's type (min, max, first, last,
+    percentile_approx, mode, max_by, min_by).
     """
 
     kernel: Kernel | None = None
@@ -122,6 +126,8 @@ class Facts:
     columns: int = 1
     fewest: int = 0
     zero_null: bool = False
+    takes: str = "numbers"
+    keeps_type: bool = False
 
     @property
     def scalar(self) -> bool:
@@ -249,7 +255,7 @@ class Count(Aggregation):
     """Number of non-missing values."""
 
     name = "count"
-    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("count",))
+    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("count",), takes="any")
 
     def lower_columns(self, cols):
         return cols["count"]
@@ -520,7 +526,7 @@ class CountIf(Aggregation):
     """How many values are true (Spark's ``count_if``)."""
 
     name = "count_if"
-    facts = Facts(Kernel(SUMF, 1), empty=0, result="count")
+    facts = Facts(Kernel(SUMF, 1), empty=0, result="count", takes="booleans")
     identity = 0
     invertible = True
     commutative = True
@@ -540,7 +546,7 @@ class BoolAnd(Aggregation):
     true values)``."""
 
     name = "bool_and"
-    facts = Facts(Kernel(ADD, 4), result="bool")
+    facts = Facts(Kernel(ADD, 4), result="bool", takes="booleans")
     identity = (0, 0)
     invertible = True
     commutative = True
@@ -562,7 +568,7 @@ class BoolOr(BoolAnd):
     """Whether any value is true (Spark's ``bool_or``, ``some`` and ``any``)."""
 
     name = "bool_or"
-    facts = Facts(Kernel(ADD, 5), result="bool")
+    facts = Facts(Kernel(ADD, 5), result="bool", takes="booleans")
 
     def lower(self, p):
         return None if not p[1] else p[0] > 0
@@ -605,7 +611,9 @@ class GeoMean(Aggregation):
 
 class Min(Aggregation):
     name = "min"
-    facts = Facts(Kernel(SELECT, 1), keeps_ints=True, partials=("min",))
+    facts = Facts(
+        Kernel(SELECT, 1), keeps_ints=True, partials=("min",), takes="any", keeps_type=True
+    )
 
     def lower_columns(self, cols):
         return cols["min"]
@@ -627,7 +635,9 @@ class Min(Aggregation):
 
 class Max(Aggregation):
     name = "max"
-    facts = Facts(Kernel(SELECT, 0), keeps_ints=True, partials=("max",))
+    facts = Facts(
+        Kernel(SELECT, 0), keeps_ints=True, partials=("max",), takes="any", keeps_type=True
+    )
 
     def lower_columns(self, cols):
         return cols["max"]
@@ -706,7 +716,15 @@ class MaxBy(Aggregation):
     y skipped); ties go to the youngest, as Spark's rows in order give."""
 
     name = "max_by"
-    facts = Facts(Kernel(SELECT, 6), result="arg", keeps_ints=True, pairs=True, columns=2)
+    facts = Facts(
+        Kernel(SELECT, 6),
+        result="arg",
+        keeps_ints=True,
+        pairs=True,
+        columns=2,
+        takes="any",
+        keeps_type=True,
+    )
     identity = None
     selective = True
 
@@ -728,7 +746,15 @@ class MinBy(MaxBy):
     """Spark's ``min_by(x, y)``: the x of the smallest y; ties go to the youngest."""
 
     name = "min_by"
-    facts = Facts(Kernel(SELECT, 7), result="arg", keeps_ints=True, pairs=True, columns=2)
+    facts = Facts(
+        Kernel(SELECT, 7),
+        result="arg",
+        keeps_ints=True,
+        pairs=True,
+        columns=2,
+        takes="any",
+        keeps_type=True,
+    )
 
     def combine(self, a, b):
         if a is None:
@@ -815,7 +841,7 @@ class First(Aggregation):
     or not, or with ``ignorenulls=True`` its first non-null value."""
 
     name = "first"
-    facts = Facts(Kernel(SELECT, 4), keeps_ints=True)
+    facts = Facts(Kernel(SELECT, 4), keeps_ints=True, takes="any", keeps_type=True)
     identity = MISSING
     selective = True
 
@@ -842,7 +868,7 @@ class Last(First):
     or not, or with ``ignorenulls=True`` its last non-null value."""
 
     name = "last"
-    facts = Facts(Kernel(SELECT, 5), keeps_ints=True)
+    facts = Facts(Kernel(SELECT, 5), keeps_ints=True, takes="any", keeps_type=True)
 
     def lift(self, x):
         return MISSING if is_missing(x) else x
@@ -1041,7 +1067,7 @@ class PercentileApprox(PercentileDisc):
     Spark's signature and does not change the answer."""
 
     name = "percentile_approx"
-    facts = Facts(frames="quantile", keeps_ints=True)
+    facts = Facts(frames="quantile", keeps_ints=True, keeps_type=True)
 
     def __init__(self, p: float = 0.5, accuracy: int = 10000):
         super().__init__(p)
@@ -1103,7 +1129,7 @@ class Mode(CountDistinct):
     a count per value."""
 
     name = "mode"
-    facts = Facts(keeps_ints=True)
+    facts = Facts(keeps_ints=True, takes="any", keeps_type=True)
 
     def lower(self, p):
         if not p:
@@ -1116,7 +1142,7 @@ class CollectList(Collect):
     """Spark's ``collect_list``: the values in window order (time, then input order)."""
 
     name = "collect_list"
-    facts = Facts(empty=[], result="list", frames="collect")
+    facts = Facts(empty=[], result="list", frames="collect", takes="any")
 
 
 class CollectSet(CountDistinct):
@@ -1124,7 +1150,7 @@ class CollectSet(CountDistinct):
     its hash set's)."""
 
     name = "collect_set"
-    facts = Facts(empty=[], result="list")
+    facts = Facts(empty=[], result="list", takes="any")
 
     def lower(self, p):
         return sorted(p)

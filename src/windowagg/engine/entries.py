@@ -23,38 +23,12 @@ from ..aggregations import AGGREGATIONS, SQL, facts, resolve
 from ..frames import Frame
 
 __all__ = [
-    "ANY_TYPE",
-    "BOOLEAN",
-    "VALUED",
     "Entry",
     "check_entry",
     "is_timestamp",
     "names",
     "result_type",
 ]
-
-
-#: SQL aggregations whose result is one of the input's values, in its type
-VALUED = ("min", "max", "first", "last", "percentile_approx", "mode", "max_by", "min_by")
-
-
-#: SQL aggregations of a boolean column
-BOOLEAN = ("count_if", "bool_and", "bool_or")
-
-
-#: SQL aggregations that take any column (the others take numbers)
-ANY_TYPE = (
-    "count",
-    "first",
-    "last",
-    "min",
-    "max",
-    "mode",
-    "collect_list",
-    "collect_set",
-    "max_by",
-    "min_by",
-)
 
 
 @dataclass(frozen=True)
@@ -106,7 +80,7 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
 
     if entry_sql in ("count", "count_if"):
         return pa.int64()
-    if entry_sql in VALUED:
+    if entry_sql is not None and facts(agg).keeps_type:
         return value
     if entry_sql in ("bool_and", "bool_or"):
         return pa.bool_()
@@ -202,14 +176,15 @@ def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, An
     vtype = pa.int64() if column is None else fields[column]
     checks = [(column, vtype)] if other is None else [(column, vtype), (other, fields[other])]
     for c, t in checks:
-        if sql in BOOLEAN and not pa.types.is_boolean(t):
+        takes = facts(agg).takes
+        if takes == "booleans" and not pa.types.is_boolean(t):
             raise TypeError(f"aggs[{name!r}]: {sql} needs a boolean column, {c!r} is {t}")
         ordered = sql in ("min", "max", "mode", "collect_set") or (
             sql in ("max_by", "min_by") and c == other
         )
         if ordered and not _is_orderable(t):
             raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {c!r} is {t}")
-        if sql not in ANY_TYPE and sql not in BOOLEAN and not _is_numeric(t):
+        if takes == "numbers" and not _is_numeric(t):
             raise TypeError(f"aggs[{name!r}]: {label!r} needs a numeric column, {c!r} is {t}")
     return agg, sql, column, other, vtype
 

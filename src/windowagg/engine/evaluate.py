@@ -29,7 +29,7 @@ from ..kernels.order_stats import ABOVE, BELOW, NEAREST
 from ..kernels.specialize import merge
 from . import parallel
 from .columns import Column
-from .entries import BOOLEAN, Entry
+from .entries import Entry
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
 
 __all__ = ["evaluate", "select_rows", "sums_stay_small"]
@@ -559,7 +559,7 @@ def _entry(col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | N
         return _sum(col, fr, e, counts)
     if facts(e.agg).fewest:  # moments and the product (co-moments take two columns)
         return _moment(col, fr, e)
-    if e.sql in BOOLEAN:
+    if facts(e.agg).takes == "booleans":
         return _truths(col, fr, e)
     if e.sql in ("percentile", "median", "percentile_disc", "percentile_approx"):
         return _percentile(col, fr, e)

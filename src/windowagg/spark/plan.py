@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..aggregations import facts
-from ..engine.entries import VALUED
 from ..engine.window_plan import WindowPlan, plan_windows
 
 
@@ -28,7 +27,7 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
     from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import ArrayType, StructField
 
-    if e.sql in VALUED:
+    if e.sql is not None and facts(e.agg).keeps_type:
         t = types[e.column]
     elif e.sql in ("collect_list", "collect_set"):
         return StructField(e.name, ArrayType(types[e.column], False), False)
