@@ -196,7 +196,7 @@ class Aggregation:
         return f"aggregation({self.name!r}{', ' if args else ''}{args})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.params() == self.params()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.params() == self.params()
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(self.params().items()))))

@@ -22,7 +22,7 @@ from functools import partial
 import numpy as np
 
 from ..aggregations import aggregation
-from ..compiled import kernel_of
+from ..compiled import kernel_for
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import ALGORITHMS, serves
 from ..kernels.layout import COUNT, INSERT
@@ -38,7 +38,7 @@ def stream(n: int, seed: int = SEED) -> np.ndarray:
 
 
 def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
-    fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
+    fam, code = kernel_for(aggregation(agg))
     prefill = stream(size, SEED + 1)
     ranges = (size,) if alg == "slickdeque" else ()
     out = np.empty((len(values), 1))
@@ -58,7 +58,7 @@ def _fiba_case(agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
     positions; pre-filled with ``size`` elements like the FIFO cases."""
     from ..compiled.btree_state import BTreeState
 
-    fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
+    fam, code = kernel_for(aggregation(agg))
     prefill = stream(size, SEED + 1)
     pre_t = np.arange(size, dtype=float)
     times = size + np.arange(len(values), dtype=float)
@@ -180,7 +180,7 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
     rounds = 2**13 if quick else 2**16
     rows: list[Row] = []
     for agg in ("sum", "geomean"):
-        fam, code = kernel_of(aggregation(agg))  # type: ignore[misc]
+        fam, code = kernel_for(aggregation(agg))
         for alg in (
             "two_stacks",
             "two_stacks_lite",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..compiled import NotHoldable, kernel_of, python_result, sums_exact, to_arrays
+from ..compiled import NotHoldable, kernel_for, python_result, sums_exact, to_arrays
 from ..compiled.fifo_state import FifoState
 from ..errors import EmptyWindowError
 from ..kernels.layout import EVICT, INSERT, QUERY
@@ -61,7 +61,7 @@ class CompiledFifo:
         from . import ALGORITHMS
         from .slickdeque import _ranges
 
-        family, self._code = kernel_of(agg)  # type: ignore[misc]
+        family, self._code = kernel_for(agg)
         self.agg = agg
         self.name = algorithm
         self.ranges = _ranges(ranges) if algorithm == "slickdeque" else ()

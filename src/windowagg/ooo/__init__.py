@@ -109,6 +109,4 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
         return reference
     from .compiled_tree import CompiledTree
 
-    return CompiledTree(  # type: ignore[attr-defined]
-        algorithm, reference.agg, reference.min_arity, fallback=backend == "auto"
-    )
+    return CompiledTree(algorithm, reference.agg, reference.min_arity, fallback=backend == "auto")

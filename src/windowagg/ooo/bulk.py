@@ -38,14 +38,20 @@ Time (Theorem 3): amortized O(log d + m (1 + log(d / m))).
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .node import UP, Node
 
 Treelet = tuple[Any, Any, Node | None]  # (time, value, child to its right)
 
 
-class BulkOperations:
+if TYPE_CHECKING:  # a mixin of the B-tree: the type checker sees the tree's own members
+    from .tree import BTreeAggregator as _Tree
+else:
+    _Tree = object
+
+
+class BulkOperations(_Tree):
     root: Node
     left_finger: Node
     right_finger: Node
@@ -56,11 +62,11 @@ class BulkOperations:
     # -- bulk eviction --------------------------------------------------------------------
 
     def _bulk_evict(self, t: Any) -> int:
-        before = len(self)  # type: ignore[arg-type]
+        before = len(self)
         if not self.left_finger.times or t < self.left_finger.times[0]:
             return 0
         if not t < self.right_finger.times[-1]:
-            self._clear()  # type: ignore[attr-defined]
+            self._clear()
             return before
 
         # Step 1: boundary search (climb the left spine, then cut on the way down)
@@ -83,7 +89,7 @@ class BulkOperations:
             anc, nb = triples[k]
             deficit = self.min_arity - node.arity
             if deficit <= 0:
-                self._repair(node)  # type: ignore[attr-defined]
+                self._repair(node)
                 k -= 1
             elif deficit <= nb.arity - self.min_arity:
                 self._move_batch(node, anc, nb, deficit)
@@ -94,20 +100,21 @@ class BulkOperations:
         hitright = False
         top2 = self.root
         if not top_was_root:
-            top2, _, hitright = self._rebalance_for_evict(parent_of_top, None)  # type: ignore[attr-defined]
+            assert parent_of_top is not None  # the top was not the root: it had a parent
+            top2, _, hitright = self._rebalance_for_evict(parent_of_top, None)
         if self._collapse_root():
             top2, hitright = self.root, True
 
         # Step 3: pass down the new left spine (flags, finger), then repair aggregates
         self._mark_left_spine(top2)
-        self._repair_aggs(top2, True, hitright or top2 is self.root)  # type: ignore[attr-defined]
-        return before - len(self)  # type: ignore[arg-type]
+        self._repair_aggs(top2, True, hitright or top2 is self.root)
+        return before - len(self)
 
     def _collapse_root(self) -> bool:
         """Replace a root of arity 1 by its only child, as often as needed."""
         collapsed = False
         while self.root.children is not None and len(self.root.children) == 1:
-            self._height_decrease()  # type: ignore[attr-defined]
+            self._height_decrease()
             collapsed = True
         return collapsed
 
@@ -162,8 +169,8 @@ class BulkOperations:
             del nb.children[:k]  # type: ignore[union-attr]
             node.children += moved
             node.adopt(moved)
-        self._repair(node)  # type: ignore[attr-defined]
-        self._repair(nb)  # type: ignore[attr-defined]
+        self._repair(node)
+        self._repair(nb)
 
     def _merge_into_neighbour(self, node: Node, anc: Node, nb: Node) -> None:
         """Figure 3: what is left of ``node``, the separator and the neighbour become one node;
@@ -176,11 +183,12 @@ class BulkOperations:
             nb.adopt(node.children)
         assert anc.children is not None  # an ancestor is an inner node
         del anc.times[0], anc.values[0], anc.children[0]
-        self._repair(nb)  # type: ignore[attr-defined]
+        self._repair(nb)
         n = nb.parent
         while n is not anc:  # the neighbour's chain up to the ancestor changed too
-            self._repair(n)  # type: ignore[attr-defined]
-            n = n.parent  # type: ignore[union-attr]
+            assert n is not None  # the ancestor is above the neighbour
+            self._repair(n)
+            n = n.parent
 
     def _mark_left_spine(self, start: Node) -> None:
         """Spine flags and the left finger along the leftmost path below ``start``."""
@@ -195,7 +203,7 @@ class BulkOperations:
     # -- bulk insertion -------------------------------------------------------------------
 
     def _bulk_insert(self, pairs: list[tuple[Any, Any]]) -> None:
-        combine = self.agg.combine  # type: ignore[attr-defined]
+        combine = self.agg.combine
         targets: dict[int, tuple[Node, list[Treelet]]] = {}  # this level's, in time order
         dirty: dict[int, dict[int, Node]] = {}  # level -> nodes to recompute
 
@@ -227,20 +235,20 @@ class BulkOperations:
                     self._interleave(node, treelets)
                 if node.arity > self.max_arity:
                     if node.parent is None:
-                        self._height_increase()  # type: ignore[attr-defined]
+                        self._height_increase()
                         hitleft = hitright = True
-                    pieces, promoted = self._split(node)  # type: ignore[attr-defined]
+                    pieces, promoted = self._split(node)
                     parent = node.parent
                     assert parent is not None  # the tree grew a root above it first
                     for p in pieces:
                         p.parent = parent
-                        self._repair(p)  # type: ignore[attr-defined]
+                        self._repair(p)
                     up = [(t, v, piece) for (t, v), piece in zip(promoted, pieces[1:])]
                     next_targets.setdefault(id(parent), (parent, []))[1].extend(up)
                 else:
-                    self._repair(node)  # type: ignore[attr-defined]
+                    self._repair(node)
                     parent = node.parent
-                    if parent is not None and self._kind(node) == UP:  # type: ignore[attr-defined]
+                    if parent is not None and self._kind(node) == UP:
                         dirty.setdefault(level + 1, {})[id(parent)] = parent
                 if node.parent is None:
                     root_touched = True
@@ -327,7 +335,7 @@ class BulkOperations:
         node.times, node.values, node.children = nt, nv, nk
 
     def _pass_down(self, node: Node, side: int) -> None:
-        self._repair(node)  # type: ignore[attr-defined]
+        self._repair(node)
         while node.children is not None:
             node = node.children[side]
-            self._repair(node)  # type: ignore[attr-defined]
+            self._repair(node)

@@ -18,12 +18,17 @@ amortized O(1). Space: O(n / MIN_ARITY) nodes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .node import INNER, LEFT, RIGHT, UP, Node
 
+if TYPE_CHECKING:  # a mixin of the B-tree: the type checker sees the tree's own members
+    from .tree import BTreeAggregator as _Tree
+else:
+    _Tree = object
 
-class FingerSearchAndRepair:
+
+class FingerSearchAndRepair(_Tree):
     """The parts of FiBA that differ from the classic tree: kinds, search and repair."""
 
     root: Node
@@ -51,10 +56,10 @@ class FingerSearchAndRepair:
                 top = right
                 break
             left, right = left.parent, right.parent  # type: ignore[assignment]
-        return self._descend(top, t)  # type: ignore[attr-defined]
+        return self._descend(top, t)
 
     def _repair_aggs(self, top: Node, hitleft: bool, hitright: bool) -> None:
-        repair = self._repair  # type: ignore[attr-defined]
+        repair = self._repair
         repair(top)
         while self._kind(top) == UP:  # lines 24-27: up to the first spine node or the root
             top = top.parent  # type: ignore[assignment]
@@ -75,7 +80,7 @@ class FingerSearchAndRepair:
         root = self.root
         if root.children is None:
             return root.agg
-        combine = self.agg.combine  # type: ignore[attr-defined]
+        combine = self.agg.combine
         return combine(combine(self.left_finger.agg, root.agg), self.right_finger.agg)
 
     def __len__(self) -> int:

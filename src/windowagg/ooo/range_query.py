@@ -12,19 +12,24 @@ Time (Theorem 7): O(log d_from + log d_to + log n_sub).
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .node import UP, Node
 
+if TYPE_CHECKING:  # a mixin of the B-tree: the type checker sees the tree's own members
+    from .tree import BTreeAggregator as _Tree
+else:
+    _Tree = object
 
-class RangeQuery:
+
+class RangeQuery(_Tree):
     root: Node
 
     def _query(self, t_from: Any, t_to: Any) -> Any:
         if t_from is None:
-            top = self._lowest_containing(self.left_finger, t_to)  # type: ignore[attr-defined]
+            top = self._lowest_containing(self.left_finger, t_to)
         else:
-            node_from = self._search(t_from)[0]  # type: ignore[attr-defined]
+            node_from = self._search(t_from)[0]
             top = self.root if t_to is None else self._lowest_containing(node_from, t_to)
         return self._query_rec(top, t_from, t_to)
 
@@ -47,9 +52,9 @@ class RangeQuery:
     def _query_rec(self, node: Node, lo: Any, hi: Any) -> Any:
         """Product of the entries of ``node``'s subtree within ``[lo, hi]``; a ``None`` bound
         means the subtree lies entirely inside the range on that side."""
-        if lo is None and hi is None and self._kind(node) == UP:  # type: ignore[attr-defined]
+        if lo is None and hi is None and self._kind(node) == UP:
             return node.agg
-        combine = self.agg.combine  # type: ignore[attr-defined]
+        combine = self.agg.combine
         times, values, kids = node.times, node.values, node.children
         first = 0 if lo is None else bisect.bisect_left(times, lo)
         last = len(times) if hi is None else bisect.bisect_right(times, hi)
@@ -67,4 +72,4 @@ class RangeQuery:
         acc = None
         for p in parts:
             acc = p if acc is None else combine(acc, p)
-        return self.agg.identity if acc is None else acc  # type: ignore[attr-defined]
+        return self.agg.identity if acc is None else acc
