@@ -166,3 +166,40 @@ def test_the_engine_is_a_core_under_two_front_ends() -> None:
             if other.startswith("engine.") and ENGINE[other[7:]] not in ("core", mine):
                 wrong.append(f"engine/{path.name} ({mine}) imports {other}")
     assert not wrong, "\n".join(wrong)
+
+
+#: the optional dependencies (extras): imported inside the functions that need them, so that
+#: windowagg imports without them; every other import is at the top of its module
+OPTIONAL = {"pyspark", "polars", "pandas", "matplotlib", "scipy", "duckdb", "venv_pack"}
+
+
+def _function_imports(path: Path) -> list[str]:
+    """The imports inside functions of ``path`` that are not of an optional dependency."""
+    out = []
+    for fn in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = ["." if node.level else node.module or ""]
+            else:
+                continue
+            if any(n.split(".")[0] not in OPTIONAL for n in names):
+                out.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+    return out
+
+
+def test_imports_are_at_the_top_but_optional_dependencies() -> None:
+    inside = [i for p in sorted(ROOT.rglob("*.py")) for i in _function_imports(p)]
+    assert not inside, "\n".join(inside)
+
+
+def test_the_check_sees_an_import_inside_a_function() -> None:
+    bad = ROOT / "kernels" / "_probe_for_the_layer_test.py"
+    try:
+        bad.write_text("def f():\n    import numpy\n\ndef g():\n    import pyspark\n")
+        assert [i.split(" ", 1)[1] for i in _function_imports(bad)] == ["import numpy"]
+    finally:
+        bad.unlink()

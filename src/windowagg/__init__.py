@@ -8,6 +8,7 @@ tables (``rolling_aggregate``) and window aggregates on them (``window_aggregate
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
 from .arrays import sliding_aggregate
 from .combined import combined
+from .engine.memory import keep_freed_memory
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
@@ -46,6 +47,7 @@ __all__ = [
     "aggregation",
     "combined",
     "fifo",
+    "keep_freed_memory",
     "ooo",
     "rolling_aggregate",
     "sliding_aggregate",

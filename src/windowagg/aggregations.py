@@ -29,6 +29,7 @@ its class and its record.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import heapq
 import math
@@ -40,6 +41,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+import datasketches
 import numpy as np
 
 __all__ = [
@@ -1253,8 +1255,6 @@ class HyperLogLog(Aggregation):
         return {"lg_k": self.lg_k}
 
     def lift(self, x):
-        import datasketches
-
         if is_missing(x):
             return b""
         s = datasketches.hll_sketch(self.lg_k)
@@ -1268,8 +1268,6 @@ class HyperLogLog(Aggregation):
         return s.serialize_compact()
 
     def combine(self, a, b):
-        import datasketches
-
         if not a:
             return b
         if not b:
@@ -1280,8 +1278,6 @@ class HyperLogLog(Aggregation):
         return u.get_result().serialize_compact()
 
     def lower(self, p):
-        import datasketches
-
         return 0.0 if not p else datasketches.hll_sketch.deserialize(p).get_estimate()
 
 
@@ -1429,7 +1425,6 @@ def aggregation(name: str, **params: Any) -> Aggregation:
 def parse(text: str) -> Aggregation:
     """A built-in from its text: a name, or a name with parameters by keyword,
     ``"quantile(q=0.95)"`` (values are Python literals)."""
-    import ast
 
     name, paren, rest = text.partition("(")
     if not paren:
@@ -1438,16 +1433,18 @@ def parse(text: str) -> Aggregation:
         raise ValueError(f"bad aggregation {text!r}: use name(param=value, ...)")
     try:
         call = ast.parse(f"f({rest.rstrip()[:-1]})", mode="eval").body
-        params = {k.arg: ast.literal_eval(k.value) for k in call.keywords}  # type: ignore[attr-defined]
+        if not isinstance(call, ast.Call):  # a closing parenthesis inside: "q(x) + (y)"
+            raise ValueError(text)
+        params = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
     except (SyntaxError, ValueError):
         raise ValueError(
             f"bad aggregation {text!r}: use name(param=value, ...) with literal values"
         ) from None
-    if call.args or None in params:  # type: ignore[attr-defined]
+    if call.args or None in params:
         raise ValueError(
             f"bad aggregation {text!r}: give parameters by name, like quantile(q=0.95)"
         )
-    return aggregation(name, **params)
+    return aggregation(name, **{str(k): v for k, v in params.items()})
 
 
 def resolve(agg: Any) -> Any:

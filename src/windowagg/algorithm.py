@@ -55,5 +55,17 @@ class Algorithm:
         return self.build(agg, **options)
 
 
+#: (order, name) -> record, filled by :func:`registry` when ``windowagg.fifo`` and
+#: ``windowagg.ooo`` are imported (before any of their objects exists)
+_RECORDS: dict[tuple[str, str], Algorithm] = {}
+
+
 def registry(*records: Algorithm) -> dict[str, Algorithm]:
+    """The records by name; each is also found by :func:`record` from its order and name."""
+    _RECORDS.update(((r.order, r.name), r) for r in records)
     return {r.name: r for r in records}
+
+
+def record(order: str, name: str) -> Algorithm:
+    """The record of an algorithm (what an aggregator object reads of its own algorithm)."""
+    return _RECORDS[order, name]

@@ -22,12 +22,17 @@ from typing import Any
 import numpy as np
 
 from .aggregations import facts, is_missing, resolve
+from .combined import Combined
 from .compiled import kernel_for, kernel_of
 from .compiled.btree_state import BTreeState
 from .compiled.fifo_state import FifoState, capacity_for
+from .durations import SpecError
+from .durations import duration as parse
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
+from .fifo import fifo
 from .kernels.layout import COUNT, TIME
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
+from .ooo import TimeWindow, ooo
 from .slicing.clock import naive_utc
 
 __all__ = ["sliding_aggregate"]
@@ -121,7 +126,6 @@ def sliding_aggregate(
 def _several(values, size, times, algorithm, aggs) -> dict[str, np.ndarray]:
     """``sliding_aggregate`` of every entry of ``aggs``: compiled ones one pass each, the rest
     one pass of their product."""
-    from .combined import Combined
 
     if not isinstance(aggs, dict) or not aggs:
         raise ValueError("aggs must be a non-empty dict: output name -> aggregation")
@@ -290,9 +294,6 @@ def _size(s: Any, timed: bool, datetimes: bool) -> float:
             f"size {s!r} is a duration, but the times are plain numbers (or absent): give a number"
         )
     if isinstance(s, str):
-        from .durations import SpecError
-        from .durations import duration as parse
-
         try:
             s = parse(s, 1e9)  # nanoseconds
         except SpecError as e:
@@ -389,7 +390,6 @@ def _rows(rows: list[list[Any]], k: int, agg: Any = None) -> np.ndarray:
 def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
     """The Python reference for aggregations without a kernel (FIFO, in-order); ``raw``: the
     results themselves, one list per element, not numbers."""
-    from .fifo import fifo
 
     largest = max(sizes)
     options = {"ranges": [int(s) for s in sizes]} if algorithm == "slickdeque" else {}
@@ -419,7 +419,6 @@ def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
 
 def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
     """Out-of-order times over the Python reference of an out-of-order aggregator."""
-    from .ooo import TimeWindow, ooo
 
     if t is None:  # a count window is a time window over the positions
         t = np.arange(len(vals), dtype=np.float64)

@@ -9,12 +9,17 @@ import time
 from collections.abc import Sequence
 
 from . import __version__
+from .bench.core import plot, table, write_csv
+from .bench.suites import SUITES
+from .demo import run_demo
+from .kernels.specialize import cache_location
+from .pipeline import RunArgs, UserError, run
+from .spark import SparkUnavailable
+from .warmup import warmup
 
 
 def _demo(args: argparse.Namespace) -> int:
     """Generated taxi trips per zone through the Spark pipeline (see windowagg.demo)."""
-    from .demo import run_demo
-    from .spark import SparkUnavailable
 
     print(f"windowagg {__version__} demo: the Spark pipeline on generated data (local mode)")
     try:
@@ -31,8 +36,6 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from .pipeline import RunArgs, UserError, run
-
     ra = RunArgs(
         args.input,
         args.time,
@@ -61,9 +64,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench.core import plot, table, write_csv
-    from .bench.suites import SUITES
-
     suite = SUITES[args.suite]
     if args.events and "events" not in inspect.signature(suite).parameters:
         print(f"error: --events applies to the spark suite, not {args.suite}", file=sys.stderr)
@@ -86,9 +86,6 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _warmup(args: argparse.Namespace) -> int:
-    from .kernels.specialize import cache_location
-    from .warmup import warmup
-
     print(f"compiling the kernels into {cache_location()} ({args.jobs} processes)")
     warmup(args.jobs)
     return 0
@@ -164,7 +161,6 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
     demo.add_argument("--output", default="demo-output", help="where results and chart go")
     demo.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
     demo.set_defaults(func=_demo)
-    from .bench.suites import SUITES
 
     bench = sub.add_parser("bench", help="run a benchmark suite")
     bench.add_argument("suite", choices=sorted(SUITES), help="which suite")

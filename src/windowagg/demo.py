@@ -12,9 +12,16 @@ import functools
 import itertools
 import math
 import random
+import shutil
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from . import tables
+from .pipeline_spark import spark_writer
+from .run_args import write_atomically
+from .spark import rolling_aggregate, spark_session, window_aggregate
 
 
 @dataclass(frozen=True)
@@ -75,13 +82,8 @@ def run_demo(
 ) -> dict:
     """Generate trips, run several windows per zone through the Spark pipeline, check them
     against Spark's own window functions, write the results and a chart of one zone."""
-    from pathlib import Path
 
     from pyspark.sql import functions as F
-
-    from .pipeline_spark import spark_writer
-    from .run_args import write_atomically
-    from .spark import spark_session, window_aggregate
 
     trips = taxi_stream(events, seed=seed)
     disorder = sum(a.pickup_s > b.pickup_s for a, b in itertools.pairwise(trips)) / len(trips)
@@ -165,14 +167,10 @@ def run_demo(
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results"
     if results.exists():
-        import shutil
-
         shutil.rmtree(results)
     write_atomically(spark_writer(revenue, "parquet"), results)
     per_trip = out / "per-trip"
     if per_trip.exists():
-        import shutil
-
         shutil.rmtree(per_trip)
     write_atomically(spark_writer(features, "parquet"), per_trip)
     chart = out / "zone5.png"
@@ -222,10 +220,8 @@ def _local(pdf: Any, revenue: Any, log: Any) -> bool:
     Spark), checked against the Spark run's windows and values."""
     import pandas as pd
 
-    from . import window_aggregate
-
     start = time.perf_counter()
-    local = window_aggregate(pdf, time="pickup", windows=WINDOWS, aggs=AGGS, key="zone")
+    local = tables.window_aggregate(pdf, time="pickup", windows=WINDOWS, aggs=AGGS, key="zone")
     elapsed = time.perf_counter() - start
     spark_rows = revenue.toPandas()
     keys = ["zone", "window", "window_start"]
@@ -246,8 +242,6 @@ def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
     """Per-trip rolling features, checked against Spark's own window functions."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from .spark import rolling_aggregate
 
     start = time.perf_counter()
     ours = rolling_aggregate(df, time="pickup", key="zone", aggs=ROLLING, order_by="minutes")

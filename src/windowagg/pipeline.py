@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from . import pipeline_local, pipeline_spark
 from .run_args import RunArgs, UserError, check
 
 __all__ = ["RunArgs", "UserError", "run"]
@@ -26,11 +27,8 @@ def run(args: RunArgs, log: Any = None) -> dict:
     if args.format not in ("parquet", "csv"):
         raise UserError(f"--format must be parquet or csv, got {args.format!r}")
     start = time.perf_counter()
-    if args.engine == "local":
-        from .pipeline_local import compute
-    else:
-        from .pipeline_spark import compute
-    rows = compute(args, src, fmt, log)
+    engine = pipeline_local if args.engine == "local" else pipeline_spark
+    rows = engine.compute(args, src, fmt, log)
     return {
         "rows": rows,
         "seconds": time.perf_counter() - start,

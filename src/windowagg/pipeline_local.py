@@ -12,6 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
 from .run_args import (
     UNITS,
     RunArgs,
@@ -21,14 +27,13 @@ from .run_args import (
     files_of,
     write_atomically,
 )
+from .tables import rolling_aggregate, window_aggregate
 
 __all__ = ["compute", "prepare_time", "read"]
 
 
 def read(src: Path, fmt: str) -> Any:
     """The input as one ``pyarrow.Table`` (every file of a directory, in name order)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
 
     try:
         return ds.dataset([str(p) for p in files_of(src)], format=fmt).to_table()
@@ -39,8 +44,6 @@ def read(src: Path, fmt: str) -> Any:
 def prepare_time(table: Any, args: RunArgs) -> Any:
     """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
     plain numbers with --time-unit none; dates and timestamps as they are."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     check_columns(table.column_names, args)
     at = table.column_names.index(args.time)
@@ -73,12 +76,8 @@ def _write(table: Any, fmt: str) -> Any:
     def write(directory: Path) -> None:
         directory.mkdir()
         if fmt == "csv":
-            import pyarrow.csv as pcsv
-
             pcsv.write_csv(table, directory / "part-00000.csv")
         else:
-            import pyarrow.parquet as pq
-
             pq.write_table(table, directory / "part-00000.parquet")
 
     return write
@@ -86,7 +85,6 @@ def _write(table: Any, fmt: str) -> Any:
 
 def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     """Read, compute and write on one machine; the number of rows written."""
-    from .tables import rolling_aggregate, window_aggregate
 
     log(f"reading {src} ({fmt}, local engine)")
     table = read(src, fmt)

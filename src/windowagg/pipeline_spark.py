@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .run_args import UNITS, RunArgs, UserError, aggregate, check_columns, write_atomically
+from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
 __all__ = ["compute", "prepare_time", "read", "spark_writer"]
 
@@ -80,7 +81,6 @@ def spark_writer(result: Any, fmt: str) -> Any:
 
 def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     """Read, compute and write on Spark; the number of rows written."""
-    from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
     master = args.master or "local[2]"
     try:

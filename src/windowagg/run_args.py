@@ -5,6 +5,7 @@ into place only when complete (:mod:`windowagg.pipeline`)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -91,7 +92,6 @@ def window_entries(
     (``count`` without either counts rows); the name defaults to ``AGG_COLUMN`` (``sum_fare``,
     ``quantile_q_0_95_fare``; ``count`` for rows), and to ``value`` for the one aggregation
     of ``--value`` (the output of earlier versions)."""
-    import re
 
     specs = [specs] if isinstance(specs, str) else list(specs or [])
     if not specs:

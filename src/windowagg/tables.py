@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from .engine.columns import arrange
 from .engine.memory import engine_memory
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import compute
+from .engine.window_plan import plan_windows
+from .engine.window_table import window_table
 
 __all__ = ["rolling_aggregate", "window_aggregate"]
 
@@ -24,8 +27,6 @@ def _polars(table: Any) -> bool:
 
 
 def _to_arrow(table: Any) -> tuple[Any, str]:
-    import pyarrow as pa
-
     if isinstance(table, pa.Table):
         return table, "arrow"
     if _polars(table):
@@ -86,8 +87,6 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
     A sort by key and time, then per window spec O(rows + windows) to find every window's
     rows, and per entry O(rows + windows) (a FIFO sweep, exact prefix sums or a shared deque).
     """
-    from .engine.window_plan import plan_windows
-    from .engine.window_table import window_table
 
     arrow, kind = _to_arrow(table)
     plan = plan_windows(arrow.schema, time=time, windows=windows, aggs=aggs, key=key)
@@ -128,7 +127,6 @@ def rolling_aggregate(
     A sort by key and time, then O(rows) per entry whatever the frame's length (each row enters
     and leaves a FIFO window once); a frame's bounds are found once for all its entries.
     """
-    import pyarrow as pa
 
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
@@ -149,7 +147,6 @@ def rolling_aggregate(
 
 def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     """The entries' names and columns, in the input's row order."""
-    import pyarrow as pa
 
     order, times, seg = arrange(plan, arrow)
     inputs = {c for e in plan.entries for c in e.inputs}
@@ -180,7 +177,6 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
 def _scattered(column: Any, order: np.ndarray) -> Any:
     """A column of numbers in sorted order (row ``order[i]`` of the input at ``i``) put back
     in the input's order."""
-    import pyarrow as pa
 
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     values = (column.fill_null(0) if column.null_count else column).to_numpy(zero_copy_only=False)

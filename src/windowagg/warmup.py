@@ -14,7 +14,10 @@ from multiprocessing import get_context
 import numpy as np
 
 from .aggregations import AGGREGATIONS, facts
+from .compiled.btree_state import BTreeState
+from .compiled.fifo_state import FifoState
 from .fifo import ALGORITHMS
+from .kernels.layout import COUNT
 
 
 def _families() -> dict[str, object]:
@@ -39,9 +42,6 @@ def jobs() -> list[tuple[str, str]]:
 
 def compile_one(job: tuple[str, str]) -> tuple[str, str, float]:
     """Compile (or load) the kernels of one pair; return how long it took."""
-    from .compiled.btree_state import BTreeState
-    from .compiled.fifo_state import FifoState
-    from .kernels.layout import COUNT
 
     alg, fam = job
     start = time.perf_counter()

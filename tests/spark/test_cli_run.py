@@ -399,12 +399,11 @@ def test_local_engine_equals_spark(argv, trips, tmp_path, spark, monkeypatch, ca
     """``--engine local`` answers as the Spark run does, and starts no Spark to do it."""
     csv, _ = trips
     assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "spark") == 0
-    import windowagg.spark as ws
 
     def no_spark(*a, **k):
         raise AssertionError("the local engine started Spark")
 
-    monkeypatch.setattr(ws, "spark_session", no_spark)
+    monkeypatch.setattr("windowagg.pipeline_spark.spark_session", no_spark)
     assert run(csv, "--time", "ts", *argv, "--output", tmp_path / "local", "--engine", "local") == 0
     assert "local engine" in capsys.readouterr().out
     assert _rows(tmp_path / "local", spark) == _rows(tmp_path / "spark", spark)

@@ -54,7 +54,7 @@ def test_run_reports_spark_unavailable_in_one_line(monkeypatch, tmp_path, capsys
     def unavailable(*a, **k):
         raise session.SparkUnavailable("Spark needs Java 17 or newer (no Java found): ...")
 
-    monkeypatch.setattr("windowagg.spark.spark_session", unavailable)
+    monkeypatch.setattr("windowagg.pipeline_spark.spark_session", unavailable)
     code = main(
         [
             "run",

@@ -15,13 +15,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+import windowagg
+
 from ..ooo.compiled_tree import CompiledTree
 from .core import Row, measure
 
 
 def bulk(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    import windowagg
-
     n = 2**12 if quick else 2**14
     work = 2**12 if quick else 2**14  # entries moved per run, whatever the bulk size
     sizes = [1, 16, 256, 4096] if quick else [1, 4, 16, 64, 256, 1024, 4096, 2**14]

@@ -32,14 +32,18 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
+from ..tables import rolling_aggregate, window_aggregate
 from .core import Row, measure_interleaved
 
 __all__ = ["local_suite"]
@@ -61,7 +65,6 @@ def skewed(n: int, seed: int = 2):
     seconds, each event at a random millisecond of a random burst's second: about 100 events
     in a second, then about 100 s of quiet, ties common), in random order, ``v`` integers 0-99
     as doubles, 1% null."""
-    import pyarrow as pa
 
     rng = np.random.default_rng(seed)
     p = np.arange(1, ZIPF_KEYS + 1, dtype=float) ** -ZIPF_S
@@ -82,7 +85,6 @@ def workload(n: int, keys: int | str):
 def events(n: int, keys: int, seed: int = 2):
     """The workload as a pyarrow Table: ``k`` (int64), ``ts`` (timestamp, us), ``v``; about
     one event per key and second, over ``n / keys`` seconds."""
-    import pyarrow as pa
 
     rng = np.random.default_rng(seed)
     k = rng.integers(0, keys, n)
@@ -107,7 +109,6 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
     """windowagg and the baselines for ``spec`` (``sliding:Ss/Ds``, ``tumbling:Ss`` or
     ``session:Gs``, whole seconds) of ``agg`` (sum or max) of ``v``, or five entries; each
     returns (windows, total of the first entry)."""
-    from ..tables import window_aggregate
 
     kind, numbers = spec.split(":")
     size, slide = [_seconds(x) for x in numbers.split("/")] * (1 if "/" in numbers else 2)
@@ -185,7 +186,6 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
 def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
     """windowagg ``rolling_aggregate`` against Polars and pandas, per row, every key; each
     returns the sum of every row's result."""
-    from ..tables import rolling_aggregate
 
     def ours():
         out = rolling_aggregate(table, time="ts", key="k", aggs={"o": (agg, "v", frame)})
@@ -234,7 +234,6 @@ def _serve_init(n: int, keys: int | str) -> None:
 def _serve(kind: str, args: tuple, name: str) -> tuple[float, Any]:
     """In a :class:`Side`'s process: run case ``name`` of ``_BUILD[kind](table, *args)`` once
     (the cases of the last request kept), timed here, after a garbage collection."""
-    import time
 
     if _TABLE.get("key") != (kind, args):
         _TABLE.pop("cases", None)  # the last case's state (a connection, a frame) freed first
@@ -250,8 +249,6 @@ class Side:
     """One library's side of the bench in a process of its own, holding the workload."""
 
     def __init__(self, n: int, keys: int | str):
-        import multiprocessing
-
         self.pool = multiprocessing.get_context("spawn").Pool(1, _serve_init, (n, keys))
 
     def run(self, kind: str, args: tuple, name: str) -> tuple[float, Any]:

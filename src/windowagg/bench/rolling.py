@@ -32,6 +32,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..frames import frame
+from ..spark import rolling_aggregate, spark_session
+from ..spark.batch import cores
 from .core import Row, measure_interleaved
 
 RANGES = ["range:10s", "range:60s", "range:600s"]
@@ -61,8 +64,6 @@ def _builtin(df, entries: dict, segment_tree: bool):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from ..frames import frame
-
     cols = []
     for name, (agg, text) in entries.items():
         f = frame(text, 1e6)
@@ -90,8 +91,6 @@ def _builtin(df, entries: dict, segment_tree: bool):
 def _ours(df, entries: dict):
     from pyspark.sql import functions as F
 
-    from ..spark import rolling_aggregate
-
     aggs = {name: (agg, "v", text) for name, (agg, text) in entries.items()}
 
     def run() -> np.ndarray:
@@ -112,8 +111,6 @@ def _floor(df):
     by time and Arrow round trip through the Python workers, with a function that returns its
     input (the checksum is the input's sum)."""
     from pyspark.sql import functions as F
-
-    from ..spark.batch import cores
 
     def run() -> np.ndarray:
         spread = df.repartition(cores(df), "k").sortWithinPartitions("ts")
@@ -215,8 +212,6 @@ def _frame_cases(
 
 
 def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from ..spark import spark_session
-
     spark = spark_session("local[2]", progress=False)
     spark.sparkContext.setLogLevel("ERROR")
     n, span = (100_000, 100.0) if quick else (1_000_000, 1000.0)
@@ -259,8 +254,6 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
     loaded whole by ``applyInPandas`` (what a per-key pandas job does)."""
     import pandas as pd
     from pyspark.sql import functions as F
-
-    from ..spark import rolling_aggregate
 
     report("Skew: half of all rows in one key; peak memory of one Python worker")
     rows = []

@@ -38,7 +38,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ..engine.window_partials import grids
+from ..spark import spark_session, window_aggregate
+from ..spark import window_aggregate as on_spark
+from ..spark.batch import _partials_query, partials_by_key
+from ..spark.plan import make_plan
+from ..tables import window_aggregate as on_table
 from .core import Row, measure_interleaved
+from .rolling import peak_worker_rss, returns_input
 
 
 def _boxed(run: Callable[[], float]) -> Callable[[], np.ndarray]:
@@ -70,8 +77,6 @@ EVENTS = 10_000_000
 
 def spark_suite(quick: bool, report: Callable[[str], None], events: int | None = None) -> list[Row]:
     from pyspark.sql import functions as F
-
-    from ..spark import spark_session, window_aggregate
 
     spark = spark_session("local[2]", progress=False)
     spark.sparkContext.setLogLevel("ERROR")
@@ -224,9 +229,6 @@ def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
     of all events in one key (streamed through the workers, not gathered)."""
     from pyspark.sql import functions as F
 
-    from ..spark import window_aggregate
-    from .rolling import peak_worker_rss
-
     report("Skew: half of all events in one key; peak memory of one Python worker")
     aggs = {"f": ("first", "v"), "m": ("median", "v")}
     rows = []
@@ -266,11 +268,6 @@ def _stages(df, full: Callable[[], float]) -> list[tuple[str, Callable[[], float
     sum of its value column (the partials' sums: their total is the events', not the
     windows')."""
     from pyspark.sql import functions as F
-
-    from ..engine.window_partials import grids
-    from ..spark.batch import _partials_query, partials_by_key
-    from ..spark.plan import make_plan
-    from .rolling import returns_input
 
     plan = make_plan(
         df,
@@ -327,8 +324,6 @@ def _counted(spark, n: int, pair) -> None:
     Times are distinct here, so that both sides order every key's events alike."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-
-    from ..spark import window_aggregate
 
     ts = F.timestamp_micros(F.lit(1_704_067_200_000_000) + F.col("id") * 1000)
     v = F.floor(F.rand(3) * 100).cast("double")
@@ -395,9 +390,6 @@ def _sparse(spark, n: int, pair) -> None:
     cases compare with it."""
     from pyspark.sql import functions as F
 
-    from ..spark import window_aggregate as on_spark
-    from ..tables import window_aggregate as on_table
-
     keys, span_us = 100, n // 100 * 1_000_000
     df = (
         spark.range(n)
@@ -443,8 +435,6 @@ def _five(spark, n: int, report, pair) -> None:
     """Five aggregations over three columns at L = 60 s, slide 1 s, in one call (``pair``
     times and records each case)."""
     from pyspark.sql import functions as F
-
-    from ..spark import window_aggregate
 
     df = (
         _data(spark, n)

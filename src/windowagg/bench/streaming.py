@@ -25,7 +25,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from ..spark import rolling_aggregate, window_aggregate
+from ..spark.session import spark_session
 from .core import Row
 
 KEYS, DELAY = 100, "10 seconds"
@@ -35,8 +39,6 @@ PER = 2
 
 def _files(root: str, n: int, files: int, seed: int = 7) -> None:
     """``n`` events of ``KEYS`` keys, about one per key and second, a little out of order."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     rng = np.random.default_rng(seed)
     t = np.sort(rng.integers(0, n // KEYS * 1_000_000, n)) + rng.integers(-2_000_000, 2_000_000, n)
@@ -79,9 +81,6 @@ def _state(progress: list) -> list[float]:
 
 def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     from pyspark.sql import functions as F
-
-    from ..spark import rolling_aggregate, window_aggregate
-    from ..spark.session import spark_session
 
     spark = spark_session(progress=False)
     n = 40_000 if quick else 1_000_000

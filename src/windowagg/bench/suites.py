@@ -15,18 +15,33 @@ with a checksum of its outputs.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
+
+import windowagg
 
 from ..aggregations import aggregation
+from ..arrays import _ooo_python
 from ..compiled import kernel_for
+from ..compiled.btree_state import BTreeState
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import ALGORITHMS, serves
 from ..kernels.layout import COUNT, INSERT
+from ..kernels.specialize import driver
+from .bulk import bulk
+from .coldstart import coldstart
 from .core import Row, measure, measure_interleaved
+from .local import local_suite
+from .rolling import rolling_suite
+from .slicing import slicing
+from .spark import spark_suite
+from .streaming import streaming_suite
 
 SEED = 20261121
 
@@ -56,7 +71,6 @@ def _compiled_case(alg: str, agg: str, size: int, values: np.ndarray) -> Callabl
 def _fiba_case(agg: str, size: int, values: np.ndarray) -> Callable[[], object]:
     """FiBA (min_arity 4) on the same workload: a count window is a time window over the
     positions; pre-filled with ``size`` elements like the FIFO cases."""
-    from ..compiled.btree_state import BTreeState
 
     fam, code = kernel_for(aggregation(agg))
     prefill = stream(size, SEED + 1)
@@ -152,8 +166,6 @@ def fifo(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 def _python_reference(agg: str, size: int, n: int, reps: int) -> Row:
-    import windowagg
-
     values = stream(n)
     prefill = stream(size, SEED + 1)
 
@@ -174,7 +186,6 @@ def _python_reference(agg: str, size: int, n: int, reps: int) -> Row:
 
 def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """One compiled call per round of evict, insert and query; percentiles of its time."""
-    from ..kernels.specialize import driver
 
     n = 2**14
     rounds = 2**13 if quick else 2**16
@@ -246,7 +257,6 @@ def latency(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 def sharing(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """k window sizes (geometric, up to 4096) answered per element."""
-    import windowagg
 
     m = 2**16 if quick else 2**20
     reps = 3 if quick else 5
@@ -334,7 +344,6 @@ def ooo(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """Throughput against out-of-order distance d (FiBA paper Section 5.1.1, Fig. 11): a
     window of n entries pre-filled with d high timestamps; each round evicts the oldest entry
     and inserts a low timestamp that lands exactly d entries from the young end."""
-    from ..compiled.btree_state import BTreeState
 
     n = 2**16 if quick else 2**20
     rounds = 2**16 if quick else 2**20
@@ -387,9 +396,6 @@ def ooo_arrays(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """``sliding_aggregate`` over out-of-order times (each time displaced by up to d, a window
     of 1000 time units): the compiled FiBA against the Python reference's FiBA, the path
     out-of-order input took before, side by side."""
-    import windowagg
-
-    from ..arrays import _ooo_python
 
     n = 2**13 if quick else 2**16
     rng = np.random.default_rng(SEED)
@@ -418,9 +424,6 @@ TAXI = "nyc-tlc-green-2021q1"
 
 
 def _shared_data() -> str | None:
-    import os
-    from pathlib import Path
-
     here = Path(__file__).resolve()
     for base in [Path(os.environ.get("WINDOWAGG_SHARED_DATA", "")), *here.parents]:
         cand = base / TAXI if base.name == "data" else base / "shared" / "data" / TAXI
@@ -433,13 +436,11 @@ def realdata(quick: bool, report: Callable[[str], None]) -> list[Row]:
     """The NYC green taxi trips (Jan-Mar 2021) in file order, time windows from one hour to
     32 days over the pickup time (FiBA paper Section 5.2, there with Citi Bike): sum of fares
     and geometric mean of trip durations, FiBA against the classic tree."""
-    import windowagg
 
     path = _shared_data()
     if path is None:
         report(f"  skipped: ../shared/data/{TAXI} is not here")
         return []
-    import pyarrow.parquet as pq
 
     tables = [
         pq.read_table(
@@ -479,8 +480,6 @@ SUITES["realdata"] = realdata
 
 
 def _slicing(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .slicing import slicing
-
     return slicing(quick, report)
 
 
@@ -488,8 +487,6 @@ SUITES["slicing"] = _slicing
 
 
 def _spark(quick: bool, report: Callable[[str], None], events: int | None = None) -> list[Row]:
-    from .spark import spark_suite
-
     return spark_suite(quick, report, events)
 
 
@@ -497,8 +494,6 @@ SUITES["spark"] = _spark
 
 
 def _bulk(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .bulk import bulk
-
     return bulk(quick, report)
 
 
@@ -506,8 +501,6 @@ SUITES["bulk"] = _bulk
 
 
 def _coldstart(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .coldstart import coldstart
-
     return coldstart(quick, report)
 
 
@@ -515,8 +508,6 @@ SUITES["coldstart"] = _coldstart
 
 
 def _rolling(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .rolling import rolling_suite
-
     return rolling_suite(quick, report)
 
 
@@ -524,8 +515,6 @@ SUITES["rolling"] = _rolling
 
 
 def _local(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .local import local_suite
-
     return local_suite(quick, report)
 
 
@@ -533,8 +522,6 @@ SUITES["local"] = _local
 
 
 def _streaming(quick: bool, report: Callable[[str], None]) -> list[Row]:
-    from .streaming import streaming_suite
-
     return streaming_suite(quick, report)
 
 

@@ -34,6 +34,7 @@ from ..aggregations import (
     facts,
     is_missing,
 )
+from ..kernels import families as fam
 
 __all__ = [
     "EXACT",
@@ -143,7 +144,6 @@ def python_result(agg: Any, v: float, ints: bool) -> Any:
 def reference_partial(agg: Any, p: np.ndarray, ints: bool) -> Any:
     """A kernel partial (one column of a family's fields, see :mod:`windowagg.kernels.families`)
     as the reference's partial of ``agg``, exactly (ints as ints where only ints went in)."""
-    from ..kernels import families as fam
 
     family, code = kernel_for(agg)
 

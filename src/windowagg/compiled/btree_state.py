@@ -10,15 +10,15 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.families import FAMILIES
 from ..kernels.layout import CLASSIC, LEAF, LF, MU, NEXT, OP_ROUND, RF, ROOT
+from ..kernels.specialize import btree
 
 
 class BTreeState:
     """The arrays of one compiled B-tree aggregator (see :mod:`windowagg.kernels.btree`)."""
 
     def __init__(self, family: str, min_arity: int = 4, classic: bool = False, nodes: int = 64):
-        from ..kernels.families import FAMILIES
-
         self.family = family
         self.width = FAMILIES[family].width
         self.identity = np.array(FAMILIES[family].empty)
@@ -100,7 +100,6 @@ class BTreeState:
     def run(self, code: int, ops, a, b, c, out) -> None:
         """``btree_run`` (see there for the operations) over the arrays; ``out`` has a row per
         operation."""
-        from ..kernels.specialize import btree
 
         run = btree(self.family).btree_run
         self._until_done(lambda start: run(*self.arrays, code, ops, a, b, c, out, start))
@@ -114,7 +113,6 @@ class BTreeState:
     def slide(self, code: int, values, args, times, sizes, out) -> None:
         """Time windows of ``sizes`` over (possibly out-of-order) ``times``: ``btree_slide``,
         which compiles only what this needs."""
-        from ..kernels.specialize import btree
 
         slide = btree(self.family).btree_slide
         clock = np.array([-np.inf])

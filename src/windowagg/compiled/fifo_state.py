@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..kernels.families import FAMILIES
 from ..kernels.layout import REBUILD, TIME
+from ..kernels.specialize import driver
 
 #: algorithms whose state is a ring of partials indexed by absolute stream position
 _RINGS = {
@@ -26,7 +28,6 @@ _RINGS = {
 
 def kernel_name(algorithm: str, family: str) -> str:
     """The compiled variant: SlickDeque is Inv for invertible families, Non-Inv otherwise."""
-    from ..kernels.families import FAMILIES
 
     if algorithm == "slickdeque":
         return "slick_inv" if FAMILIES[family].invertible else "slick_noninv"
@@ -41,8 +42,6 @@ class FifoState:
     """The arrays of one compiled FIFO aggregator."""
 
     def __init__(self, algorithm: str, family: str, cap: int, ranges: tuple[int, ...] = ()):
-        from ..kernels.families import FAMILIES
-
         self.name = kernel_name(algorithm, family)
         self.family = family
         self.width = FAMILIES[family].width
@@ -120,7 +119,6 @@ class FifoState:
     ) -> None:
         """Call the compiled driver (see :mod:`windowagg.kernels.driver`); with ``sizes``, the
         window-sharing variant."""
-        from ..kernels.specialize import driver
 
         mod = driver(self.name, self.family)
         empty = np.empty(0)
@@ -156,7 +154,6 @@ class FifoState:
     ) -> None:
         """Per-row frames (:func:`windowagg.kernels.driver.fifo_frames`); ``pos`` says where
         to start and where the call stopped."""
-        from ..kernels.specialize import driver
 
         mod = driver(self.name, self.family)
         state = (self.buf, self.aux, self.iaux, self.ptr, self.tmp)

@@ -9,6 +9,10 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .keys import key_codes, keyed_order
 
 __all__ = ["Column", "Ordered", "arrange", "segments", "times_of"]
 
@@ -28,8 +32,6 @@ class Ordered(Protocol):
 def _sorted(columns: list[Any]) -> bool:
     """Whether rows are already in order (numbers and times without nulls: a linear check; a
     sort of sorted rows costs as much as the aggregation)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = len(columns[0])
     tied = np.ones(max(n - 1, 0), bool)
@@ -58,9 +60,6 @@ def arrange(plan: Ordered, table: Any) -> tuple[np.ndarray | None, np.ndarray, n
     (:func:`times_of`) and the key segments of that order (:func:`segments`). Without
     ``order_by``, the keys' codes and a sort of each key's times, keys in parallel
     (:func:`windowagg.engine.keys.keyed_order`); ties keep the input's order."""
-    import pyarrow.compute as pc
-
-    from .keys import key_codes, keyed_order
 
     times = times_of(plan, table)
     cols = [*plan.keys, plan.time, *plan.order_by]
@@ -78,7 +77,6 @@ def arrange(plan: Ordered, table: Any) -> tuple[np.ndarray | None, np.ndarray, n
 def segments(plan: Ordered, table: Any) -> np.ndarray:
     """The key segments of a sorted table: key k's rows are ``seg[k]`` to ``seg[k + 1] - 1``
     (null keys are one key, as in Spark's ``partitionBy``)."""
-    import pyarrow.compute as pc
 
     n = table.num_rows
     change = np.zeros(max(n - 1, 0), bool)
@@ -97,8 +95,6 @@ def times_of(plan: Ordered, table: Any) -> np.ndarray:
     """The time column as float64 (microseconds since the epoch for timestamps and dates);
     null times are -inf (sorted first: peers of each other, in no other row's range frame),
     NaN times +inf (sorted last, as Spark orders NaN)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     col = table.column(plan.time)
     if pa.types.is_date(col.type):
@@ -116,9 +112,6 @@ class Column:
     """One input column, read once for every entry over it."""
 
     def __init__(self, array: Any):
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         self.array = array
         self.type = array.type
         n = len(array)
@@ -137,9 +130,6 @@ class Column:
     def floats(self) -> np.ndarray:
         """The values as float64; nulls are NaN."""
         if "f" not in self._cache:
-            import pyarrow as pa
-            import pyarrow.compute as pc
-
             a = self.array
             if pa.types.is_boolean(a.type):
                 a = pc.cast(a, pa.int8())
@@ -160,8 +150,6 @@ class Column:
             if what == "valid":
                 mask = self.valid if self.array.null_count else None
             else:
-                import pyarrow as pa
-
                 f = pa.types.is_floating(self.type)
                 mask = self.valid & np.isnan(self.floats()) if f else None
                 mask = mask if mask is not None and mask.any() else None
@@ -181,8 +169,6 @@ class Column:
     def ints(self) -> tuple[np.ndarray | None, int]:
         """Integers (nulls 0) as int64, or a decimal's unscaled values, with the scale; None
         when a decimal's unscaled value does not fit 64 bits."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
 
         a = self.array
         if pa.types.is_decimal(a.type):
@@ -200,8 +186,6 @@ class Column:
         """Exact prefix sums of integers or a decimal's unscaled values (int64, or Python ints
         where 64 bits could overflow), with the scale: one per column, for every frame."""
         if "sums" not in self._cache:
-            import pyarrow as pa
-
             ints, scale = self.ints()
             if (
                 ints is not None

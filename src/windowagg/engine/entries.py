@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import pyarrow as pa
+
 from ..aggregations import AGGREGATIONS, SQL, facts, resolve
 from ..frames import Frame
 
@@ -76,7 +78,6 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     it gives (a count or a count's estimate long, an arg the time column's type, a list of the
     input's numbers, m4 a struct of doubles); a user's aggregation without ``result_type``
     gets the type of its result for the single value 1.0 (double if that fails)."""
-    import pyarrow as pa
 
     if entry_sql in ("count", "count_if"):
         return pa.int64()
@@ -128,8 +129,6 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
 
 
 def _is_numeric(t: Any) -> bool:
-    import pyarrow as pa
-
     return (
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
@@ -139,8 +138,6 @@ def _is_numeric(t: Any) -> bool:
 
 
 def _is_orderable(t: Any) -> bool:
-    import pyarrow as pa
-
     return (
         _is_numeric(t)
         or pa.types.is_temporal(t)
@@ -153,7 +150,6 @@ def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, An
     """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``), second
     column (two-column aggregations: ``(x, y)``; else None) and input type, checked against the
     columns (``fields``: name -> pyarrow type)."""
-    import pyarrow as pa
 
     agg = resolve(agg)
     sql = _sql_name(agg)
@@ -192,7 +188,6 @@ def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, An
 def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
     """Whether the time column holds timestamps or dates (microseconds inside), else plain
     numbers; anything else is an error that says what the time is for."""
-    import pyarrow as pa
 
     if pa.types.is_timestamp(ttype) or pa.types.is_date(ttype):
         return True

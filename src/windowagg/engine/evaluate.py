@@ -20,12 +20,15 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..aggregations import facts
 from ..compiled import EXACT, kernel_for
 from ..errors import ArithmeticOverflowError
 from ..frames import Frame
-from ..kernels.order_stats import ABOVE, BELOW, NEAREST
+from ..kernels import select_frames as selection
+from ..kernels.order_stats import ABOVE, BELOW, NEAREST, mode_frames
 from ..kernels.specialize import merge
 from . import parallel
 from .columns import Column
@@ -46,14 +49,11 @@ def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def _with_nulls(values: Any, null: np.ndarray, type_: Any) -> Any:
-    import pyarrow as pa
-
     return pa.array(values, type=type_, mask=null if null.any() else None)
 
 
 def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
     """Unscaled integers (int64, or Python ints) as a decimal128 array."""
-    import pyarrow as pa
 
     if unscaled.dtype != object:
         words = np.empty(2 * len(unscaled), np.int64)
@@ -68,7 +68,6 @@ def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
 
 def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) -> Any:
     """sum, or mean (``counts``: rows that are partial sums, and their value counts)."""
-    import pyarrow as pa
 
     if counts is not None:
         lo, hi = fr.bounds()
@@ -152,8 +151,6 @@ def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarra
 def _select_keys(col: Column) -> np.ndarray:
     """What min/max compare: the values as doubles where that is exact, else (decimals,
     strings, integers beyond 2^53) their dense rank; NaN where the value is null."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if "keys" not in col._cache:
         keys = None
@@ -173,7 +170,6 @@ def _select_keys(col: Column) -> np.ndarray:
 def _by_keys(col: Column) -> np.ndarray:
     """What ``max_by``/``min_by`` compare of their ``y``: its dense rank (NaN above every
     number, as Spark orders it), NaN where ``y`` is null."""
-    import pyarrow.compute as pc
 
     if "by" not in col._cache:
         rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense")
@@ -186,7 +182,6 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
     the smallest for min, the largest or smallest ``y`` for max_by and min_by, ties to the
     youngest; -1 if the frame has no value): one shared deque for all of them
     (:func:`windowagg.kernels.select_frames.select_frames`)."""
-    from ..kernels.select_frames import select_frames
 
     keys = _by_keys(col) if sql in ("max_by", "min_by") else _select_keys(col)
     keys = np.ascontiguousarray(keys if sql in ("max", "max_by") else -keys)
@@ -202,7 +197,7 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
         if b <= a:
             return
         first = int(lo[:, a].min())  # no frame of these answers starts before it
-        select_frames(
+        selection.select_frames(
             keys,
             lo,
             hi,
@@ -222,8 +217,6 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
 
 def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
     """min/max from the selected rows: the input value itself, in its own type."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     lo, hi, count = _counted(col, fr)
     null = pick < 0
@@ -244,7 +237,6 @@ def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = 
     """Every frame's values in order (``keep``: the rows that count; by default the non-missing
     ones, nulls and NaN left out, as the library's aggregations leave them): one take from the
     column, no Python object per value."""
-    import pyarrow as pa
 
     if keep is None:
         keep = col.valid & ~np.isnan(col.floats())
@@ -275,8 +267,6 @@ def _rule(e: Entry) -> tuple[int, bool]:
 
 def _take(array: Any, rows: np.ndarray) -> Any:
     """``array``'s values at ``rows``, null where a row is -1."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     null = rows < 0
     return pc.take(array, pa.array(np.where(null, 0, rows), mask=null if null.any() else None))
@@ -342,7 +332,6 @@ def _prefix_count(mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
 
 def _truths(col: Column, fr: Frames, e: Entry) -> Any:
     """count_if, bool_and and bool_or from prefix counts of the true and the non-null values."""
-    import pyarrow as pa
 
     lo, hi, count = _counted(col, fr)
     true = _prefix_count(col.valid & (col.floats() == 1.0), lo, hi)
@@ -367,7 +356,6 @@ def _first_valid(col: Column, lo: np.ndarray, hi: np.ndarray, first: bool) -> np
 def _ranks(col: Column) -> tuple[np.ndarray, np.ndarray]:
     """Every row's rank among the column's values (1-based, distinct, ties in row order, NaN
     above every number; 0 for null) and the rows in that order."""
-    import pyarrow.compute as pc
 
     if "ranks" not in col._cache:
         order = pc.sort_indices(col.array).to_numpy().astype(np.int64)  # NaN, then nulls last
@@ -384,7 +372,6 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> Any:
     percentile_disc (the nearest rank, as a double) and percentile_approx (the nearest rank, in
     the column's type), by compiled order statistics over the rows' ranks (NaN above every
     number)."""
-    import pyarrow as pa
 
     ranks, order = _ranks(col)
     p = e.agg.p
@@ -410,7 +397,6 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> Any:
 def _dense(col: Column) -> tuple[np.ndarray, np.ndarray]:
     """Every row's value as a dense id in the values' order (NaN one value, above every
     number; -1 for null), and a row holding each id's value."""
-    import pyarrow.compute as pc
 
     if "dense" not in col._cache:
         rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense").to_numpy()
@@ -424,7 +410,6 @@ def _dense(col: Column) -> tuple[np.ndarray, np.ndarray]:
 def _mode(col: Column, fr: Frames) -> Any:
     """The most frequent value of every frame, ties to the smallest (Spark's ``mode(x,
     true)``), compiled (:func:`windowagg.kernels.order_stats.mode_frames`): O(log u) per row."""
-    from ..kernels.order_stats import mode_frames
 
     ids, rep = _dense(col)
     size = 1 << max(0, int(len(rep) - 1).bit_length())
@@ -438,7 +423,6 @@ def _set(col: Column, fr: Frames, e: Entry) -> Any:
     """Every frame's distinct values, ascending (Spark's ``collect_set``). A row's value is new
     to exactly the frames that hold the row but not the value's previous row, a run of frames
     (both bounds never decrease): one (frame, value) pair per answer, in numpy."""
-    import pyarrow as pa
 
     ids, rep = _dense(col)
     lo, hi = fr.bounds()
@@ -461,10 +445,6 @@ def _set(col: Column, fr: Frames, e: Entry) -> Any:
 
 def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
     """Any other aggregation, the user's own included: over the non-null values."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..aggregations import facts
 
     f = facts(entry.agg)
     if f.frames == "collect":  # the frame's values, sliced out of the column
@@ -500,7 +480,6 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
     """Every entry's column over the bounds of its frame (``frames``: frame ->
     :class:`~windowagg.engine.sweep.Frames`, one answer per row, or per given pair of
     bounds: a window's rows), in the order of ``entries``."""
-    import pyarrow as pa
 
     columns: dict[str, Column] = {}
     picks: dict[tuple, np.ndarray] = {}  # (column, min or max, frame) -> selected rows
@@ -544,8 +523,6 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
 
 
 def _entry(col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | None = None) -> Any:
-    import pyarrow as pa
-
     if e.sql in ("first", "last"):
         lo, hi = fr.bounds()
         if getattr(e.agg, "ignorenulls", False):

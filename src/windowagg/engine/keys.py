@@ -13,6 +13,11 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..kernels import keyed as kernels
+from . import parallel
 
 __all__ = ["Keyed", "key_codes", "keyed_order"]
 
@@ -27,9 +32,6 @@ class Keyed(NamedTuple):
 
 
 def _column_codes(col: Any) -> tuple[np.ndarray, int]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
@@ -68,12 +70,11 @@ def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
         if m * size >= 1 << 62:  # lexicographic codes would overflow: renumber first
             codes, m = _dense(codes, m)
         codes, m = codes * size + c, m * size
-    from ..kernels.keyed import first_rows
 
     if m > 4 * n + 16:  # sparse codes: renumbered by a sort
         codes, m = _dense(codes, m)
     first = np.full(m, n, np.int64)
-    first_rows(codes, first)  # a code without a row keeps n: renumber the others
+    kernels.first_rows(codes, first)  # a code without a row keeps n: renumber the others
     present = first < n
     if not present.all():
         codes, first = (np.cumsum(present) - 1)[codes], first[present]
@@ -110,14 +111,6 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     threads); else a radix sort of all times, then a counting sort by key; both stable, O(n).
     Other times: a counting sort by key, then each key's times merge-sorted, parts of the keys
     on threads."""
-    from ..kernels.keyed import (
-        by_code,
-        order_of_code,
-        radix_order,
-        radix_segments,
-        sort_segments,
-    )
-    from . import parallel
 
     n = len(keyed.codes)
     seg = np.zeros(keyed.m + 1, np.int64)
@@ -126,17 +119,17 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     sortable = _sortable(times) if n else None
     if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
         keys = np.empty(n, np.int64)
-        by_code(keyed.codes, sortable[0], seg, order, keys)
+        kernels.by_code(keyed.codes, sortable[0], seg, order, keys)
         work = np.empty(2 * n, np.int64), np.empty(n, np.int64)
         parallel.on_cores(
-            lambda part: radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
+            lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
             parallel.parts(seg),
         )
         return order, seg
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable
         by_time = np.empty(n, np.int64)
-        radix_order(
+        kernels.radix_order(
             keys,
             bits,
             by_time,
@@ -144,9 +137,13 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
             np.empty(n, np.int64),
             np.empty(4096, np.int64),
         )
-        order_of_code(keyed.codes, by_time, seg, order)
+        kernels.order_of_code(keyed.codes, by_time, seg, order)
         return order, seg
-    order_of_code(keyed.codes, np.arange(n), seg, order)  # rows by key, then each key's times
+    kernels.order_of_code(
+        keyed.codes, np.arange(n), seg, order
+    )  # rows by key, then each key's times
     spare = np.empty(n), np.empty(n), np.empty(n, np.int64)
-    parallel.on_cores(lambda part: sort_segments(times, part, order, *spare), parallel.parts(seg))
+    parallel.on_cores(
+        lambda part: kernels.sort_segments(times, part, order, *spare), parallel.parts(seg)
+    )
     return order, seg

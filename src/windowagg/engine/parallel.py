@@ -7,6 +7,7 @@ import itertools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numba
 import numpy as np
 
 __all__ = ["chunks", "on_cores", "parts"]
@@ -18,7 +19,6 @@ PARALLEL_ROWS = 100_000
 def parts(seg: np.ndarray) -> list[np.ndarray]:
     """Key segments split at key boundaries into one part of about equal rows per core
     (numba's thread count), each a segment array of its own; one part for few rows."""
-    import numba
 
     n, cores = int(seg[-1] - seg[0]), numba.get_num_threads()
     if cores < 2 or n < PARALLEL_ROWS or len(seg) < 3:
@@ -32,7 +32,6 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
 def chunks(n: int) -> list[np.ndarray]:
     """Answers ``0..n-1`` of given frames in one part per core (any cut will do: each part's
     sweep starts empty), each as a segment array ``[a, b]``; one part for few answers."""
-    import numba
 
     cores = numba.get_num_threads()
     if cores < 2 or n < PARALLEL_ROWS:

@@ -24,6 +24,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .columns import arrange, times_of
 from .rolling_plan import RollingPlan
@@ -36,7 +38,6 @@ DONE = "__wa_done"  # a kept row already answered
 
 def _key_codes(plan: RollingPlan, table: Any) -> np.ndarray:
     """One int64 per row, equal for rows of the same key (null keys are one key)."""
-    import pyarrow.compute as pc
 
     code = np.zeros(table.num_rows, np.int64)
     for k in plan.keys:
@@ -85,8 +86,6 @@ class RollingStream:
         return out, self.carry
 
     def _round(self, final: bool, frontier: float | None = None) -> list[Any]:
-        import pyarrow as pa
-
         new = pa.Table.from_batches(self.pending) if self.pending else None
         self.pending, self.pending_rows = [], 0
         if new is not None:

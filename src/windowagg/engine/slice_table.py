@@ -21,9 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from ..aggregations import COMBINE
 from ..errors import ArithmeticOverflowError
+from ..kernels import keyed as kernels
 from .columns import times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_order
@@ -42,7 +44,6 @@ def _compiled(fn: str, t: Any) -> bool:
     """Whether the compiled pass takes partial ``fn`` of a column of type ``t``: counts of
     any column, sums of numbers, min and max of numbers, timestamps and dates (the others,
     Spark SQL's alone, leave the rows to the window engine)."""
-    import pyarrow as pa
 
     if fn not in COMBINE:
         return False
@@ -62,7 +63,6 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
     answers ``plan`` over it, and its key segments; None where the call needs the rows
     (entries without SQL partials, count windows, grids that are not one, non-numeric
     columns)."""
-    import pyarrow as pa
 
     if not mergeable(plan) or counted(plan) or len(grid := grids(plan)) != 1:
         return None
@@ -72,29 +72,28 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
         for p in parts
     ):
         return None
-    from ..kernels.keyed import cell_rows, compact_cells, slice_cells, slice_index
 
     (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
     keyed = key_codes(table, plan.keys)
     steps = np.empty(n, np.int64)
-    slice_index(times, float(period), float(offset), steps)
+    kernels.slice_index(times, float(period), float(offset), steps)
     span = np.empty(2 * keyed.m, np.int64)
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base = np.zeros(keyed.m + 1, np.int64)
     cell = np.empty(n, np.int64)
-    cells = int(slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m))
+    cells = int(kernels.slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m))
     runs = cells > SPARSE * n + keyed.m
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
     del steps  # from here on, each row's cell is all that is read of it (and its columns)
     keyed = keyed._replace(codes=np.empty(0, np.int64))
     rows = np.zeros(cells, np.int64)
-    cell_rows(cell, np.ones(n, bool), rows)
+    kernels.cell_rows(cell, np.ones(n, bool), rows)
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
         cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
         new = np.empty(cells, np.int64)
-        cells = int(compact_cells(cell, rows, span, base, cell_code, cell_step, new))
+        cells = int(kernels.compact_cells(cell, rows, span, base, cell_code, cell_step, new))
         del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
     rows = pa.array(rows)
@@ -136,9 +135,6 @@ def reduce_cells(
     times) by Spark's rules, one compiled pass per column and kind. An integer sum beyond a
     long's range raises :class:`~windowagg.errors.ArithmeticOverflowError` unless it
     ``wraps`` (Spark with ANSI mode off)."""
-    import pyarrow as pa
-
-    from ..kernels.keyed import cell_extremes, cell_rows, cell_sums
 
     n = len(cell)
     done: dict[tuple, tuple] = {}
@@ -169,7 +165,7 @@ def reduce_cells(
             values, valid, type_ = column(name)
             lo, hi = np.empty(cells, values.dtype), np.empty(cells, values.dtype)
             counts = np.zeros(cells, np.int64)
-            cell_extremes(cell, values, valid, lo, hi, counts)
+            kernels.cell_extremes(cell, values, valid, lo, hi, counts)
             done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
 
@@ -179,7 +175,7 @@ def reduce_cells(
             values, valid, _ = column(name)
             wide = np.float64 if floats or np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
-            cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
+            kernels.cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
             if wide is np.int64 and not wraps:
                 _no_overflow(name, values, valid, cell, cells)
             done[("s", name, floats)] = (total, counts)
@@ -190,12 +186,12 @@ def reduce_cells(
         if fn == "rows":
             if rows is None:
                 counts = np.zeros(cells, np.int64)
-                cell_rows(cell, np.ones(n, bool), counts)
+                kernels.cell_rows(cell, np.ones(n, bool), counts)
                 rows = pa.array(counts)
             cols[name] = rows
         elif fn == "count":
             counts = np.zeros(cells, np.int64)
-            cell_rows(cell, valid_of(col), counts)
+            kernels.cell_rows(cell, valid_of(col), counts)
             cols[name] = pa.array(counts)
         elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
             total, counts = sums(col, fn == "fsum")
@@ -225,10 +221,9 @@ def _no_overflow(
 
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Cells as the runs of equal (key, step) in the rows' order by key and step."""
-    from ..kernels.keyed import run_cells
 
     order, _seg = keyed_order(keyed, steps.astype(float))
     n = len(steps)
     cell, code, step = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
-    cells = int(run_cells(order, keyed.codes, steps, cell, code, step))
+    cells = int(kernels.run_cells(order, keyed.codes, steps, cell, code, step))
     return cell, code[:cells], step[:cells], cells

@@ -24,7 +24,11 @@ import numpy as np
 from ..aggregations import facts, resolve
 from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
+from ..fifo import fifo
 from ..frames import Frame
+from ..kernels import order_stats
+from ..kernels.frames import range_bounds
+from ..kernels.order_stats import NEAREST, distinct_frames
 from . import parallel
 
 __all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
@@ -84,8 +88,6 @@ class Frames:
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
         if not self.found:
-            from ..kernels.frames import range_bounds
-
             n = len(self.times)
             lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
             parallel.on_cores(
@@ -158,7 +160,6 @@ def rolling(
 def _reference(values, args, los, his, agg) -> np.ndarray:
     """The Python reference over the same frames: one FIFO window, the frame's rows entering
     at its end and leaving at its start (aggregations without a kernel)."""
-    from ..fifo import fifo
 
     pairs = facts(agg).pairs
     scalar = facts(agg).scalar
@@ -197,7 +198,6 @@ def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> n
     (:func:`~windowagg.kernels.order_stats.select_quantiles`, O(w) expected per frame), others
     by a tree over the ranks (:func:`~windowagg.kernels.order_stats.rank_quantiles`, O(log n)
     per row and frame, whatever their overlap)."""
-    from ..kernels import order_stats
 
     lo, hi = frames.bounds()
     width = hi - lo
@@ -217,7 +217,6 @@ def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> n
 def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
     """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
     values; NaN is missing) of every frame (:func:`order_statistic`)."""
-    from ..kernels.order_stats import NEAREST
 
     values = np.ascontiguousarray(values, float)
     ranks, order = ranks_of(values)
@@ -231,7 +230,6 @@ def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
 def distinct(values: np.ndarray, frames: Frames) -> np.ndarray:
     """The number of distinct values (NaN is missing) of every frame, exactly, compiled
     (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
-    from ..kernels.order_stats import distinct_frames
 
     values = np.asarray(values, float)
     valid = ~np.isnan(values)

@@ -30,8 +30,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import NamedTuple
 
+import pyarrow as pa
+
 from ..aggregations import COMOMENTS, MOMENTS, WELFORD, facts
 from ..slicing import Session, Sliding
+from ..slicing.slicer import StreamSlicer, fuse
 from .window_plan import WindowPlan
 
 __all__ = [
@@ -101,7 +104,6 @@ def mergeable(plan: WindowPlan) -> bool:
 
 def grids(plan: WindowPlan) -> list[tuple[float, float]]:
     """The fused edge grids of the slices, ``(period, offset)``."""
-    from ..slicing.slicer import StreamSlicer, fuse
 
     slicer = StreamSlicer()
     slicer.add_windows([w for w in plan.windows if isinstance(w, Sliding)])
@@ -110,7 +112,6 @@ def grids(plan: WindowPlan) -> list[tuple[float, float]]:
 
 def _needs(e) -> list[tuple[str, str | None, str | None]]:
     """The partials ``(fn, column, other)`` an entry reads."""
-    import pyarrow as pa
 
     if e.column is None:
         return [("count", None, None)]

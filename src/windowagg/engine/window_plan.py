@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from ..durations import MICROS
 from ..slicing import Session, Sliding
 from ..specs import canonical, windows_of
@@ -49,7 +51,6 @@ def plan_windows(
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries:
     ``aggs`` maps an output name to ``(aggregation, column)`` (``count`` takes ``None`` or
     ``"*"``: rows)."""
-    import pyarrow as pa
 
     fields = {f.name: f.type for f in schema}
     keys = names(key, "key")

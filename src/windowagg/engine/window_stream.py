@@ -26,12 +26,16 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 
-from ..aggregations import resolve
+from ..aggregations import COMBINE, resolve
 from ..slicing import Session
 from .columns import times_of
 from .entries import Entry
+from .slice_table import reduce_cells, slice_partials
+from .window_partials import partials
 from .window_plan import WindowPlan
+from .window_table import window_table
 
 __all__ = ["Advance", "WindowStream"]
 
@@ -43,8 +47,6 @@ def _reported(j: int) -> str:
 
 
 def _flag(name: str) -> Entry:
-    import pyarrow as pa
-
     return Entry(name, resolve("sum"), "sum", name, None, pa.int64())
 
 
@@ -64,8 +66,6 @@ class WindowStream:
     """The windows of ``plan`` over a stream, one key at a time (:meth:`advance`)."""
 
     def __init__(self, plan: WindowPlan, schema: Any):
-        from .slice_table import slice_partials
-
         self.plan = plan
         self.sessions = [j for j, w in enumerate(plan.windows) if isinstance(w, Session)]
         # the mode is the schema's, not the rows': decided once on an empty table
@@ -81,7 +81,6 @@ class WindowStream:
 
     def units_of(self, rows: Any) -> Any:
         """A micro-batch's rows as units: per slice partials, or the rows themselves."""
-        from .slice_table import slice_partials
 
         if self.over is None:
             return rows
@@ -101,11 +100,6 @@ class WindowStream:
 
     def _merge(self, units: Any) -> Any:
         """Units of one slice combined into one (the kept and the new partials of a slice)."""
-        import pyarrow as pa
-
-        from ..aggregations import COMBINE
-        from .slice_table import reduce_cells
-        from .window_partials import partials
 
         starts = self._times(units)
         uniq, cell = np.unique(starts, return_inverse=True)
@@ -132,9 +126,6 @@ class WindowStream:
     def advance(self, units: Any, rows: Any, reported: float, wm: float) -> Advance:
         """One key's step: its kept ``units`` (None: none) and the micro-batch's ``rows`` (None:
         none, a timeout) at watermark ``wm``, everything before ``reported`` reported."""
-        import pyarrow as pa
-
-        from .window_table import window_table
 
         parts = []
         for t, new in ((units, 0), (None if rows is None else self.units_of(rows), 1)):
@@ -199,8 +190,6 @@ class WindowStream:
 
 
 def _micros(col: Any) -> np.ndarray:
-    import pyarrow as pa
-
     if pa.types.is_timestamp(col.type):
         return col.cast(pa.int64()).to_numpy().astype(float)
     return col.to_numpy(zero_copy_only=False).astype(float)

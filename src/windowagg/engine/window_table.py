@@ -16,13 +16,17 @@ sweep (each row enters and leaves once) for every other aggregation, the user's 
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 
+from ..kernels.frames import sliding_windows, whole_in_place
 from ..slicing import Session, Sliding
 from .columns import arrange, times_of
 from .evaluate import evaluate
+from .slice_table import slice_partials
 from .sweep import Frames
 from .window_plan import WindowPlan
 
@@ -73,7 +77,6 @@ def window_bounds(
         return _sessions(w.gap, first, last, seg)
     if w.measure == "count":
         return _counted(int(w.size), int(w.slide), times, seg, spans, positions, g)
-    from ..kernels.frames import sliding_windows
 
     empty = np.empty(0, np.int64)
     args = (times, seg, float(w.size), float(w.slide))
@@ -103,7 +106,6 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
 def grain(windows: Any) -> int:
     """The rows per slice of count windows: the greatest common divisor of their sizes and
     slides (a window is then a run of whole slices)."""
-    import math
 
     return math.gcd(
         *[
@@ -146,7 +148,6 @@ def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
     """The output's Arrow schema: the key columns (``key_fields``), ``window``,
     ``window_start``, ``window_end`` (timestamps for a timestamp or date time column, else
     doubles), then one column per entry in its result type."""
-    import pyarrow as pa
 
     fields = [pa.field(name, f.type) for name, f in zip(plan.keys, key_fields)]
     fields += [
@@ -168,11 +169,8 @@ def window_table(
     and time order already, with these key segments. Rows whose entries all merge from
     partials are first reduced per key and slice, compiled
     (:func:`windowagg.engine.slice_table.slice_partials`)."""
-    import pyarrow as pa
 
     if over is None and seg is None:
-        from .slice_table import slice_partials
-
         reduced = slice_partials(plan, table)
         if reduced is not None:
             return window_table(plan, *reduced)
@@ -221,11 +219,8 @@ def window_table(
 def _bound(x: np.ndarray, type_: Any) -> Any:
     """Window bounds as the output's column; timestamps are converted in ``x``'s own memory
     (the caller's array, not used after)."""
-    import pyarrow as pa
 
     if pa.types.is_timestamp(type_):
-        from ..kernels.frames import whole_in_place
-
         whole = x.view(np.int64)
         whole_in_place(x, whole)
         return pa.array(whole, pa.int64()).cast(type_)

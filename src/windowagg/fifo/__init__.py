@@ -11,6 +11,7 @@ from ..aggregations import resolve
 from ..algorithm import Algorithm, registry
 from .base import FifoAggregator
 from .bint import BInt
+from .compiled import CompiledFifo
 from .daba import Daba
 from .daba_lite import DabaLite
 from .flatfat import FlatFat
@@ -131,8 +132,7 @@ def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> 
                 f"{reference.agg!r} runs on backend='python'"
             )
         return reference
-    from .compiled import CompiledFifo
 
-    return CompiledFifo(  # type: ignore[return-value]
+    return CompiledFifo(  # type: ignore[return-value]  # the same interface, compiled storage
         algorithm, reference.agg, options.get("ranges"), fallback=backend == "auto"
     )

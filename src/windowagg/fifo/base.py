@@ -12,6 +12,7 @@ import numbers
 from typing import Any, ClassVar
 
 from ..aggregations import lift, resolve
+from ..algorithm import record
 from ..errors import EmptyWindowError
 
 __all__ = ["FifoAggregator"]
@@ -38,9 +39,7 @@ class FifoAggregator:
     @property
     def shares_windows(self) -> bool:
         """Whether ``query(last=r)`` is supported (window sharing): the algorithm's record."""
-        from . import ALGORITHMS
-
-        return ALGORITHMS[self.name].shares_windows
+        return record("fifo", self.name).shares_windows
 
     def __init__(self, agg: Any) -> None:
         self.agg = resolve(agg)

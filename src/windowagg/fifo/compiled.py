@@ -16,10 +16,13 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithm import record
 from ..compiled import NotHoldable, kernel_for, python_result, sums_exact, to_arrays
 from ..compiled.fifo_state import FifoState
 from ..errors import EmptyWindowError
 from ..kernels.layout import EVICT, INSERT, QUERY
+from .base import check_last
+from .slickdeque import _ranges, check_range
 
 
 class _RawWindow:
@@ -58,14 +61,11 @@ class CompiledFifo:
     ``fallback``: move to the reference for a value the kernels cannot hold (else raise)."""
 
     def __init__(self, algorithm: str, agg: Any, ranges: Any = None, fallback: bool = True) -> None:
-        from . import ALGORITHMS
-        from .slickdeque import _ranges
-
         family, self._code = kernel_for(agg)
         self.agg = agg
         self.name = algorithm
         self.ranges = _ranges(ranges) if algorithm == "slickdeque" else ()
-        self.shares_windows = ALGORITHMS[algorithm].shares_windows
+        self.shares_windows = record("fifo", algorithm).shares_windows
         self._state = FifoState(algorithm, family, 16, self.ranges)
         self._ints = True  # only integers seen so far: integer results stay integers
         self._largest = 0.0  # the largest magnitude of an int so far (exact sums)
@@ -120,10 +120,8 @@ class CompiledFifo:
             self._raw.push(xs)
 
     def _to_reference(self) -> Any:
-        from . import fifo
-
         options = {"ranges": list(self.ranges)} if self.name == "slickdeque" else {}
-        ref = fifo(self.name, self.agg, backend="python", **options)
+        ref = record("fifo", self.name)(self.agg, **options)
         assert self._raw is not None  # the raw items are kept until the switch
         ref.insert_many(self._raw.items())
         self._ref, self._raw = ref, None
@@ -173,9 +171,6 @@ class CompiledFifo:
         )
 
     def _check_last(self, last: Any) -> int:
-        from .base import check_last
-        from .slickdeque import check_range
-
         r = check_last(self.name, self.shares_windows, last)
         return check_range(self.ranges, r) if self.name == "slickdeque" else r
 

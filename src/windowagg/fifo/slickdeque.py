@@ -23,7 +23,7 @@ import bisect
 from itertools import pairwise
 from typing import Any
 
-from ..aggregations import approx_equal, flags, fold
+from ..aggregations import approx_equal, flags, fold, resolve
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -185,7 +185,6 @@ class SlickDequeNonInv(_SlickDequeBase):
 
 def slickdeque(agg: Any, ranges: Any = None) -> _SlickDequeBase:
     """SlickDeque (Inv) for invertible aggregations, (Non-Inv) for selective ones."""
-    from ..aggregations import resolve
 
     agg = resolve(agg)
     invertible, _, selective = flags(agg)

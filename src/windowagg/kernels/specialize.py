@@ -23,6 +23,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from numba import njit
+
+from . import btree as btree_kernels
+from . import driver as driver_kernels
+from . import families, fifo
+from . import merge as merge_kernels
+
 _HERE = Path(__file__).resolve().parent
 #: the modules whose code is compiled into the kernels (their hash is part of each variant)
 SOURCES = ("btree.py", "driver.py", "families.py", "fifo.py", "layout.py", "merge.py")
@@ -46,7 +53,6 @@ def cache_location() -> str:
 def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dict[str, Any]:
     """Every compiled function defined in ``module``, rebuilt over the module's globals with
     ``bindings`` bound; returns them by name (they see each other as globals)."""
-    from numba import njit
 
     scope = dict(vars(module))
     scope.update(bindings)
@@ -68,7 +74,6 @@ def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dic
 @cache
 def family(name: str) -> dict[str, Any]:
     """The functions of a family under the names the kernels call."""
-    from . import families
 
     f = families.FAMILIES[name]
     return {
@@ -87,7 +92,6 @@ _FALLBACK = {"query_last": "recalc_query_last", "rebuild": "no_rebuild"}
 @cache
 def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Any]:
     """The FIFO algorithm's primitives over one family, under the names the driver calls."""
-    from . import fifo
 
     prims = rebuild(fifo, family_name, family(family_name))
     return {
@@ -99,23 +103,18 @@ def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Any]:
 @cache
 def driver(algorithm: str, family_name: str) -> types.SimpleNamespace:
     """The FIFO driver (``fifo_run``, ``fifo_run_sizes``) for one algorithm and family."""
-    from . import driver as module
 
     bindings = {**family(family_name), **fifo_primitives(algorithm, family_name)}
-    return types.SimpleNamespace(**rebuild(module, f"{algorithm}.{family_name}", bindings))
+    return types.SimpleNamespace(**rebuild(driver_kernels, f"{algorithm}.{family_name}", bindings))
 
 
 @cache
 def btree(family_name: str) -> types.SimpleNamespace:
     """The B-tree kernels (FiBA and the classic tree) for one family."""
-    from . import btree as module
-
-    return types.SimpleNamespace(**rebuild(module, family_name, family(family_name)))
+    return types.SimpleNamespace(**rebuild(btree_kernels, family_name, family(family_name)))
 
 
 @cache
 def merge(family_name: str) -> Any:
     """The kernel that merges a window's slices' states (:mod:`.merge`) for one family."""
-    from . import merge as module
-
-    return rebuild(module, family_name, family(family_name))["merge_ranges"]
+    return rebuild(merge_kernels, family_name, family(family_name))["merge_ranges"]

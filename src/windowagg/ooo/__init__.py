@@ -12,6 +12,7 @@ from ..aggregations import resolve
 from ..algorithm import Algorithm, registry
 from .base import OooAggregator
 from .bclassic import ClassicBTree
+from .compiled_tree import CompiledTree
 from .fiba import FiBA
 from .recalc import SortedRecalc
 from .timewindow import TimeWindow
@@ -107,6 +108,5 @@ def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> O
                 f"aggregations; {algorithm} over {reference.agg!r} runs on backend='python'"
             )
         return reference
-    from .compiled_tree import CompiledTree
 
     return CompiledTree(algorithm, reference.agg, reference.min_arity, fallback=backend == "auto")

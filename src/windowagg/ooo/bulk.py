@@ -143,7 +143,7 @@ class BulkOperations(_Tree):
         anc: Node | None
         nb: Node | None
         if parent_of_top is not None and boundary[0].parent is parent_of_top:
-            anc, nb = parent_of_top, parent_of_top.children[1]  # type: ignore[index]
+            anc, nb = parent_of_top, parent_of_top.kids[1]
         else:
             anc = nb = None
         for node in boundary:
@@ -153,7 +153,7 @@ class BulkOperations(_Tree):
             if len(node.children) >= 2:
                 anc, nb = node, node.children[1]
             elif nb is not None:
-                nb = nb.children[0]  # type: ignore[index]
+                nb = nb.kids[0]
         return triples
 
     def _move_batch(self, node: Node, anc: Node, nb: Node, k: int) -> None:
@@ -165,8 +165,8 @@ class BulkOperations(_Tree):
         anc.times[0], anc.values[0] = nb.times[k - 1], nb.values[k - 1]
         del nb.times[:k], nb.values[:k]
         if node.children is not None:
-            moved = nb.children[:k]  # type: ignore[index]
-            del nb.children[:k]  # type: ignore[union-attr]
+            moved = nb.kids[:k]
+            del nb.kids[:k]
             node.children += moved
             node.adopt(moved)
         self._repair(node)
@@ -279,9 +279,9 @@ class BulkOperations(_Tree):
         while left.parent is not None:
             if t < left.parent.times[0]:
                 return left, level
-            if right.parent.times[-1] < t:  # type: ignore[union-attr]
+            if right.up.times[-1] < t:
                 return right, level
-            left, right, level = left.parent, right.parent, level + 1  # type: ignore[assignment]
+            left, right, level = left.up, right.up, level + 1
         return self.root, level
 
     @staticmethod
@@ -311,27 +311,28 @@ class BulkOperations(_Tree):
     @staticmethod
     def _interleave(node: Node, treelets: list[Treelet]) -> None:
         """Merge the node's entries (and children) with time-ordered treelets (Figure 6)."""
-        times, values, kids = node.times, node.values, node.children
+        times, values, kids = node.times, node.values, node.children or []
         nt: list[Any] = []
         nv: list[Any] = []
-        nk = None if kids is None else [kids[0]]
+        nk = None if node.children is None else [kids[0]]
         i = 0
         for t, v, child in treelets:
             while i < len(times) and times[i] < t:
                 nt.append(times[i])
                 nv.append(values[i])
                 if nk is not None:
-                    nk.append(kids[i + 1])  # type: ignore[index]
+                    nk.append(kids[i + 1])
                 i += 1
             nt.append(t)
             nv.append(v)
             if nk is not None:
-                nk.append(child)  # type: ignore[arg-type]
-                child.parent = node  # type: ignore[union-attr]
+                assert child is not None  # an inner node's treelets carry subtrees
+                nk.append(child)
+                child.parent = node
         nt += times[i:]
         nv += values[i:]
         if nk is not None:
-            nk += kids[i + 1 :]  # type: ignore[index]
+            nk += kids[i + 1 :]
         node.times, node.values, node.children = nt, nv, nk
 
     def _pass_down(self, node: Node, side: int) -> None:

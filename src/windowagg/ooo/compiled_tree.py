@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..algorithm import record
 from ..compiled import (
     EXACT,
     NotHoldable,
@@ -178,9 +179,8 @@ class CompiledTree(OooAggregator):
 
     def _to_reference(self) -> None:
         """Move the window to the reference: every entry's partial, read from the kernel."""
-        from . import ooo
 
-        ref = ooo(self.name, self.agg, backend="python", min_arity=self.min_arity)
+        ref = record("ooo", self.name)(self.agg, min_arity=self.min_arity)
         st = self._state
         pairs = []
         for t, (x, k) in zip(self._stored_times(), self._entries()):

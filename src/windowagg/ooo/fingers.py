@@ -52,17 +52,17 @@ class FingerSearchAndRepair(_Tree):
             if t < left.parent.times[0]:  # t lies in left's subtree range
                 top = left
                 break
-            if right.parent.times[-1] < t:  # type: ignore[union-attr]
+            if right.up.times[-1] < t:
                 top = right
                 break
-            left, right = left.parent, right.parent  # type: ignore[assignment]
+            left, right = left.up, right.up
         return self._descend(top, t)
 
     def _repair_aggs(self, top: Node, hitleft: bool, hitright: bool) -> None:
         repair = self._repair
         repair(top)
         while self._kind(top) == UP:  # lines 24-27: up to the first spine node or the root
-            top = top.parent  # type: ignore[assignment]
+            top = top.up
             repair(top)
         is_root = top.parent is None
         if top.left_spine or (is_root and hitleft):  # lines 30-34: down the left spine

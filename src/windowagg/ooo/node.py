@@ -61,11 +61,23 @@ class Node:
         return self.children is None
 
     @property
+    def kids(self) -> list[Node]:
+        """The children of an inner node (asking a leaf is a bug)."""
+        assert self.children is not None, "a leaf has no children"
+        return self.children
+
+    @property
+    def up(self) -> Node:
+        """The parent of a node below the root (asking the root is a bug)."""
+        assert self.parent is not None, "the root has no parent"
+        return self.parent
+
+    @property
     def arity(self) -> int:
         return len(self.times) + 1
 
     def child_index(self, child: Node) -> int:
-        for i, c in enumerate(self.children):  # type: ignore[arg-type]
+        for i, c in enumerate(self.kids):
             if c is child:
                 return i
         raise ValueError("not a child of this node")

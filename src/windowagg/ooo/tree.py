@@ -82,7 +82,7 @@ class BTreeAggregator(OooAggregator):
         old.left_spine = old.right_spine = True  # the only child is on both spines
 
     def _height_decrease(self) -> Node:
-        child = self.root.children[0]  # type: ignore[index]
+        child = self.root.kids[0]
         child.parent = None
         child.left_spine = child.right_spine = False
         self.root = child
@@ -110,7 +110,7 @@ class BTreeAggregator(OooAggregator):
         i = parent.child_index(node)
         parent.times[i:i] = [t for t, _ in promoted]
         parent.values[i:i] = [v for _, v in promoted]
-        parent.children[i + 1 : i + 1] = pieces[1:]  # type: ignore[index]
+        parent.kids[i + 1 : i + 1] = pieces[1:]
         parent.adopt(pieces[1:])
         for p in pieces:
             self._repair(p)
@@ -123,7 +123,7 @@ class BTreeAggregator(OooAggregator):
         left.times += [parent.times[i], *right.times]
         left.values += [parent.values[i], *right.values]
         if right.children is not None:
-            left.children += right.children  # type: ignore[operator]
+            left.kids.extend(right.children)
             left.adopt(right.children)
         del parent.times[i], parent.values[i], parent.children[i + 1]
         left.right_spine = right.right_spine
@@ -135,14 +135,14 @@ class BTreeAggregator(OooAggregator):
     def _move(self, parent: Node, i: int, j: int) -> None:
         """Move one entry (and one child) from sibling ``j`` into its neighbour ``i``,
         rotating through the separator in ``parent``."""
-        node, sib = parent.children[i], parent.children[j]  # type: ignore[index]
+        node, sib = parent.kids[i], parent.kids[j]
         if j == i + 1:
             node.times.append(parent.times[i])
             node.values.append(parent.values[i])
             parent.times[i], parent.values[i] = sib.times.pop(0), sib.values.pop(0)
             if sib.children is not None:
                 c = sib.children.pop(0)
-                node.children.append(c)  # type: ignore[union-attr]
+                node.kids.append(c)
                 c.parent = node
         else:
             node.times.insert(0, parent.times[j])
@@ -150,7 +150,7 @@ class BTreeAggregator(OooAggregator):
             parent.times[j], parent.values[j] = sib.times.pop(), sib.values.pop()
             if sib.children is not None:
                 c = sib.children.pop()
-                node.children.insert(0, c)  # type: ignore[union-attr]
+                node.kids.insert(0, c)
                 c.parent = node
         self._repair(node)
         self._repair(sib)
@@ -165,7 +165,7 @@ class BTreeAggregator(OooAggregator):
                 hitleft = hitright = True
             pieces, promoted = self._split(node)
             self._attach(node, pieces, promoted)
-            node = node.parent  # type: ignore[assignment]
+            node = node.up
             hitleft = hitleft or node.left_spine
             hitright = hitright or node.right_spine
         return node, hitleft, hitright
@@ -177,8 +177,8 @@ class BTreeAggregator(OooAggregator):
         while node.parent is not None and node.arity < self.min_arity:
             parent = node.parent
             i = parent.child_index(node)
-            j = i + 1 if i + 1 < len(parent.children) else i - 1  # type: ignore[arg-type]
-            sibling = parent.children[j]  # type: ignore[index]
+            j = i + 1 if i + 1 < len(parent.kids) else i - 1
+            sibling = parent.kids[j]
             hitleft = hitleft or sibling.left_spine
             hitright = hitright or sibling.right_spine
             if sibling.arity <= self.min_arity:
@@ -225,7 +225,7 @@ class BTreeAggregator(OooAggregator):
     def _evict_inner(self, node: Node, i: int) -> tuple[Node, bool, bool]:
         """Evict entry ``i`` of an inner node by overwriting it with its neighbour from a leaf
         (FiBA paper, Figure 8)."""
-        left, right = node.children[i], node.children[i + 1]  # type: ignore[index]
+        left, right = node.kids[i], node.kids[i + 1]
         if right.arity > self.min_arity:
             leaf = right
             while leaf.children is not None:
@@ -241,7 +241,7 @@ class BTreeAggregator(OooAggregator):
         if self._is_strict_descendant(top, node):
             while top is not node:  # repair the path up to the overwritten node
                 self._repair(top)
-                top = top.parent  # type: ignore[assignment]
+                top = top.up
                 hitleft = hitleft or top.left_spine
                 hitright = hitright or top.right_spine
         return top, hitleft, hitright

@@ -27,6 +27,8 @@ from typing import Any, cast
 import numpy as np
 
 from ..aggregations import resolve
+from ..combined import Combined
+from .batch import process_batch, to_floats
 from .clock import Clock, seconds
 from .manager import WindowManager, WindowResult
 from .slices import SliceManager
@@ -84,8 +86,6 @@ class WindowOperator:
         if (agg is None) == (aggs is None):
             raise TypeError("give agg, or aggs={name: aggregation, ...} for several")
         if aggs is not None:
-            from ..combined import Combined
-
             agg = Combined(aggs)
         self.agg = resolve(agg)
         allowed_lateness = seconds(allowed_lateness)
@@ -193,15 +193,12 @@ class WindowOperator:
         """Hand the tuples that ``process`` queued to the fast path, as one batch."""
         ts, xs = self._pending
         if ts:
-            from .batch import to_floats
-
             self._pending = ([], [])
             assert self._vector is not None  # pending tuples are the fast path's
             self._vector.add(np.array(ts), to_floats(xs))
 
     def process_batch(self, times: Any, values: Any) -> None:
         """Many tuples (arrays, arrival order): the same result as a loop of ``process``."""
-        from .batch import process_batch
 
         process_batch(self, times, values)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..aggregations import fold
+from ..ooo import ooo
 
 
 class LazyStore:
@@ -42,8 +43,6 @@ class EagerStore:
     name = "eager"
 
     def __init__(self, agg: Any) -> None:
-        from ..ooo import ooo
-
         self.agg = agg
         self.tree = ooo("fiba", agg, backend="python")
 

@@ -96,7 +96,7 @@ class Sliding(ContextFreeWindow):
             raise ValueError(f"count windows need whole sizes, got {self.size}/{self.slide}")
 
     @property
-    def length(self) -> float:  # type: ignore[override]
+    def length(self) -> float:  # type: ignore[override]  # the base's field, derived here
         return self.size
 
     # edges: starts k * slide, ends k * slide + size (two tumbling grids, Section 7.1.2)

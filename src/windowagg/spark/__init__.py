@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .batch import run_batch
+from .plan import make_plan
+from .rolling import run_rolling
 from .session import SparkUnavailable, require_pyspark, spark_session
+from .stream import run_stream
 
 __all__ = ["SparkUnavailable", "rolling_aggregate", "spark_session", "window_aggregate"]
 
@@ -69,7 +73,6 @@ def window_aggregate(
     each key's rows).
     """
     require_pyspark()
-    from .plan import make_plan
 
     if (value is None) != (agg is None) or (aggs is None) == (agg is None):
         raise TypeError(
@@ -81,10 +84,7 @@ def window_aggregate(
         df, time=time, windows=windows, aggs=aggs, key=key, allowed_lateness=allowed_lateness
     )
     if df.isStreaming:
-        from .stream import run_stream
-
         return run_stream(df, plan)
-    from .batch import run_batch
 
     return run_batch(df, plan)
 
@@ -129,6 +129,5 @@ def rolling_aggregate(
     by the frames, not by a key's row count.
     """
     require_pyspark()
-    from .rolling import run_rolling
 
     return run_rolling(df, time=time, key=key, aggs=aggs, order_by=order_by)

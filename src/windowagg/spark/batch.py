@@ -24,8 +24,17 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import pyarrow as pa
+
+from ..engine.columns import segments, times_of
+from ..engine.memory import engine_memory
+from ..engine.window_partials import counted, grids, mergeable, over_partials, partials
 from ..engine.window_plan import WindowPlan
+from ..engine.window_stream import WindowStream
+from ..engine.window_table import grain, window_table
+from ..engine.window_table import output_schema as arrow_output_schema
 from ..slicing import Sliding
+from .plan import output_schema
 
 T, S, K, R = "__wa_t", "__wa_s", "__wa_k", "__wa_r"  # internal column names
 
@@ -112,19 +121,14 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     groupBy over expressions (every DataFrame step costs the driver an analysis of the plan)."""
     from pyspark.sql import functions as F
 
-    from ..engine.window_partials import partials
-
     def call(p) -> Any:
         if p.fn in ("tmin", "tmax"):  # a slice's first and last time, converted once per slice
             return F.expr(time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})"))
         return spark_call(p.fn, p.column, p.other)
 
     aggs = [call(p).alias(p.name) for p in partials(plan)]
-    from ..engine.window_partials import counted
 
     if counted(plan):  # runs of g rows of each key in time order
-        from ..engine.window_table import grain
-
         return (
             _ranked(df, plan, grain(plan.windows)).groupBy(*key_columns(plan), F.col(S)).agg(*aggs)
         )
@@ -139,8 +143,6 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     times of its first and last row; the last, incomplete run is in no window. None where the
     call needs more (several windows, sliding ones: windows of several runs)."""
     from pyspark.sql import functions as F
-
-    from .plan import output_schema
 
     w = plan.windows[0]
     if len(plan.windows) > 1 or not isinstance(w, Sliding) or w.measure != "count":
@@ -198,12 +200,6 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int 
     streamable = by_key and all(w.measure == "time" for w in plan.windows)
 
     def go(batches: Any) -> Any:
-        import pyarrow as pa
-
-        from ..engine.columns import segments
-        from ..engine.memory import engine_memory
-        from ..engine.window_table import window_table
-
         def answer(table: Any) -> list:
             with engine_memory():
                 return window_table(plan, table, over).to_batches()
@@ -256,18 +252,12 @@ class _Big:
     as the batch engine gives them (no ``update`` column: nothing arrives late)."""
 
     def __init__(self, plan: WindowPlan, run: WindowPlan, schema: Any):
-        from ..engine.window_stream import WindowStream
-        from ..engine.window_table import output_schema
-
         self.run = replace(run, lateness=0.0)
         self.stream = WindowStream(self.run, schema)
-        self.out = output_schema(plan, [schema.field(k) for k in run.keys])
+        self.out = arrow_output_schema(plan, [schema.field(k) for k in run.keys])
         self.units, self.reported = None, -float("inf")
 
     def feed(self, rows: Any, final: bool) -> list:
-        from ..engine.columns import times_of
-        from ..engine.memory import engine_memory
-
         wm = float("inf") if final or rows is None else float(times_of(self.run, rows)[-1])
         with engine_memory():
             step = self.stream.advance(self.units, rows, self.reported, wm)
@@ -301,7 +291,6 @@ def partials_by_key(df: Any, plan: WindowPlan) -> Any:
     """What the Python stage of a plan of SQL-merged entries reads: the (key, slice) partials
     in a partition per core by key (count windows' partials are clustered by key already, by
     their row numbers)."""
-    from ..engine.window_partials import counted, grids
 
     pre = _partials_query(df, plan, grids(plan))
     return pre if counted(plan) else _spread(pre, plan)
@@ -309,9 +298,6 @@ def partials_by_key(df: Any, plan: WindowPlan) -> Any:
 
 def run_batch(df: Any, plan: WindowPlan) -> Any:
     from pyspark.sql import functions as F
-
-    from ..engine.window_partials import mergeable, over_partials
-    from .plan import output_schema
 
     schema = output_schema(df, plan)
     keys = key_names(plan)

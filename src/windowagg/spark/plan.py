@@ -5,6 +5,7 @@ column's Spark type."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..aggregations import facts
@@ -60,7 +61,6 @@ def with_session_rules(df: Any, plan: Any) -> Any:
     """The plan under the session's SQL rules: with ``spark.sql.ansi.enabled`` off, integer sums
     wrap as Java's longs do; on (Spark 4's default), they raise, as the engine does by
     default."""
-    from dataclasses import replace
 
     ansi = str(df.sparkSession.conf.get("spark.sql.ansi.enabled", "true")).lower() == "true"
     if ansi:

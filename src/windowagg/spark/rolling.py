@@ -14,11 +14,20 @@ FIFO window once, whatever the frame.
 
 from __future__ import annotations
 
+import math
+import pickle
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..engine.columns import times_of
+from ..engine.memory import engine_memory
 from ..engine.rolling_plan import RollingPlan, plan_rolling
+from ..engine.rolling_stream import DONE, RollingStream
 from .batch import cores, quoted
 from .plan import arrow_schema, entry_field, with_session_rules
+from .stream import K, listed, listed_fields, nan_flag, state_rows, unlisted, watermark_delay_ms
 
 
 def output_schema(df: Any, plan: RollingPlan) -> Any:
@@ -32,9 +41,6 @@ def output_schema(df: Any, plan: RollingPlan) -> Any:
 
 def _worker(plan: RollingPlan, columns: list[str]):
     def go(batches: Any) -> Any:
-        from ..engine.memory import engine_memory
-        from ..engine.rolling_stream import RollingStream
-
         stream = RollingStream(plan, columns)
         for batch in batches:
             with engine_memory():
@@ -81,17 +87,6 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
     behind the watermark answered once, with its frames' values."""
 
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        import math
-        import pickle
-
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        from ..engine.columns import times_of
-        from ..engine.memory import engine_memory
-        from ..engine.rolling_stream import DONE, RollingStream
-        from .stream import listed, state_rows
-
         carry = pickle.loads(state.get[0]) if state.exists else None
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
@@ -122,8 +117,6 @@ def _run_stream(df: Any, plan: RollingPlan) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
-
-    from .stream import K, listed_fields, nan_flag, unlisted, watermark_delay_ms
 
     if not plan.timestamp:
         raise TypeError(

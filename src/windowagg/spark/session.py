@@ -4,6 +4,7 @@ message when Java or pyspark is missing."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,6 @@ def _java_version() -> int | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = out.stderr + out.stdout
-    import re
 
     m = re.search(r'version "(\d+)(?:\.(\d+))?', text)
     if not m:

@@ -33,9 +33,14 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from ..engine.memory import engine_memory
 from ..engine.window_plan import WindowPlan
+from ..engine.window_stream import WindowStream
 from .batch import T, key_columns, key_names, quoted, time_sql
+from .plan import arrow_schema, output_schema
 
 WM, K = "__wa_wm", "__wa_k"
 SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
@@ -49,8 +54,6 @@ def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
     (pandas gets them as local wall times), NaN restored from its flag."""
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     parts = [f for f in frames if len(f)]
     if not parts:
@@ -74,9 +77,6 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
     stream = None
 
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        from ..engine.memory import engine_memory
-        from ..engine.window_stream import WindowStream
-
         nonlocal stream
         if stream is None:
             stream = WindowStream(over, schema)
@@ -106,7 +106,6 @@ def listed(columns: dict[str, Any]) -> Any:
     (Spark explodes them again, :func:`unlisted`; a row each through pandas costs several
     times more), a float's NaN as an array of flags beside it (pandas cannot tell NaN from
     null)."""
-    import pyarrow as pa
 
     cols = {}
     for name, col in columns.items():
@@ -159,8 +158,6 @@ def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ())
 def _crossing(plan: WindowPlan, out: Any) -> Any:
     """The reported windows as :func:`listed` columns: each window's spec as its index, its
     bounds as microseconds."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     keys = out.num_columns - len(plan.entries) - 4  # keys, window, start, end, entries, update
     arrays = {
@@ -191,8 +188,6 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
         StructType,
     )
 
-    from .plan import arrow_schema, output_schema
-
     if not plan.timestamp:
         raise TypeError(
             f"streaming needs a timestamp time column (withWatermark), got {plan.time!r} of numbers"
@@ -222,7 +217,6 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
         shifted.alias(WM, metadata={"spark.watermarkDelayMs": delay}),
     )
     arrow = arrow_schema(df)
-    import pyarrow as pa
 
     knames = key_names(plan) or [K]
     kfields = [pa.field(n, arrow.field(k).type) for k, n in zip(plan.keys, knames)] or [
