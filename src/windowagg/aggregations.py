@@ -48,6 +48,7 @@ __all__ = [
     "AGGREGATIONS",
     "COMBINE",
     "M4",
+    "STATES",
     "Aggregation",
     "AggregationProtocol",
     "BloomFilter",
@@ -81,6 +82,16 @@ COMBINE = {
     "tmin": "min",
     "tmax": "max",
 }
+#: the partials of a slice's state where a family keeps one (count first, then the family's
+#: other fields in order: :mod:`windowagg.kernels.families`), as SQL aggregates of the entry's
+#: column ``x`` and its pair's ``y`` (``~``: of ``y`` and ``x``): ``count``, ``avg`` and ``m2``
+#: (squared deviations) of x, over the rows where y is not null when there is a y; ``m3``,
+#: ``m4`` of x; ``c2``, the pair's summed co-deviations
+STATES = {
+    WELFORD: ("count", "avg", "m2"),
+    MOMENTS: ("count", "avg", "m2", "m3", "m4"),
+    COMOMENTS: ("count", "avg", "~avg", "c2", "m2", "~m2"),
+}
 
 
 class Kernel(NamedTuple):
@@ -94,13 +105,21 @@ class Kernel(NamedTuple):
 class Facts:
     """What the library needs to know of an aggregation besides its monoid.
 
-    ``kernel``: its compiled family and code (None: the Python reference only). ``empty``:
+    ``kernel``: its compiled family and code (None: the Python reference only). ``sql``: it
+    follows SQL's rules on tables under Spark's name, as Spark evaluates it; ``sql_type`` its
+    result type's rule where that is not a double, the input's type (``keeps_type``) or its
+    ``result`` kind's: ``"sum"`` (Spark's sum: long for integers, ``decimal(p + 10, s)``) or
+    ``"avg"`` (``decimal(p + 4, s + 4)`` for decimals). ``empty``:
     the result for a window without values. ``result``: one of :data:`RESULTS`.
     ``keeps_ints``: int inputs give int results (of the values; of the args for ``arg``).
     ``pairs``: raw inputs are ``(arg, value)`` pairs. ``partials``: the partial columns a
     slice keeps for it (kinds of :data:`COMBINE`: ``sum`` and ``count`` of the values, ``min``
     and ``max``), read by the slicing fast path and by windows from partials; empty when the
     aggregation is not answered that way; ``lower_columns`` lowers them.
+    ``sql_partials``: the SQL aggregates per slice a window merges from where they are not
+    ``partials`` (its own name: count_if, bool_and, bool_or, product; ``max_by`` with the
+    ordering column's extreme, ``max:by``; a family's state, :data:`STATES`); ``merged`` is
+    the one or the other, empty where windows read the rows.
     ``columns``: how many columns an entry over a table names (2: ``(x, y)`` pairs, as
     ``max_by(x, y)`` or ``corr(x, y)``; arrays take the pairs themselves).
     ``frames``: how rolling frames and windows of a table answer it without a FIFO sweep of
@@ -119,17 +138,25 @@ class Facts:
     """
 
     kernel: Kernel | None = None
+    sql: bool = False
+    sql_type: str = ""
     empty: Any = None
     result: str = "number"
     keeps_ints: bool = False
     pairs: bool = False
     partials: tuple[str, ...] = ()
+    sql_partials: tuple[str, ...] = ()
     frames: str | None = None
     columns: int = 1
     fewest: int = 0
     zero_null: bool = False
     takes: str = "numbers"
     keeps_type: bool = False
+
+    @property
+    def merged(self) -> tuple[str, ...]:
+        """The SQL partials a window merges from (empty: it reads the rows)."""
+        return self.sql_partials or self.partials
 
     @property
     def scalar(self) -> bool:
@@ -143,8 +170,9 @@ UNKNOWN = Facts(result="value")
 
 def facts(agg: Any) -> Facts:
     """The facts of ``agg``: those its own class declares (a subclass that declares none, say a
-    user's variant of ``sum``, is not taken for the built-in), else :data:`UNKNOWN`."""
-    return type(agg).__dict__.get("facts", UNKNOWN)
+    user's variant of ``sum``, is not taken for the built-in), else :data:`UNKNOWN`; of a class,
+    those it declares."""
+    return vars(agg if isinstance(agg, type) else type(agg)).get("facts", UNKNOWN)
 
 
 @runtime_checkable
@@ -234,7 +262,9 @@ def _number(name: str, x: Any) -> Any:
 
 class Sum(Aggregation):
     name = "sum"
-    facts = Facts(Kernel(SUMF, 0), empty=0, keeps_ints=True, partials=("sum",))
+    facts = Facts(
+        Kernel(SUMF, 0), sql=True, sql_type="sum", empty=0, keeps_ints=True, partials=("sum",)
+    )
 
     def lower_columns(self, cols):
         return cols["sum"]
@@ -257,7 +287,9 @@ class Count(Aggregation):
     """Number of non-missing values."""
 
     name = "count"
-    facts = Facts(Kernel(ADD, 1), empty=0, result="count", partials=("count",), takes="any")
+    facts = Facts(
+        Kernel(ADD, 1), sql=True, empty=0, result="count", partials=("count",), takes="any"
+    )
 
     def lower_columns(self, cols):
         return cols["count"]
@@ -280,7 +312,7 @@ class Mean(Aggregation):
     """Arithmetic mean; partial ``(sum, count)``."""
 
     name = "mean"
-    facts = Facts(Kernel(ADD, 2), partials=("sum", "count"))
+    facts = Facts(Kernel(ADD, 2), sql=True, sql_type="avg", partials=("sum", "count"))
 
     def lower_columns(self, cols):
         c = cols["count"]
@@ -309,7 +341,7 @@ class StdDev(Aggregation):
     parallel formula, which stays accurate where the sum-of-squares form cancels."""
 
     name = "stddev"
-    facts = Facts(Kernel(WELFORD, 0), fewest=2)
+    facts = Facts(Kernel(WELFORD, 0), sql=True, sql_partials=STATES[WELFORD], fewest=2)
     identity = (0, 0.0, 0.0)
     invertible = True
     commutative = True
@@ -352,7 +384,7 @@ class VarSamp(StdDev):
     """Sample variance (n - 1), Spark's ``var_samp`` and ``variance``: Chan et al.'s partial."""
 
     name = "var_samp"
-    facts = Facts(Kernel(WELFORD, 1), fewest=2)
+    facts = Facts(Kernel(WELFORD, 1), sql=True, sql_partials=STATES[WELFORD], fewest=2)
 
     def lower(self, p):
         n, _, q = p
@@ -363,7 +395,7 @@ class VarPop(StdDev):
     """Population variance (n), Spark's ``var_pop``."""
 
     name = "var_pop"
-    facts = Facts(Kernel(WELFORD, 2), fewest=1)
+    facts = Facts(Kernel(WELFORD, 2), sql=True, sql_partials=STATES[WELFORD], fewest=1)
 
     def lower(self, p):
         n, _, q = p
@@ -374,7 +406,7 @@ class StdDevPop(StdDev):
     """Population standard deviation (n), Spark's ``stddev_pop``."""
 
     name = "stddev_pop"
-    facts = Facts(Kernel(WELFORD, 3), fewest=1)
+    facts = Facts(Kernel(WELFORD, 3), sql=True, sql_partials=STATES[WELFORD], fewest=1)
 
     def lower(self, p):
         n, _, q = p
@@ -411,7 +443,9 @@ class Skewness(Aggregation):
     ``(n, mean, M2, M3, M4)`` merged by :func:`merge_moments`."""
 
     name = "skewness"
-    facts = Facts(Kernel(MOMENTS, 0), fewest=1, zero_null=True)
+    facts = Facts(
+        Kernel(MOMENTS, 0), sql=True, sql_partials=STATES[MOMENTS], fewest=1, zero_null=True
+    )
     identity = (0, 0.0, 0.0, 0.0, 0.0)
     commutative = True
 
@@ -430,7 +464,9 @@ class Kurtosis(Skewness):
     """Excess kurtosis ``n * M4 / M2^2 - 3`` (Spark's ``kurtosis``; None where M2 is 0)."""
 
     name = "kurtosis"
-    facts = Facts(Kernel(MOMENTS, 1), fewest=1, zero_null=True)
+    facts = Facts(
+        Kernel(MOMENTS, 1), sql=True, sql_partials=STATES[MOMENTS], fewest=1, zero_null=True
+    )
 
     def lower(self, p):
         n, _, m2, _, m4 = p
@@ -455,7 +491,14 @@ class CovarSamp(Aggregation):
     mean y, C, M2x, M2y)``, co-moments merged as Welford's (Pébay 2008, Eq. 3.2)."""
 
     name = "covar_samp"
-    facts = Facts(Kernel(COMOMENTS, 0), pairs=True, columns=2, fewest=2)
+    facts = Facts(
+        Kernel(COMOMENTS, 0),
+        sql=True,
+        sql_partials=STATES[COMOMENTS],
+        pairs=True,
+        columns=2,
+        fewest=2,
+    )
     identity = (0, 0.0, 0.0, 0.0, 0.0, 0.0)
     commutative = True
 
@@ -491,7 +534,14 @@ class CovarPop(CovarSamp):
     """Population covariance of ``(x, y)`` pairs (Spark's ``covar_pop``)."""
 
     name = "covar_pop"
-    facts = Facts(Kernel(COMOMENTS, 1), pairs=True, columns=2, fewest=1)
+    facts = Facts(
+        Kernel(COMOMENTS, 1),
+        sql=True,
+        sql_partials=STATES[COMOMENTS],
+        pairs=True,
+        columns=2,
+        fewest=1,
+    )
 
     def lower(self, p):
         return p[3] / p[0] if p[0] >= 1 else None
@@ -502,7 +552,15 @@ class Corr(CovarSamp):
     pairs or where either spread is 0)."""
 
     name = "corr"
-    facts = Facts(Kernel(COMOMENTS, 2), pairs=True, columns=2, fewest=2, zero_null=True)
+    facts = Facts(
+        Kernel(COMOMENTS, 2),
+        sql=True,
+        sql_partials=STATES[COMOMENTS],
+        pairs=True,
+        columns=2,
+        fewest=2,
+        zero_null=True,
+    )
 
     def lower(self, p):
         n, _, _, c, qx, qy = p
@@ -513,7 +571,7 @@ class Product(Aggregation):
     """The product of the values (Spark's ``product``, a double)."""
 
     name = "product"
-    facts = Facts(Kernel(PRODUCT, 0), fewest=1)
+    facts = Facts(Kernel(PRODUCT, 0), sql=True, fewest=1, sql_partials=("product",))
     identity = None
     commutative = True
 
@@ -528,7 +586,14 @@ class CountIf(Aggregation):
     """How many values are true (Spark's ``count_if``)."""
 
     name = "count_if"
-    facts = Facts(Kernel(SUMF, 1), empty=0, result="count", takes="booleans")
+    facts = Facts(
+        Kernel(SUMF, 1),
+        sql=True,
+        empty=0,
+        result="count",
+        takes="booleans",
+        sql_partials=("count_if",),
+    )
     identity = 0
     invertible = True
     commutative = True
@@ -548,7 +613,9 @@ class BoolAnd(Aggregation):
     true values)``."""
 
     name = "bool_and"
-    facts = Facts(Kernel(ADD, 4), result="bool", takes="booleans")
+    facts = Facts(
+        Kernel(ADD, 4), sql=True, result="bool", takes="booleans", sql_partials=("bool_and",)
+    )
     identity = (0, 0)
     invertible = True
     commutative = True
@@ -570,7 +637,9 @@ class BoolOr(BoolAnd):
     """Whether any value is true (Spark's ``bool_or``, ``some`` and ``any``)."""
 
     name = "bool_or"
-    facts = Facts(Kernel(ADD, 5), result="bool", takes="booleans")
+    facts = Facts(
+        Kernel(ADD, 5), sql=True, result="bool", takes="booleans", sql_partials=("bool_or",)
+    )
 
     def lower(self, p):
         return None if not p[1] else p[0] > 0
@@ -614,7 +683,12 @@ class GeoMean(Aggregation):
 class Min(Aggregation):
     name = "min"
     facts = Facts(
-        Kernel(SELECT, 1), keeps_ints=True, partials=("min",), takes="any", keeps_type=True
+        Kernel(SELECT, 1),
+        sql=True,
+        keeps_ints=True,
+        partials=("min",),
+        takes="any",
+        keeps_type=True,
     )
 
     def lower_columns(self, cols):
@@ -638,7 +712,12 @@ class Min(Aggregation):
 class Max(Aggregation):
     name = "max"
     facts = Facts(
-        Kernel(SELECT, 0), keeps_ints=True, partials=("max",), takes="any", keeps_type=True
+        Kernel(SELECT, 0),
+        sql=True,
+        keeps_ints=True,
+        partials=("max",),
+        takes="any",
+        keeps_type=True,
     )
 
     def lower_columns(self, cols):
@@ -720,6 +799,8 @@ class MaxBy(Aggregation):
     name = "max_by"
     facts = Facts(
         Kernel(SELECT, 6),
+        sql=True,
+        sql_partials=("max_by", "max:by"),
         result="arg",
         keeps_ints=True,
         pairs=True,
@@ -750,6 +831,8 @@ class MinBy(MaxBy):
     name = "min_by"
     facts = Facts(
         Kernel(SELECT, 7),
+        sql=True,
+        sql_partials=("min_by", "min:by"),
         result="arg",
         keeps_ints=True,
         pairs=True,
@@ -843,7 +926,7 @@ class First(Aggregation):
     or not, or with ``ignorenulls=True`` its first non-null value."""
 
     name = "first"
-    facts = Facts(Kernel(SELECT, 4), keeps_ints=True, takes="any", keeps_type=True)
+    facts = Facts(Kernel(SELECT, 4), sql=True, keeps_ints=True, takes="any", keeps_type=True)
     identity = MISSING
     selective = True
 
@@ -870,7 +953,7 @@ class Last(First):
     or not, or with ``ignorenulls=True`` its last non-null value."""
 
     name = "last"
-    facts = Facts(Kernel(SELECT, 5), keeps_ints=True, takes="any", keeps_type=True)
+    facts = Facts(Kernel(SELECT, 5), sql=True, keeps_ints=True, takes="any", keeps_type=True)
 
     def lift(self, x):
         return MISSING if is_missing(x) else x
@@ -1050,7 +1133,7 @@ class PercentileDisc(_Sorted):
     least ``p`` (the ceil(p * n)-th smallest, the first for p = 0), as a double."""
 
     name = "percentile_disc"
-    facts = Facts(frames="quantile")
+    facts = Facts(sql=True, frames="quantile")
 
     def __init__(self, p: float = 0.5):
         self.p = _fraction(self.name, "p", p)
@@ -1069,7 +1152,7 @@ class PercentileApprox(PercentileDisc):
     Spark's signature and does not change the answer."""
 
     name = "percentile_approx"
-    facts = Facts(frames="quantile", keeps_ints=True, keeps_type=True)
+    facts = Facts(sql=True, frames="quantile", keeps_ints=True, keeps_type=True)
 
     def __init__(self, p: float = 0.5, accuracy: int = 10000):
         super().__init__(p)
@@ -1099,7 +1182,7 @@ class Percentile(_Sorted):
     ``(n - 1) * p`` (0-based), a double."""
 
     name = "percentile"
-    facts = Facts(frames="quantile")
+    facts = Facts(sql=True, frames="quantile")
 
     def __init__(self, p: float = 0.5):
         self.p = _fraction(self.name, "p", p)
@@ -1117,7 +1200,7 @@ class Median(Percentile):
     count."""
 
     name = "median"
-    facts = Facts(frames="quantile")
+    facts = Facts(sql=True, frames="quantile")
 
     def __init__(self):
         super().__init__(0.5)
@@ -1131,7 +1214,7 @@ class Mode(CountDistinct):
     a count per value."""
 
     name = "mode"
-    facts = Facts(keeps_ints=True, takes="any", keeps_type=True)
+    facts = Facts(sql=True, keeps_ints=True, takes="any", keeps_type=True)
 
     def lower(self, p):
         if not p:
@@ -1144,7 +1227,7 @@ class CollectList(Collect):
     """Spark's ``collect_list``: the values in window order (time, then input order)."""
 
     name = "collect_list"
-    facts = Facts(empty=[], result="list", frames="collect", takes="any")
+    facts = Facts(sql=True, empty=[], result="list", frames="collect", takes="any")
 
 
 class CollectSet(CountDistinct):
@@ -1152,7 +1235,7 @@ class CollectSet(CountDistinct):
     its hash set's)."""
 
     name = "collect_set"
-    facts = Facts(empty=[], result="list", takes="any")
+    facts = Facts(sql=True, empty=[], result="list", takes="any")
 
     def lower(self, p):
         return sorted(p)
@@ -1349,37 +1432,8 @@ ALIASES = {
 
 
 #: the built-ins that follow SQL's rules on tables, as Spark evaluates them, under Spark's names
-SQL = (
-    "sum",
-    "count",
-    "mean",
-    "min",
-    "max",
-    "stddev",
-    "first",
-    "last",
-    "var_samp",
-    "var_pop",
-    "stddev_pop",
-    "skewness",
-    "kurtosis",
-    "covar_samp",
-    "covar_pop",
-    "corr",
-    "product",
-    "count_if",
-    "bool_and",
-    "bool_or",
-    "max_by",
-    "min_by",
-    "percentile",
-    "median",
-    "percentile_disc",
-    "percentile_approx",
-    "mode",
-    "collect_list",
-    "collect_set",
-)
+#: (their records say ``sql``)
+SQL = tuple(name for name, cls in AGGREGATIONS.items() if facts(cls).sql)
 #: Spark's aggregate functions windowagg accepts under Spark's name, each with the built-in it
 #: resolves to; on tables each computes what Spark computes (docs/guides/spark-functions.md)
 SPARK_FUNCTIONS = {

@@ -79,23 +79,22 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     input's numbers, m4 a struct of doubles); a user's aggregation without ``result_type``
     gets the type of its result for the single value 1.0 (double if that fails)."""
 
-    if entry_sql in ("count", "count_if"):
-        return pa.int64()
-    if entry_sql is not None and facts(agg).keeps_type:
-        return value
-    if entry_sql in ("bool_and", "bool_or"):
-        return pa.bool_()
-    if entry_sql in ("collect_list", "collect_set"):
-        return pa.list_(value)
-    if entry_sql == "sum":
-        if pa.types.is_integer(value):
+    record = facts(agg)
+    if entry_sql is not None:  # Spark's type, by the record's SQL rule
+        if record.result == "count":
             return pa.int64()
-        if pa.types.is_decimal(value):
+        if record.keeps_type:
+            return value
+        if record.result == "bool":
+            return pa.bool_()
+        if record.result == "list":
+            return pa.list_(value)
+        if record.sql_type == "sum" and pa.types.is_integer(value):
+            return pa.int64()
+        if record.sql_type == "sum" and pa.types.is_decimal(value):
             return pa.decimal128(min(38, value.precision + 10), value.scale)
-        return pa.float64()
-    if entry_sql == "mean" and pa.types.is_decimal(value):
-        return pa.decimal128(min(38, value.precision + 4), min(38, value.scale + 4))
-    if entry_sql is not None:
+        if record.sql_type == "avg" and pa.types.is_decimal(value):
+            return pa.decimal128(min(38, value.precision + 4), min(38, value.scale + 4))
         return pa.float64()
     declared = getattr(agg, "result_type", None)
     if declared is not None:
@@ -104,7 +103,7 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
                 f"aggregation {agg!r}: result_type must be a pyarrow DataType, got {declared!r}"
             )
         return declared
-    kind = facts(agg).result
+    kind = record.result
     if kind == "value":  # a user's aggregation that declares no type: its result for one value
         try:
             return pa.array([agg.lower(agg.lift(1.0))]).type

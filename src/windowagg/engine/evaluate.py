@@ -289,7 +289,7 @@ def _moment(col: Column, fr: Frames, e: Entry) -> Any:
 
 def _states(parts: list[Column], fr: Frames, e: Entry) -> Any:
     """A statistic of rows that are partials: each slice's state (its count first, then the
-    family's other fields: :data:`.window_partials.STATES`), merged in time order, compiled.
+    family's other fields: :data:`windowagg.aggregations.STATES`), merged in time order, compiled.
     A frame holding a NaN gives NaN; a zero divisor gives null."""
     n = np.nan_to_num(parts[0].floats())
     some = n > 0

@@ -32,15 +32,13 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from ..aggregations import COMOMENTS, MOMENTS, WELFORD, facts
+from ..aggregations import AGGREGATIONS, STATES, facts
 from ..slicing import Session, Sliding
 from ..slicing.slicer import StreamSlicer, fuse
 from .window_plan import WindowPlan
 
 __all__ = [
-    "FAMILY",
     "MERGED",
-    "STATES",
     "Partial",
     "counted",
     "grids",
@@ -49,32 +47,9 @@ __all__ = [
     "partials",
 ]
 
-#: the partials of a slice's state (count first, then the family's other fields in order:
-#: :mod:`windowagg.kernels.families`), as SQL aggregates of the entry's column ``x`` and its
-#: pair's ``y`` (``~``: of ``y`` and ``x``): ``count``, ``avg`` and ``m2`` (squared
-#: deviations) of x, over the rows where y is not null when there is a y; ``m3``, ``m4`` of x;
-#: ``c2``, the pair's summed co-deviations
-STATES = {
-    WELFORD: ("count", "avg", "m2"),
-    MOMENTS: ("count", "avg", "m2", "m3", "m4"),
-    COMOMENTS: ("count", "avg", "~avg", "c2", "m2", "~m2"),
-}
-#: the SQL aggregations whose slices merge as states, by family
-STATED = {
-    WELFORD: ("var_samp", "var_pop", "stddev", "stddev_pop"),
-    MOMENTS: ("skewness", "kurtosis"),
-    COMOMENTS: ("covar_samp", "covar_pop", "corr"),
-}
-FAMILY = {name: family for family, names in STATED.items() for name in names}
-#: the SQL aggregations a window answers from its slices' partials
-MERGED = (
-    *("sum", "count", "mean", "min", "max", "count_if", "bool_and", "bool_or", "product"),
-    *("max_by", "min_by", *FAMILY),
-)
-#: the partials max_by and min_by need, as SQL aggregates (``:by``: of the ordering column);
-#: the others need their record's partials (:attr:`windowagg.aggregations.Facts.partials`:
-#: sum, count, mean, min, max), else a partial of their own name
-NEEDS = {"max_by": ("max_by", "max:by"), "min_by": ("min_by", "min:by")}
+#: the SQL aggregations a window answers from its slices' partials: those whose record names
+#: the partials it merges from (:attr:`windowagg.aggregations.Facts.merged`)
+MERGED = tuple(name for name, cls in AGGREGATIONS.items() if facts(cls).merged)
 
 
 class Partial(NamedTuple):
@@ -110,6 +85,12 @@ def grids(plan: WindowPlan) -> list[tuple[float, float]]:
     return fuse(slicer.grids + [(w.gap, 0) for w in plan.windows if isinstance(w, Session)])
 
 
+def _stated(e) -> bool:
+    """Whether an entry's slices keep its family's state (:data:`STATES`)."""
+    kernel = facts(e.agg).kernel
+    return kernel is not None and kernel.family in STATES
+
+
 def _needs(e) -> list[tuple[str, str | None, str | None]]:
     """The partials ``(fn, column, other)`` an entry reads."""
 
@@ -117,11 +98,12 @@ def _needs(e) -> list[tuple[str, str | None, str | None]]:
         return [("count", None, None)]
     if e.sql == "mean" and not pa.types.is_decimal(e.type):  # summed in doubles, as Spark's avg
         return [("fsum", e.column, None), ("count", e.column, None)]
-    if e.sql in FAMILY:  # the slice's state, over the pairs of a two-column aggregation
+    merged = facts(e.agg).merged
+    if _stated(e):  # the slice's state, over the pairs of a two-column aggregation
         x, y = e.column, e.other
-        return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in STATES[FAMILY[e.sql]]]
+        return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in merged]
     out: list[tuple[str, str | None, str | None]] = []
-    for fn in NEEDS.get(e.sql or "") or facts(e.agg).partials or (e.sql or "",):
+    for fn in merged:
         if fn.endswith(":by"):  # the ordering column's own extreme
             out.append((fn[:-3], e.other, None))
         else:
@@ -155,7 +137,7 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
             entries.append(replace(e, sql="sum", column=col[0]))
         elif e.sql == "mean":
             entries.append(replace(e, column=col[0], counts=col[1]))
-        elif e.sql in FAMILY:  # the slices' states
+        elif _stated(e):  # the slices' states
             entries.append(replace(e, column=col[0], other=None, states=tuple(col)))
         elif e.sql in ("max_by", "min_by"):  # the slice's value, ordered by its extreme
             entries.append(replace(e, column=col[0], other=col[1]))

@@ -86,7 +86,7 @@ def cores(df: Any) -> int:
 def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
     """Spark's own aggregate ``fn`` (a name of :data:`windowagg.aggregations.SQL`, each
     Spark's too, or a partial's kind: ``fsum``, a slice's sum in doubles, or a field of its
-    state, :data:`windowagg.engine.window_partials.STATES`) of ``column`` (None: the rows),
+    state, :data:`windowagg.aggregations.STATES`) of ``column`` (None: the rows),
     ``other`` its second argument (a state's: the pair's y, whose nulls leave x out)."""
     from pyspark.sql import functions as F
 

@@ -28,19 +28,16 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
     from pyspark.sql.pandas.types import from_arrow_type
     from pyspark.sql.types import ArrayType, StructField
 
-    if e.sql is not None and facts(e.agg).keeps_type:
+    record = facts(e.agg)
+    if e.sql is not None and record.keeps_type:
         t = types[e.column]
-    elif e.sql in ("collect_list", "collect_set"):
+    elif e.sql is not None and record.result == "list":
         return StructField(e.name, ArrayType(types[e.column], False), False)
-    elif (
-        e.sql is None
-        and facts(e.agg).result == "arg"
-        and getattr(e.agg, "result_type", None) is None
-    ):
+    elif e.sql is None and record.result == "arg" and getattr(e.agg, "result_type", None) is None:
         t = types[time]
     else:
         t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
-    return StructField(e.name, t, e.sql not in ("count", "count_if"))
+    return StructField(e.name, t, e.sql is None or record.result != "count")
 
 
 def make_plan(
