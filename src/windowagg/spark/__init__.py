@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .batch import run_batch
-from .plan import make_plan
+from .plan import make_plan, make_rolling_plan
 from .rolling import run_rolling
 from .session import SparkUnavailable, require_pyspark, spark_session
 from .stream import run_stream
@@ -130,4 +130,5 @@ def rolling_aggregate(
     """
     require_pyspark()
 
-    return run_rolling(df, time=time, key=key, aggs=aggs, order_by=order_by)
+    plan = make_rolling_plan(df, time=time, key=key, aggs=aggs, order_by=order_by)
+    return run_rolling(df, plan)

@@ -145,9 +145,8 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     from pyspark.sql import functions as F
 
     w = plan.windows[0]
-    if len(plan.windows) > 1 or not isinstance(w, Sliding) or w.measure != "count":
-        return None
-    if w.size != w.slide:
+    tumbling_count = isinstance(w, Sliding) and w.measure == "count" and w.size == w.slide
+    if len(plan.windows) > 1 or not tumbling_count:
         return None
     schema = output_schema(df, plan)
     t = quoted(plan.time)

@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..aggregations import facts
+from ..engine.rolling_plan import RollingPlan, plan_rolling
 from ..engine.window_plan import WindowPlan, plan_windows
 
 
@@ -43,6 +44,7 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
 def make_plan(
     df: Any, *, time: str, windows: Any, aggs: Any, key: Any, allowed_lateness: Any
 ) -> WindowPlan:
+    """The windows' plan over ``df``'s schema, under the session's SQL rules."""
     plan = plan_windows(
         arrow_schema(df),
         time=time,
@@ -51,6 +53,12 @@ def make_plan(
         key=key,
         allowed_lateness=allowed_lateness,
     )
+    return with_session_rules(df, plan)
+
+
+def make_rolling_plan(df: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:
+    """The rolling frames' plan over ``df``'s schema, under the session's SQL rules."""
+    plan = plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
     return with_session_rules(df, plan)
 
 

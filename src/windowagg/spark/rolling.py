@@ -23,10 +23,10 @@ import pyarrow.compute as pc
 
 from ..engine.columns import times_of
 from ..engine.memory import engine_memory
-from ..engine.rolling_plan import RollingPlan, plan_rolling
+from ..engine.rolling_plan import RollingPlan
 from ..engine.rolling_stream import DONE, RollingStream
 from .batch import cores, quoted
-from .plan import arrow_schema, entry_field, with_session_rules
+from .plan import arrow_schema, entry_field
 from .stream import K, listed, listed_fields, nan_flag, state_rows, unlisted, watermark_delay_ms
 
 
@@ -53,12 +53,10 @@ def _worker(plan: RollingPlan, columns: list[str]):
     return go
 
 
-def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> Any:
+def run_rolling(df: Any, plan: RollingPlan) -> Any:
+    """Every row of ``df`` with the plan's frames (Spark's batch or Structured Streaming)."""
     from pyspark.sql import functions as F
 
-    plan = with_session_rules(
-        df, plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
-    )
     if df.isStreaming:
         ahead = [e.name for e in plan.entries if e.frame.looks_forward]
         if ahead:
@@ -77,7 +75,7 @@ def run_rolling(df: Any, *, time: str, key: Any, aggs: dict, order_by: Any) -> A
     spread = df.repartition(cores(df), *keyed) if keyed else df.repartition(1)
     # by time (then order) only, keys interleaved: a radix sort on one timestamp column
     ordered = spread.sortWithinPartitions(
-        *[col(c).asc_nulls_first() for c in [time, *plan.order_by]]
+        *[col(c).asc_nulls_first() for c in [plan.time, *plan.order_by]]
     )
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
 
