@@ -145,8 +145,9 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     from pyspark.sql import functions as F
 
     w = plan.windows[0]
-    tumbling_count = isinstance(w, Sliding) and w.measure == "count" and w.size == w.slide
-    if len(plan.windows) > 1 or not tumbling_count:
+    if len(plan.windows) > 1 or not isinstance(w, Sliding) or w.measure != "count":
+        return None  # several windows, or a window of time
+    if w.size != w.slide:  # sliding: windows of several runs
         return None
     schema = output_schema(df, plan)
     t = quoted(plan.time)

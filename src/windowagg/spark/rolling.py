@@ -58,7 +58,7 @@ def run_rolling(df: Any, plan: RollingPlan) -> Any:
     from pyspark.sql import functions as F
 
     if df.isStreaming:
-        ahead = [e.name for e in plan.entries if e.frame.looks_forward]
+        ahead = [e.name for e in plan.entries if e.frame is not None and e.frame.looks_forward]
         if ahead:
             raise ValueError(
                 f"aggs {ahead}: a frame that looks forward cannot be answered on a "
