@@ -125,9 +125,11 @@ def test_local_suite_sides_agree() -> None:
     """windowagg bench local: windowagg, Polars, DuckDB and pandas give the same windows and
     totals, or the same per-row results, in every case of both workloads (the skewed one with
     ties and nulls); windowagg's peak memory is sampled."""
-    from windowagg.bench.local import local_suite
+    from windowagg.bench.local import KEPT, local_suite
 
     rows = local_suite(True, lambda line: None)
+    kept = {(r.agg, r.param, r.x) for r in rows if r.case == KEPT}  # beside every uniform case
+    assert kept == {(r.agg, r.param, r.x) for r in rows if r.x != "skewed" and r.agg != "peak MiB"}
     groups: dict[tuple, list] = defaultdict(list)
     for r in rows:
         if r.agg != "peak MiB":
