@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..aggregations import AGGREGATIONS, SQL, facts, resolve
+from ..aggregations import AGGREGATIONS, facts, resolve
 from ..frames import Frame
 
 __all__ = [
@@ -67,7 +67,7 @@ class Entry:
 def _sql_name(agg: Any) -> str | None:
     """The SQL rule of a built-in (not of a user's subclass: facts() reads the class's own)."""
     name = getattr(agg, "name", None)
-    return name if name in SQL and type(agg) is AGGREGATIONS[name] else None
+    return name if facts(agg).sql and AGGREGATIONS.get(name) is type(agg) else None
 
 
 def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:

@@ -74,7 +74,8 @@ def mergeable(plan: WindowPlan) -> bool:
     """Whether every entry merges from SQL partials and every window is made of slices: time
     windows and sessions (slices of time), or count windows only (slices of rows)."""
     timed = all(isinstance(w, Session) or w.measure == "time" for w in plan.windows)
-    return all(e.sql in MERGED for e in plan.entries) and (timed or counted(plan))
+    merged = all(e.sql is not None and facts(e.agg).merged for e in plan.entries)
+    return merged and (timed or counted(plan))
 
 
 def grids(plan: WindowPlan) -> list[tuple[float, float]]:
