@@ -11,19 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..kernels.families import FAMILIES
+from ..kernels.fifo import slick_inv, slick_noninv
 from ..kernels.layout import REBUILD, TIME
-from ..kernels.specialize import driver
-
-#: algorithms whose state is a ring of partials indexed by absolute stream position
-_RINGS = {
-    "recalc": ("buf",),
-    "soe": ("buf",),
-    "two_stacks": ("buf", "aux"),
-    "two_stacks_lite": ("buf",),
-    "daba": ("buf", "aux"),
-    "daba_lite": ("buf",),
-    "flatfit": ("buf", "iaux"),
-}
+from ..kernels.specialize import FIFO, driver
 
 
 def kernel_name(algorithm: str, family: str) -> str:
@@ -43,6 +33,7 @@ class FifoState:
 
     def __init__(self, algorithm: str, family: str, cap: int, ranges: tuple[int, ...] = ()):
         self.name = kernel_name(algorithm, family)
+        self.storage = FIFO[self.name].STORAGE
         self.family = family
         self.width = FAMILIES[family].width
         self.identity = np.array(FAMILIES[family].empty)
@@ -55,23 +46,18 @@ class FifoState:
         return np.repeat(self.identity[:, None], cols, axis=1)
 
     def _allocate(self, cap: int) -> None:
-        name, w = self.name, self.width
+        """The arrays for ``cap`` positions, as the algorithm's ``STORAGE`` says."""
+        store, w = self.storage, self.width
         self.cap = cap
-        self.buf = np.zeros((w, cap)) if name not in ("flatfat", "bint") else np.zeros((w, 1))
-        self.aux = np.zeros((w, 1))
-        self.iaux = np.zeros((1, 1), np.int64)
-        if name in ("two_stacks", "daba"):
-            self.aux = np.zeros((w, cap))
-        elif name in ("flatfat", "bint"):
+        self.buf = np.zeros((w, cap if "buf" in store.rings else 1))
+        self.aux = np.zeros((w, cap if "aux" in store.rings else 1))
+        self.iaux = np.zeros((store.iaux_rows, cap if "iaux" in store.rings else 1), np.int64)
+        if store.tree:
             self.aux = self._filled(2 * cap)
-        elif name == "flatfit":
-            self.iaux = np.zeros((2, cap), np.int64)
-        elif name == "slick_noninv":
-            self.iaux = np.zeros((1, cap), np.int64)
-        elif name == "slick_inv":
+        if store.ranges:
             self.aux = self._filled(len(self.ranges) + 1)
             self.iaux = np.array([list(self.ranges) or [0]], np.int64)
-            self.ptr[2] = len(self.ranges)
+            self.ptr[slick_inv.AT_K] = len(self.ranges)
 
     def __len__(self) -> int:
         return int(self.ptr[1] - self.ptr[0])
@@ -85,23 +71,18 @@ class FifoState:
         newcap = capacity_for(max(n, 2 * oldcap))
         f, e = int(self.ptr[0]), int(self.ptr[1])
         self._allocate(newcap)
-        if self.name == "slick_noninv":
-            lo, hi = int(self.ptr[2]), int(self.ptr[3])
-            idx = np.arange(lo, hi)
-            self.buf[:, idx & (newcap - 1)] = old["buf"][:, idx & (oldcap - 1)]
-            self.iaux[:, idx & (newcap - 1)] = old["iaux"][:, idx & (oldcap - 1)]
-        elif self.name == "slick_inv":
-            idx = np.arange(f, e)
-            self.buf[:, idx & (newcap - 1)] = old["buf"][:, idx & (oldcap - 1)]
+        store = self.storage
+        if store.deque:  # the deque's nodes only
+            f, e = int(self.ptr[slick_noninv.AT_HEAD]), int(self.ptr[slick_noninv.AT_TAIL])
+        idx = np.arange(f, e)
+        for attr in store.rings:
+            getattr(self, attr)[:, idx & (newcap - 1)] = old[attr][:, idx & (oldcap - 1)]
+        if store.ranges:  # the ranges' products do not depend on the capacity
             self.aux, self.iaux = old["aux"], old["iaux"]
-        elif self.name in _RINGS:
-            idx = np.arange(f, e)
-            for attr in _RINGS[self.name]:
-                getattr(self, attr)[:, idx & (newcap - 1)] = old[attr][:, idx & (oldcap - 1)]
-        else:  # flatfat, bint: move the window's leaf partials, then rebuild the rest
-            idx = np.arange(f, e)
-            leaf_old = (oldcap if self.name == "flatfat" else 0) + (idx & (oldcap - 1))
-            leaf_new = (newcap if self.name == "flatfat" else 0) + (idx & (newcap - 1))
+        if store.tree:  # move the window's leaf partials, then rebuild the rest
+            flat = store.tree == "flat"
+            leaf_old = (oldcap if flat else 0) + (idx & (oldcap - 1))
+            leaf_new = (newcap if flat else 0) + (idx & (newcap - 1))
             self.aux[:, leaf_new] = old["aux"][:, leaf_old]
             self.run(REBUILD)
 

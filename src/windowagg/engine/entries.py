@@ -66,7 +66,7 @@ class Entry:
 
 def _sql_name(agg: Any) -> str | None:
     """The SQL rule of a built-in (not of a user's subclass: facts() reads the class's own)."""
-    name = getattr(agg, "name", None)
+    name = str(getattr(agg, "name", ""))
     return name if facts(agg).sql and AGGREGATIONS.get(name) is type(agg) else None
 
 

@@ -1,15 +1,16 @@
 """One compiled variant per (kernel module, algorithm, family), with no generated source.
 
-A kernel module (:mod:`.fifo`, :mod:`.driver`, :mod:`.btree`) is an ordinary module whose
-functions call free names: a family's ``lift, combine, identity, lower, inverse``
-(:mod:`.families`) and, in the FIFO driver, an algorithm's ``push, pop, query, query_last,
-rebuild`` (:mod:`.fifo`). Numba binds a function's global names at compile time, so
-:func:`specialize` rebuilds each compiled function of a module over a copy of the module's
-globals in which those names are bound (the same code object, new globals), and compiles the
-copies with the decorator options of the originals. Each copy has its own qualified name
-(``fifo_run.daba.select.<hash>``), so numba's on-disk cache keeps one entry per variant
-beside the module (or under ``NUMBA_CACHE_DIR``); the hash covers the kernel sources, because
-numba only watches the file a function is defined in and not the functions it calls.
+A kernel module (one per FIFO algorithm in :mod:`.fifo`, :mod:`.driver`, :mod:`.btree`,
+:mod:`.merge`) is an ordinary module whose functions call free names: a family's ``lift,
+combine, identity, lower, inverse`` (:mod:`.families`) and, in the FIFO driver, an algorithm's
+``push, pop, query, query_last, rebuild`` (its module in :mod:`.fifo`). Numba binds a
+function's global names at compile time, so :func:`rebuild` rebuilds each compiled function
+of a module over a copy of the module's globals in which those names are bound (the same code
+object, new globals), and compiles the copies with the decorator options of the originals.
+Each copy has its own qualified name (``fifo_run.daba.select.<hash>``), so numba's on-disk
+cache keeps one entry per variant beside the module (or under ``NUMBA_CACHE_DIR``); the hash
+covers the kernel sources, because numba only watches the file a function is defined in and
+not the functions it calls.
 
 Nothing compiles here; numba compiles a variant on its first call, or loads it from its cache.
 """
@@ -27,20 +28,52 @@ from numba import njit
 
 from . import btree as btree_kernels
 from . import driver as driver_kernels
-from . import families, fifo
+from . import families
 from . import merge as merge_kernels
+from .fifo import (
+    bint,
+    daba,
+    daba_lite,
+    flatfat,
+    flatfit,
+    recalc,
+    slick_inv,
+    slick_noninv,
+    soe,
+    two_stacks,
+    two_stacks_lite,
+)
+from .fifo.state import no_rebuild
 
 _HERE = Path(__file__).resolve().parent
 #: the modules whose code is compiled into the kernels (their hash is part of each variant)
-SOURCES = ("btree.py", "driver.py", "families.py", "fifo.py", "layout.py", "merge.py")
+SOURCES = ("btree.py", "driver.py", "families.py", "layout.py", "merge.py", "fifo/*.py")
+#: a compiled FIFO variant's name -> its module
+FIFO = {
+    m.__name__.rsplit(".", 1)[1]: m
+    for m in (
+        recalc,
+        soe,
+        two_stacks,
+        two_stacks_lite,
+        daba,
+        daba_lite,
+        flatfat,
+        bint,
+        flatfit,
+        slick_inv,
+        slick_noninv,
+    )
+}
 
 
 @cache
 def source_hash() -> str:
     h = hashlib.sha256()
-    for name in SOURCES:
-        h.update(name.encode())
-        h.update((_HERE / name).read_bytes())
+    for pattern in SOURCES:
+        for path in sorted(_HERE.glob(pattern)):
+            h.update(str(path.relative_to(_HERE)).encode())
+            h.update(path.read_bytes())
     return h.hexdigest()[:10]
 
 
@@ -85,18 +118,18 @@ def family(name: str) -> dict[str, Any]:
     }
 
 
-#: what an algorithm without its own primitive binds (never called for it)
-_FALLBACK = {"query_last": "recalc_query_last", "rebuild": "no_rebuild"}
-
-
 @cache
 def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Any]:
-    """The FIFO algorithm's primitives over one family, under the names the driver calls."""
-
-    prims = rebuild(fifo, family_name, family(family_name))
+    """The FIFO variant's primitives over one family, under the names the driver calls; one
+    without ``query_last`` or ``rebuild`` (never called for it) binds Recalc's and none."""
+    prims = rebuild(FIFO[algorithm], family_name, family(family_name))
     return {
-        slot: prims.get(f"{algorithm}_{slot}") or prims[_FALLBACK[slot]]
-        for slot in ("push", "pop", "query", "query_last", "rebuild")
+        "push": prims[f"{algorithm}_push"],
+        "pop": prims[f"{algorithm}_pop"],
+        "query": prims[f"{algorithm}_query"],
+        "query_last": prims.get(f"{algorithm}_query_last")
+        or rebuild(recalc, family_name, family(family_name))["recalc_query_last"],
+        "rebuild": prims.get(f"{algorithm}_rebuild", no_rebuild),
     }
 
 
