@@ -54,7 +54,7 @@ def _sorted(columns: list[Any]) -> bool:
     return True
 
 
-def arrange(plan: Ordered, table: Any) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def arrange(plan: Ordered, table: pa.Table) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """The row order by key, time, then ``order_by``, nulls first (Spark's ascending order;
     None when the rows are in that order already), the times in that order
     (:func:`times_of`) and the key segments of that order (:func:`segments`). Without
@@ -74,7 +74,7 @@ def arrange(plan: Ordered, table: Any) -> tuple[np.ndarray | None, np.ndarray, n
     return order, times[order], segments(plan, table.take(order))
 
 
-def segments(plan: Ordered, table: Any) -> np.ndarray:
+def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     """The key segments of a sorted table: key k's rows are ``seg[k]`` to ``seg[k + 1] - 1``
     (null keys are one key, as in Spark's ``partitionBy``)."""
 
@@ -91,7 +91,7 @@ def segments(plan: Ordered, table: Any) -> np.ndarray:
     )
 
 
-def times_of(plan: Ordered, table: Any) -> np.ndarray:
+def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     """The time column as float64 (microseconds since the epoch for timestamps and dates);
     null times are -inf (sorted first: peers of each other, in no other row's range frame),
     NaN times +inf (sorted last, as Spark orders NaN)."""
@@ -111,7 +111,7 @@ def times_of(plan: Ordered, table: Any) -> np.ndarray:
 class Column:
     """One input column, read once for every entry over it."""
 
-    def __init__(self, array: Any):
+    def __init__(self, array: pa.Array | pa.ChunkedArray):
         self.array = array
         self.type = array.type
         n = len(array)

@@ -44,7 +44,7 @@ class Entry:
     sql: str | None
     column: str | None
     frame: Frame | None  # None: a window's entry (the windows give the bounds)
-    type: Any  # the result's pyarrow type
+    type: pa.DataType  # the result's pyarrow type
     counts: str | None = None  # rows that are partials: the column of their value counts
     states: tuple[str, ...] = ()  # rows that are partials: the columns of a family's state
     other: str | None = None  # a two-column aggregation's second column (y of max_by(x, y))
@@ -70,7 +70,9 @@ def _sql_name(agg: Any) -> str | None:
     return name if facts(agg).sql and AGGREGATIONS.get(name) is type(agg) else None
 
 
-def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
+def result_type(
+    entry_sql: str | None, agg: Any, value: pa.DataType, time: pa.DataType
+) -> pa.DataType:
     """The pyarrow type of an entry's result: Spark's for the SQL aggregations (count long,
     sum of integers long, of ``decimal(p, s)`` ``decimal(min(38, p + 10), s)``, avg of a
     decimal ``decimal(min(38, p + 4), s + 4)``, min/max/first/last the input's type); for the
@@ -127,7 +129,7 @@ def result_type(entry_sql: str | None, agg: Any, value: Any, time: Any) -> Any:
     return pa.float64()
 
 
-def _is_numeric(t: Any) -> bool:
+def _is_numeric(t: pa.DataType) -> bool:
     return (
         pa.types.is_integer(t)
         or pa.types.is_floating(t)
@@ -136,7 +138,7 @@ def _is_numeric(t: Any) -> bool:
     )
 
 
-def _is_orderable(t: Any) -> bool:
+def _is_orderable(t: pa.DataType) -> bool:
     return (
         _is_numeric(t)
         or pa.types.is_temporal(t)
@@ -184,7 +186,7 @@ def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, An
     return agg, sql, column, other, vtype
 
 
-def is_timestamp(time: str, ttype: Any, purpose: str) -> bool:
+def is_timestamp(time: str, ttype: pa.DataType, purpose: str) -> bool:
     """Whether the time column holds timestamps or dates (microseconds inside), else plain
     numbers; anything else is an error that says what the time is for."""
 

@@ -48,11 +48,11 @@ def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return lo, hi, col._cache[key]
 
 
-def _with_nulls(values: Any, null: np.ndarray, type_: Any) -> Any:
+def _with_nulls(values: Any, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     return pa.array(values, type=type_, mask=null if null.any() else None)
 
 
-def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
+def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     """Unscaled integers (int64, or Python ints) as a decimal128 array."""
 
     if unscaled.dtype != object:
@@ -66,7 +66,7 @@ def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: Any) -> Any:
     )
 
 
-def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) -> Any:
+def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) -> pa.Array:
     """sum, or mean (``counts``: rows that are partial sums, and their value counts)."""
 
     if counts is not None:
@@ -215,7 +215,7 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
     return list(out)
 
 
-def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
+def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> pa.Array:
     """min/max from the selected rows: the input value itself, in its own type."""
 
     lo, hi, count = _counted(col, fr)
@@ -233,7 +233,7 @@ def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> Any:
     return out
 
 
-def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = None) -> Any:
+def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = None) -> pa.Array:
     """Every frame's values in order (``keep``: the rows that count; by default the non-missing
     ones, nulls and NaN left out, as the library's aggregations leave them): one take from the
     column, no Python object per value."""
@@ -272,7 +272,7 @@ def _take(array: Any, rows: np.ndarray) -> Any:
     return pc.take(array, pa.array(np.where(null, 0, rows), mask=null if null.any() else None))
 
 
-def _moment(col: Column, fr: Frames, e: Entry) -> Any:
+def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
     """Moments (stddev, variances, skewness, kurtosis) and the product, compiled over the
     non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does."""
     fewest, zero_division = _rule(e)
@@ -287,7 +287,7 @@ def _moment(col: Column, fr: Frames, e: Entry) -> Any:
     return _with_nulls(out, null, e.type)
 
 
-def _states(parts: list[Column], fr: Frames, e: Entry) -> Any:
+def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
     """A statistic of rows that are partials: each slice's state (its count first, then the
     family's other fields: :data:`windowagg.aggregations.STATES`), merged in time order, compiled.
     A frame holding a NaN gives NaN; a zero divisor gives null."""
@@ -306,7 +306,7 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> Any:
     return _with_nulls(out, null, e.type)
 
 
-def _comoments(x: Column, y: Column, fr: Frames, e: Entry) -> Any:
+def _comoments(x: Column, y: Column, fr: Frames, e: Entry) -> pa.Array:
     """covar_samp, covar_pop and corr over the rows where both ``x`` and ``y`` are not null
     (compiled over those without NaN; a frame holding a NaN gives NaN)."""
     both = x.valid & y.valid
@@ -330,7 +330,7 @@ def _prefix_count(mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     return p[hi] - p[lo]
 
 
-def _truths(col: Column, fr: Frames, e: Entry) -> Any:
+def _truths(col: Column, fr: Frames, e: Entry) -> pa.Array:
     """count_if, bool_and and bool_or from prefix counts of the true and the non-null values."""
 
     lo, hi, count = _counted(col, fr)
@@ -366,7 +366,7 @@ def _ranks(col: Column) -> tuple[np.ndarray, np.ndarray]:
     return col._cache["ranks"]
 
 
-def _percentile(col: Column, fr: Frames, e: Entry) -> Any:
+def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
     """percentile and median (Spark's interpolation between the values at the floor and the
     ceiling of rank ``(n - 1) * p``, :func:`windowagg.aggregations.interpolate`),
     percentile_disc (the nearest rank, as a double) and percentile_approx (the nearest rank, in
@@ -407,7 +407,7 @@ def _dense(col: Column) -> tuple[np.ndarray, np.ndarray]:
     return col._cache["dense"]
 
 
-def _mode(col: Column, fr: Frames) -> Any:
+def _mode(col: Column, fr: Frames) -> pa.Array:
     """The most frequent value of every frame, ties to the smallest (Spark's ``mode(x,
     true)``), compiled (:func:`windowagg.kernels.order_stats.mode_frames`): O(log u) per row."""
 
@@ -419,7 +419,7 @@ def _mode(col: Column, fr: Frames) -> Any:
     return _take(col.array, np.where(out >= 0, rep[np.maximum(out, 0)], -1))
 
 
-def _set(col: Column, fr: Frames, e: Entry) -> Any:
+def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
     """Every frame's distinct values, ascending (Spark's ``collect_set``). A row's value is new
     to exactly the frames that hold the row but not the value's previous row, a run of frames
     (both bounds never decrease): one (frame, value) pair per answer, in numpy."""
@@ -443,7 +443,7 @@ def _set(col: Column, fr: Frames, e: Entry) -> Any:
     return pa.ListArray.from_arrays(pa.array(offsets), values).cast(e.type)
 
 
-def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> Any:
+def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> pa.Array:
     """Any other aggregation, the user's own included: over the non-null values."""
 
     f = facts(entry.agg)
@@ -476,7 +476,7 @@ def _ends(frame: Frame | None) -> tuple | None:
     return None if frame is None else (frame.kind, frame.end)
 
 
-def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any]:
+def evaluate(entries: Any, table: pa.Table, frames: dict, times_col: Any) -> list[pa.Array]:
     """Every entry's column over the bounds of its frame (``frames``: frame ->
     :class:`~windowagg.engine.sweep.Frames`, one answer per row, or per given pair of
     bounds: a window's rows), in the order of ``entries``."""
@@ -522,7 +522,9 @@ def evaluate(entries: Any, table: Any, frames: dict, times_col: Any) -> list[Any
     return out
 
 
-def _entry(col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | None = None) -> Any:
+def _entry(
+    col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | None = None
+) -> pa.Array:
     if e.sql in ("first", "last"):
         lo, hi = fr.bounds()
         if getattr(e.agg, "ignorenulls", False):

@@ -1,15 +1,16 @@
-"""The decorators every kernel uses, and the options :mod:`.specialize` needs to rebuild a
-kernel for another binding of its free names.
+"""The decorators every kernel uses, and the options :mod:`.specialize` needs to rebuild a kernel
+for another binding of its free names.
 
 Kernels never allocate: their arrays come from Python. That lets them run without numba's
 reference counting (``_nrt=False``), which matters: with it, every helper taking arrays pays
 atomic increments and decrements that numba's pruning misses in branchy code, and a DABA step
-slows down five times. Numba has no public switch for this: ``_nrt`` is an option of ``njit`` that
-its documentation does not list, the one private name windowagg uses (the tested numba range
-is pinned in ``pyproject.toml``). Small functions are inlined at numba level (``inline``): LLVM does not
-inline across numba's separately compiled functions, which costs DABA half its speed. Larger
-pieces called from several places (the B-tree's split, merge, repair) are ``helper``s,
-compiled once per specialization and called, so that they are not copied into every caller.
+slows down five times. Numba has no public switch for this: ``_nrt`` is an option of ``njit``
+that its documentation does not list, the one private name windowagg uses (the tested numba
+range is pinned in ``pyproject.toml``). Small functions are inlined at numba level (``inline``):
+LLVM does not inline across numba's separately compiled functions, which costs DABA half its
+speed. Larger pieces called from several places (the B-tree's split, merge, repair) are
+``helper``s, compiled once per specialization and called, so that they are not copied into every
+caller.
 """
 
 from __future__ import annotations
