@@ -12,7 +12,9 @@ import numpy as np
 import pyarrow as pa
 
 from .engine.columns import arrange
+from .engine.entries import names as names_of
 from .engine.memory import engine_memory
+from .engine.rolling_at import check_queries, compute_at
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import compute
 from .engine.window_plan import plan_windows
@@ -96,9 +98,19 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
 
 
 def rolling_aggregate(
-    table: Any, *, time: str, key: Any = None, aggs: dict, order_by: Any = None
+    table: Any,
+    *,
+    time: str,
+    key: Any = None,
+    aggs: dict,
+    order_by: Any = None,
+    at: Any = None,
+    at_time: str | None = None,
+    at_key: Any = None,
 ) -> Any:
-    """Per-row window functions: every row of ``table``, plus one column per entry of ``aggs``.
+    """Per-row window functions: every row of ``table``, plus one column per entry of ``aggs``;
+    with ``at``, the same frames over ``table``'s rows placed at another table's rows
+    (point-in-time features).
 
     Parameters
     ----------
@@ -115,10 +127,21 @@ def rolling_aggregate(
         <end>`` and ``rows:<start>,<end>`` (:mod:`windowagg.frames`).
     order_by : str, list of str or None
         Orders rows with equal times (rows frames, ``first`` and ``last``).
+    at : a table of any of the kinds ``table`` may be, optional
+        The query rows: each gets every entry over the rows of ``table`` with the same key
+        whose time lies in the frame placed at the query's time, ``range:1d`` the events of
+        ``[t - 1d, t]``, ``range:-1d,-1us`` the same without the query's own instant,
+        ``rows:100`` the last 100 events at or before ``t``. A query whose key has no event,
+        or whose key or time is null, gets an empty frame (count 0, the others null).
+    at_time : str, optional
+        The query table's time column (default: ``time``): of the same kind as ``time``.
+    at_key : str, list of str or None
+        The query table's key columns, matched to ``key`` in order (default: ``key``).
 
     Returns
     -------
-    The same kind of table, rows in the input's order, with the new columns after the input's.
+    The same kind of table, rows in the input's order, with the new columns after the input's;
+    with ``at``, the query table, whole and in its own order and kind, with the new columns.
     ``sum``, ``count``, ``mean``/``avg``, ``min``, ``max``, ``stddev``, ``first`` and ``last``
     follow Spark's rules and types (:mod:`windowagg.engine.rolling_plan`).
 
@@ -130,8 +153,21 @@ def rolling_aggregate(
 
     arrow, kind = _to_arrow(table)
     plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
+    if at is not None:
+        queries, kind = _to_arrow(at)
+        at_keys = plan.keys if at_key is None else names_of(at_key, "at_key")
+        at_time = time if at_time is None else at_time
+        check_queries(plan, arrow.schema, queries.schema, at_time, at_keys)
+        with engine_memory():
+            new = compute_at(plan, _read(plan, arrow), queries, at_time, at_keys)
+        return _with_columns(at, queries, kind, [e.name for e in plan.entries], new)
     with engine_memory():
         names, new = _rolling_columns(plan, arrow)
+    return _with_columns(table, arrow, kind, names, new)
+
+
+def _with_columns(table: Any, arrow: pa.Table, kind: str, names: list[str], new: list) -> Any:
+    """``table`` (``arrow`` as Arrow, of ``kind``) with the new columns after its own."""
     if kind in ("arrow", "polars"):
         out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
         return _from_arrow(out, kind)
@@ -143,6 +179,12 @@ def rolling_aggregate(
     for n, c in zip(names, new):
         out[n] = pa.chunked_array([c]).to_pandas().set_axis(table.index)
     return out
+
+
+def _read(plan: Any, arrow: pa.Table) -> pa.Table:
+    """The columns the plan reads: keys, time, order and the entries' inputs."""
+    inputs = [c for e in plan.entries for c in e.inputs]
+    return arrow.select(list(dict.fromkeys([*plan.keys, plan.time, *plan.order_by, *inputs])))
 
 
 def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:

@@ -89,3 +89,58 @@ def whole_in_place(x, out):
     read before it is written): whole numbers held as doubles become int64 without a copy."""
     for i in range(x.shape[0]):
         out[i] = np.int64(np.rint(x[i]))
+
+
+@kernel
+def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
+    """Frames of events placed at other rows' times (point-in-time): query j, of the events of
+    segment ``qseg[j]`` (rows ``seg[g]`` to ``seg[g + 1] - 1``, times ascending; -1: none), at
+    time ``qtimes[j]``, gets the events ``lo_row[j]`` to ``hi_row[j] - 1``. Queries come sorted
+    by segment, then time, so two pointers per segment find every frame in O(events +
+    queries). A range frame (``rows`` false) holds the events with ``t + lo_off <= time <= t +
+    hi_off``; a rows frame the events ``p + lo_off`` to ``p + hi_off``, ``p`` the last event at
+    or before ``t``. A side flagged unbounded reaches the segment's first or last event. A query
+    without a segment, or with a null time (-inf), gets an empty frame; bounds never
+    decrease."""
+    prev = -1
+    s = e = lo = hi = at = 0
+    lo_n = int(lo_off)  # rows frames: whole rows
+    hi_n = int(hi_off)
+    for j in range(qseg.shape[0]):
+        g = qseg[j]
+        if g < 0:  # no event of its key: sorted first, an empty frame before every other
+            lo_row[j] = 0
+            hi_row[j] = 0
+            continue
+        if g != prev:
+            prev = g
+            s = seg[g]
+            e = seg[g + 1]
+            lo = hi = at = s
+        t = qtimes[j]
+        if t == -np.inf:
+            lo_row[j] = s
+            hi_row[j] = s
+            continue
+        if rows:
+            while at < e and times[at] <= t:
+                at += 1
+            a = s if lo_unb else min(max(at - 1 + lo_n, s), e)
+            b = e if hi_unb else min(max(at + hi_n, s), e)
+        else:
+            if lo_unb:
+                a = s
+            else:
+                while lo < e and times[lo] < t + lo_off:
+                    lo += 1
+                a = lo
+            if hi_unb:
+                b = e
+            else:
+                if hi < a:
+                    hi = a
+                while hi < e and times[hi] <= t + hi_off:
+                    hi += 1
+                b = hi
+        lo_row[j] = a
+        hi_row[j] = b if b > a else a

@@ -1,0 +1,146 @@
+"""Rolling frames of one table at another table's rows (point-in-time features): for each query
+row, every entry over the events of its key in the frame placed at the query's time.
+
+The events are put in key and time order once (:func:`~windowagg.engine.columns.arrange`);
+each query finds its key's run of events (its segment) through one dictionary of the two
+tables' keys, and the queries are put in (segment, time) order. Both bounds of every frame
+then only move forward: two pointers per segment find them
+(:func:`windowagg.kernels.frames.at_bounds`), in O(events + queries) per frame, exactly (no
+rounding of the frame's tail), and the frames are given to the same evaluation as rolling
+frames and windows (:func:`~windowagg.engine.evaluate.evaluate`: a FIFO sweep, compiled for
+every aggregation with a kernel, order statistics, counts per value), each event entering and
+leaving a frame once. A query whose key has no event, or whose key or time is null, gets an
+empty frame: count 0, every other aggregation null (SQL's rule).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..kernels.frames import at_bounds
+from .columns import arrange, times_of
+from .evaluate import evaluate
+from .keys import key_codes
+from .rolling_plan import RollingPlan
+from .sweep import Frames
+
+__all__ = ["check_queries", "compute_at"]
+
+
+def check_queries(
+    plan: RollingPlan, events: pa.Schema, queries: pa.Schema, at_time: str, at_keys: tuple
+) -> None:
+    """Raise, before any work, for a query table that cannot be matched to the events: a
+    missing column, a key or time of another kind, an output name it already has."""
+    fields = {f.name: f.type for f in queries}
+    if len(at_keys) != len(plan.keys):
+        raise ValueError(
+            f"at_key names {len(at_keys)} column(s) for the {len(plan.keys)} of key {plan.keys}"
+        )
+    for name, role in [(at_time, "at_time"), *((k, "at_key") for k in at_keys)]:
+        if name not in fields:
+            raise ValueError(f"{role} column {name!r} is not in the query table")
+    ttype, qtype = events.field(plan.time).type, fields[at_time]
+    if _kind(ttype) != _kind(qtype):
+        raise TypeError(
+            f"at_time column {at_time!r} holds {qtype}, the events' time {plan.time!r} {ttype}: "
+            "both timestamps or dates, or both numbers"
+        )
+    for k, a in zip(plan.keys, at_keys):
+        if not pa.types.is_null(fields[a]) and not _castable(fields[a], events.field(k).type):
+            raise TypeError(
+                f"at_key column {a!r} holds {fields[a]}, the events' key {k!r} "
+                f"{events.field(k).type}"
+            )
+    taken = [e.name for e in plan.entries if e.name in fields]
+    if taken:
+        raise ValueError(f"output column(s) {taken} already exist in the query table")
+
+
+def _kind(t: pa.DataType) -> str:
+    return "time" if pa.types.is_timestamp(t) or pa.types.is_date(t) else "number"
+
+
+def _castable(source: pa.DataType, target: pa.DataType) -> bool:
+    if source == target:
+        return True
+    numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal)
+    strings = (pa.types.is_string, pa.types.is_large_string)
+    return any(
+        f(source) and any(g(target) for g in group) for group in (numeric, strings) for f in group
+    )
+
+
+def _segments(
+    plan: RollingPlan, events: pa.Table, seg: np.ndarray, queries: pa.Table, at_keys: tuple
+) -> np.ndarray:
+    """Each query's segment of the sorted events (the run of its key), -1 for none: a key
+    without events, or a null in the query's key."""
+    q = queries.num_rows
+    groups = len(seg) - 1
+    if not plan.keys:
+        return np.full(q, 0 if groups else -1, np.int64)
+    first = events.select(list(plan.keys)).take(pa.array(seg[:-1]))  # one row per segment
+    asked = pa.table(
+        [
+            pc.cast(queries.column(a), first.schema.field(k).type)
+            for k, a in zip(plan.keys, at_keys)
+        ],
+        names=list(plan.keys),
+    )
+    keyed = key_codes(pa.concat_tables([first, asked]), plan.keys)
+    of_code = np.full(keyed.m, -1, np.int64)
+    of_code[keyed.codes[:groups]] = np.arange(groups)
+    out = of_code[keyed.codes[groups:]]
+    for a in at_keys:
+        column = queries.column(a)
+        if column.null_count:
+            out[pc.is_null(column).to_numpy(zero_copy_only=False)] = -1
+    null_key = np.zeros(groups, bool)  # events with a null key match no query
+    for k in plan.keys:
+        null_key |= pc.is_null(first.column(k)).to_numpy(zero_copy_only=False)
+    if null_key.any():
+        out[null_key[np.maximum(out, 0)] & (out >= 0)] = -1
+    return out
+
+
+def compute_at(
+    plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str, at_keys: tuple
+) -> list[pa.Array]:
+    """Every entry's column at the rows of ``queries`` (in their order), over ``events``."""
+    order, times, seg = arrange(plan, events)
+    if order is not None:
+        events = events.take(pa.array(order))
+    events = events.combine_chunks()
+    qseg = _segments(plan, events, seg, queries, at_keys)
+    qtimes = times_of(replace(plan, time=at_time), queries)
+    qorder = np.lexsort((qtimes, qseg))
+    qseg, qtimes = qseg[qorder], qtimes[qorder]
+    frames = {}
+    for f in plan.frames:
+        lo, hi = np.empty(len(qseg), np.int64), np.empty(len(qseg), np.int64)
+        start = 0.0 if f.start is None else float(f.start)
+        end = 0.0 if f.end is None else float(f.end)
+        at_bounds(
+            times,
+            seg,
+            qseg,
+            qtimes,
+            f.kind == "rows",
+            start,
+            end,
+            f.start is None,
+            f.end is None,
+            lo,
+            hi,
+        )
+        frames[f] = Frames.given(times, lo, hi)
+    times_col = events.column(plan.time)
+    columns = evaluate(plan.entries, events, frames, times_col)
+    back = np.empty(len(qorder), np.int64)
+    back[qorder] = np.arange(len(qorder))
+    return [c.take(pa.array(back)) for c in columns]

@@ -1,0 +1,282 @@
+"""rolling_aggregate(events, ..., at=queries): point-in-time frames against a nested loop over
+both tables (every query scans its key's events), on Arrow, Polars and pandas: several keys, a
+null key in both tables, keys without events, queries before any event, ties between query
+and event times, null times, null and NaN values, int, double and decimal columns, numeric and
+timestamp times, range and rows frames ending before, at and after the query's time."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pytest
+
+import windowagg
+from tests.engine.sql_oracle import _order_key, sql_aggregate
+from tests.engine.test_rolling_table import SQL, arrow, random_rows, same
+from windowagg.engine import sweep
+from windowagg.frames import frame
+
+FRAMES = [
+    "range:6",
+    "range:-4,-1",
+    "range:-4,+3",
+    "range:unbounded,0",
+    "range:+2,+5",
+    "rows:4",
+    "rows:-2,+2",
+    "rows:unbounded,0",
+    "rows:+1,+3",
+]
+T0 = dt.datetime(2024, 3, 1)
+
+
+def queries(seed: int, n: int = 90) -> list[dict]:
+    """Query rows: keys 0-5 (4 and 5 have no events), a null key, null times, times from
+    before the first event to after the last, many equal to an event's."""
+    rng = np.random.default_rng(seed)
+    return [
+        {
+            "key": None if rng.random() < 0.05 else int(rng.integers(0, 6)),
+            "when": None if rng.random() < 0.05 else int(rng.integers(-5, 46)),
+            "qid": i,
+        }
+        for i in range(n)
+    ]
+
+
+def query_table(rows: list[dict], timestamps: bool = False) -> pa.Table:
+    when = [None if r["when"] is None else r["when"] for r in rows]
+    if timestamps:
+        when = [None if w is None else T0 + dt.timedelta(seconds=w) for w in when]
+    return pa.table(
+        {
+            "qid": [r["qid"] for r in rows],
+            "key": pa.array([r["key"] for r in rows], pa.int64()),
+            "when": pa.array(when, pa.timestamp("us") if timestamps else pa.int64()),
+        }
+    )
+
+
+def picked(events: list[dict], q: dict, text: str) -> list[int]:
+    """The events of a query's frame, by the definition: same non-null key; range frames by
+    time, rows frames counted from the last event at or before the query's time."""
+    f = frame(text)
+    if q["key"] is None or q["when"] is None:
+        return []
+    group = sorted(
+        (j for j, e in enumerate(events) if e["k"] == q["key"]),
+        key=lambda j: (_order_key(events[j]["t"]), events[j]["id"]),
+    )
+
+    def t(j):
+        return -math.inf if events[j]["t"] is None else events[j]["t"]
+
+    if f.kind == "range":
+        return [
+            j
+            for j in group
+            if (f.start is None or t(j) >= q["when"] + f.start)
+            and (f.end is None or t(j) <= q["when"] + f.end)
+        ]
+    p = sum(1 for j in group if t(j) <= q["when"]) - 1
+    lo = 0 if f.start is None else max(p + int(f.start), 0)
+    hi = len(group) - 1 if f.end is None else min(p + int(f.end), len(group) - 1)
+    return group[lo : hi + 1]
+
+
+def aggs_for(text: str) -> dict:
+    aggs = {f"{a}_{c}": (a, c, text) for a in SQL for c in ("x", "i")}
+    return aggs | {
+        "n": ("count", "*", text),
+        "dsum": ("sum", "d", text),
+        "dmax": ("max", "d", text),
+        "davg": ("mean", "d", text),
+    }
+
+
+def check(events, qrows, out_columns, aggs) -> None:
+    for name, (agg, column, text) in aggs.items():
+        got = out_columns(name)
+        for i, q in enumerate(qrows):
+            vals = [events[j][column] if column != "*" else 1 for j in picked(events, q, text)]
+            want = sql_aggregate(agg, vals)
+            assert same(got[i], want), (name, q, got[i], want, vals)
+
+
+@pytest.mark.parametrize("text", FRAMES)
+def test_arrow_and_polars_equal_the_definition(text) -> None:
+    events, qrows = random_rows(len(text) * 11 + ord(text[-1])), queries(len(text))
+    aggs = aggs_for(text)
+    out = windowagg.rolling_aggregate(
+        arrow(events),
+        time="t",
+        key="k",
+        aggs=aggs,
+        order_by="id",
+        at=query_table(qrows),
+        at_time="when",
+        at_key="key",
+    )
+    assert out.column_names[:3] == ["qid", "key", "when"]
+    assert out.column("qid").to_pylist() == [q["qid"] for q in qrows]  # the queries' order
+    check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
+    polars = windowagg.rolling_aggregate(
+        pl.from_arrow(arrow(events)),
+        time="t",
+        key="k",
+        aggs=aggs,
+        order_by="id",
+        at=pl.from_arrow(query_table(qrows)),
+        at_time="when",
+        at_key="key",
+    )
+    assert isinstance(polars, pl.DataFrame)
+    assert polars.to_arrow().equals(out)
+
+
+def test_pandas_queries_come_back_as_pandas_in_their_order() -> None:
+    events = [
+        r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
+        for r in random_rows(3)
+    ]
+    qrows = queries(3)
+    aggs = {
+        "s": ("sum", "x", "range:6"),
+        "n": ("count", "*", "rows:4"),
+        "m": ("max", "x", "range:-4,-1"),
+    }
+    qdf = query_table(qrows).to_pandas().set_index("qid", drop=False)
+    out = windowagg.rolling_aggregate(
+        arrow(events).to_pandas(),
+        time="t",
+        key="k",
+        aggs=aggs,
+        order_by="id",
+        at=qdf,
+        at_time="when",
+        at_key="key",
+    )
+    assert isinstance(out, pd.DataFrame) and list(out.index) == list(qdf.index)
+    for name, (agg, column, text) in aggs.items():
+        for i, q in enumerate(qrows):
+            vals = [events[j][column] if column != "*" else 1 for j in picked(events, q, text)]
+            want = sql_aggregate(agg, vals)
+            got = out[name].iloc[i]
+            assert (want is None and pd.isna(got)) or math.isclose(got, want), (name, q, got, want)
+
+
+@pytest.mark.parametrize(
+    "text,seconds",
+    [
+        ("range:6s", "range:6"),
+        ("range:-6s,-1us", "range:-6,-0.000001"),
+        ("rows:4", "rows:4"),
+        ("range:-3s,+2s", "range:-3,+2"),
+    ],
+)
+def test_timestamp_times(text, seconds) -> None:
+    events = random_rows(21)
+    stamps = [None if r["t"] is None else T0 + dt.timedelta(seconds=r["t"]) for r in events]
+    table = arrow(events).append_column("ts", pa.array(stamps, pa.timestamp("us")))
+    qrows = queries(21)
+    aggs = {"s": ("sum", "i", text), "n": ("count", "x", text), "hi": ("max", "x", text)}
+    out = windowagg.rolling_aggregate(
+        table,
+        time="ts",
+        key="k",
+        aggs=aggs,
+        order_by="id",
+        at=query_table(qrows, timestamps=True),
+        at_time="when",
+        at_key="key",
+    )
+    brute = {n: (a, c, seconds) for n, (a, c, _) in aggs.items()}
+    check(events, qrows, lambda n: out.column(n).to_pylist(), brute)
+    assert out.schema.field("s").type == pa.int64() and out.schema.field("n").type == pa.int64()
+
+
+@pytest.mark.parametrize("text", ["range:6", "range:-4,+3", "range:unbounded,0"])
+def test_at_the_events_themselves_equals_rolling_aggregate(text) -> None:
+    events = random_rows(8)
+    table = arrow(events)
+    aggs = aggs_for(text)
+    plain = windowagg.rolling_aggregate(table, time="t", key="k", aggs=aggs, order_by="id")
+    at = windowagg.rolling_aggregate(table, time="t", key="k", aggs=aggs, order_by="id", at=table)
+    assert at.equals(plain)
+
+
+def test_the_compiled_path_ran(monkeypatch) -> None:
+    def fail(*a):
+        raise AssertionError("the Python reference ran")
+
+    monkeypatch.setattr(sweep, "_reference", fail)
+    events, qrows = random_rows(4), queries(4)
+    aggs = {"s": ("sum", "x", "range:6"), "m": ("mean", "i", "rows:4")}
+    out = windowagg.rolling_aggregate(
+        arrow(events),
+        time="t",
+        key="k",
+        aggs=aggs,
+        order_by="id",
+        at=query_table(qrows),
+        at_time="when",
+        at_key="key",
+    )
+    check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
+
+
+def test_a_user_aggregation_sees_each_frame_in_time_order() -> None:
+    from tests.aggs import Concat
+
+    events = [
+        r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}
+        for r in random_rows(9)
+    ]
+    qrows = queries(9)
+    out = windowagg.rolling_aggregate(
+        arrow(events),
+        time="t",
+        key="k",
+        aggs={"c": (Concat(), "i", "range:-4,+3")},
+        order_by="id",
+        at=query_table(qrows),
+        at_time="when",
+        at_key="key",
+    )
+    got = out.column("c").to_pylist()
+    for i, q in enumerate(qrows):
+        vals = [
+            events[j]["i"] for j in picked(events, q, "range:-4,+3") if events[j]["i"] is not None
+        ]
+        want = sql_aggregate("library", vals, Concat())
+        assert got[i] == want, (q, got[i], want)
+
+
+@pytest.mark.parametrize(
+    "kw,error,match",
+    [
+        ({"at_time": "nope"}, ValueError, "at_time column 'nope'"),
+        ({"at_key": "nope"}, ValueError, "at_key column 'nope'"),
+        ({"at_key": ["key", "qid"]}, ValueError, "at_key names 2"),
+        ({"at_time": "key", "at_key": "qid", "time": "ts"}, TypeError, "both timestamps"),
+        ({"aggs": {"qid": ("sum", "x", "range:6")}}, ValueError, "already exist in the query"),
+    ],
+)
+def test_bad_queries_are_refused_before_any_work(kw, error, match) -> None:
+    events = random_rows(2)
+    table = arrow(events).append_column("ts", pa.array([T0] * len(events), pa.timestamp("us")))
+    args = {
+        "time": "t",
+        "key": "k",
+        "aggs": {"s": ("sum", "x", "range:6")},
+        "at_time": "when",
+        "at_key": "key",
+    }
+    args |= kw
+    with pytest.raises(error, match=match):
+        windowagg.rolling_aggregate(table, at=query_table(queries(2)), **args)
