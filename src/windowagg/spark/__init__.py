@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.entries import names
 from .batch import run_batch
 from .plan import make_plan, make_rolling_plan
 from .rolling import run_rolling
+from .rolling_at import run_at
 from .session import SparkUnavailable, require_pyspark, spark_session
 from .stream import run_stream
 
@@ -90,10 +92,20 @@ def window_aggregate(
 
 
 def rolling_aggregate(
-    df: Any, *, time: str, key: Any = None, aggs: dict, order_by: Any = None
+    df: Any,
+    *,
+    time: str,
+    key: Any = None,
+    aggs: dict,
+    order_by: Any = None,
+    at: Any = None,
+    at_time: str | None = None,
+    at_key: Any = None,
 ) -> Any:
     """Per-row window functions: ``df`` with every row and column, plus one column per entry
-    of ``aggs``, a dict ``output name -> (aggregation, column, frame)``.
+    of ``aggs``, a dict ``output name -> (aggregation, column, frame)``; with ``at``, the same
+    frames over ``df``'s rows placed at the rows of another DataFrame (point-in-time
+    features).
 
     The same vocabulary, rules and types as :func:`windowagg.rolling_aggregate` on local
     tables; the values equal Spark's
@@ -116,11 +128,20 @@ def rolling_aggregate(
         shorthands ``range:1h`` and ``rows:100``.
     order_by : str, list of str or None
         Orders rows with equal times (rows frames, ``first``, ``last``).
+    at : pyspark.sql.DataFrame, optional
+        The query rows (a batch DataFrame): each gets every entry over the rows of ``df``
+        with the same key whose time lies in the frame placed at the query's time
+        (:func:`windowagg.rolling_aggregate` says what ``range`` and ``rows`` mean there).
+    at_time : str, optional
+        The query DataFrame's time column (default: ``time``).
+    at_key : str, list of str or None
+        The query DataFrame's key columns, matched to ``key`` in order (default: ``key``).
 
     Returns
     -------
     pyspark.sql.DataFrame
-        Every input row, the input's columns, then the new ones.
+        Every input row, the input's columns, then the new ones; with ``at``, every query row
+        with its columns, then the new ones.
 
     Complexity
     ----------
@@ -131,4 +152,7 @@ def rolling_aggregate(
     require_pyspark()
 
     plan = make_rolling_plan(df, time=time, key=key, aggs=aggs, order_by=order_by)
+    if at is not None:
+        at_keys = plan.keys if at_key is None else names(at_key, "at_key")
+        return run_at(df, at, plan, time if at_time is None else at_time, at_keys)
     return run_rolling(df, plan)

@@ -1,0 +1,83 @@
+"""``rolling_aggregate(events, ..., at=queries)`` on Spark: point-in-time frames computed by the
+local engine (:mod:`windowagg.engine.rolling_at`) inside each Python worker.
+
+The events (the columns the entries read) and the queries (all their columns, renamed aside)
+are put in one DataFrame, hash-partitioned by key, so that a key's events and queries meet in
+one partition, and each partition goes through ``mapInArrow``: its events and queries apart,
+then every query's frames over its key's events, exactly, in one pass per key. The query rows
+come back whole with one column per entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..engine.memory import engine_memory
+from ..engine.rolling_at import check_queries, compute_at
+from ..engine.rolling_plan import RollingPlan
+from .batch import cores, quoted
+from .plan import arrow_schema, entry_field
+
+__all__ = ["run_at"]
+
+#: the union's column that tells an event (true) from a query (false)
+EVENT = "__wa_event"
+
+
+def run_at(events: Any, queries: Any, plan: RollingPlan, at_time: str, at_keys: tuple) -> Any:
+    """The query rows of ``queries`` with the plan's entries over ``events`` at their times."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    if events.isStreaming or queries.isStreaming:
+        raise ValueError("at= takes batch DataFrames (events and queries)")
+    check_queries(plan, arrow_schema(events), arrow_schema(queries), at_time, at_keys)
+
+    def col(name: str) -> Any:
+        return F.col(quoted(name))
+
+    types = {f.name: f.dataType for f in events.schema.fields}
+    reads = list(
+        dict.fromkeys(
+            [*plan.keys, plan.time, *plan.order_by, *(c for e in plan.entries for c in e.inputs)]
+        )
+    )
+    asked = {c: f"__wa_q{i}" for i, c in enumerate(queries.columns)}  # the queries' own columns
+    sides = [
+        events.select(*[col(c) for c in reads], F.lit(True).alias(EVENT)),
+        queries.select(
+            *[col(a).cast(types[k]).alias(k) for k, a in zip(plan.keys, at_keys)],
+            col(at_time).cast(types[plan.time]).alias(plan.time),
+            *[col(c).alias(asked[c]) for c in queries.columns],
+            F.lit(False).alias(EVENT),
+        ),
+    ]
+    both = sides[0].unionByName(sides[1], allowMissingColumns=True)
+    keyed = [col(k) for k in plan.keys]
+    spread = both.repartition(cores(events), *keyed) if keyed else both.repartition(1)
+    fields = [entry_field(e, types, plan.time) for e in plan.entries]
+    schema = StructType([*queries.schema.fields, *fields])
+    return spread.mapInArrow(_worker(plan, reads, asked), schema)
+
+
+def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):
+    def go(batches: Any) -> Any:
+        batches = list(batches)
+        if not batches:
+            return
+        table = pa.Table.from_batches(batches)
+        event = table.column(EVENT)
+        events = table.filter(event).select(reads)
+        queries = table.filter(pc.invert(event))
+        if not queries.num_rows:
+            return
+        with engine_memory():
+            new = compute_at(plan, events, queries, plan.time, plan.keys)
+        names = [*asked, *(e.name for e in plan.entries)]
+        columns = [queries.column(asked[c]) for c in asked] + new
+        yield from pa.Table.from_arrays(columns, names=names).to_batches()
+
+    return go
