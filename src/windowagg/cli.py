@@ -50,6 +50,9 @@ def _run(args: argparse.Namespace) -> int:
         tuple(args.rolling or ()),
         tuple(args.order_by or ()),
         args.engine,
+        args.at,
+        args.at_time,
+        tuple(args.at_key or ()),
     )
     try:
         summary = run(ra)
@@ -138,6 +141,21 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
         action="append",
         metavar="COLUMN",
         help="orders rows with equal times (rows frames; repeat)",
+    )
+    run.add_argument(
+        "--at",
+        metavar="QUERIES",
+        help="with --rolling: the frames placed at these rows' times instead of the input's "
+        "(point-in-time features); CSV, JSON lines or Parquet; every query row is written",
+    )
+    run.add_argument(
+        "--at-time", metavar="COLUMN", help="the queries' time column (default --time)"
+    )
+    run.add_argument(
+        "--at-key",
+        action="append",
+        metavar="COLUMN",
+        help="the queries' key columns, matched to --key in order (default --key; repeat)",
     )
     run.add_argument("--output", required=True, help="output directory (must not exist)")
     run.add_argument("--format", choices=["parquet", "csv"], default="parquet")

@@ -24,7 +24,9 @@ from .run_args import (
     UserError,
     aggregate,
     check_columns,
+    check_queries,
     files_of,
+    input_format,
     write_atomically,
 )
 from .tables import rolling_aggregate, window_aggregate
@@ -41,12 +43,15 @@ def read(src: Path, fmt: str) -> Any:
         raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
 
 
-def prepare_time(table: Any, args: RunArgs) -> Any:
-    """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
-    plain numbers with --time-unit none; dates and timestamps as they are."""
+def prepare_time(table: Any, args: RunArgs, column: str | None = None) -> Any:
+    """The time column (``--time``'s, or ``column`` of the queries) as a timestamp (strings:
+    ISO-8601; numbers: epoch in --time-unit), or plain numbers with --time-unit none; dates and
+    timestamps as they are."""
 
-    check_columns(table.column_names, args)
-    at = table.column_names.index(args.time)
+    if column is None:
+        check_columns(table.column_names, args)
+    name = column or args.time
+    at = table.column_names.index(name)
     col = table.column(at)
     if pa.types.is_timestamp(col.type) or pa.types.is_date(col.type):
         return table
@@ -56,10 +61,10 @@ def prepare_time(table: Any, args: RunArgs) -> Any:
         except pa.ArrowInvalid as e:
             bad = str(e).split("string: ", 1)[-1].split(" as a scalar")[0]
             raise UserError(
-                f"--time: cannot parse {bad} in column {args.time!r} as a time "
+                f"--time: cannot parse {bad} in column {name!r} as a time "
                 "(use ISO-8601, e.g. 2021-01-01 08:30:00)"
             ) from None
-        return table.set_column(at, args.time, parsed)
+        return table.set_column(at, name, parsed)
     if pa.types.is_integer(col.type) or pa.types.is_floating(col.type):
         if args.time_unit == "none":
             return table
@@ -68,8 +73,8 @@ def prepare_time(table: Any, args: RunArgs) -> Any:
             pc.cast(col, pa.int64()) if pa.types.is_integer(col.type) else col, factor
         )
         micros = pc.cast(micros, pa.int64(), safe=False)  # fractions truncated, as Spark's cast
-        return table.set_column(at, args.time, pc.cast(micros, pa.timestamp("us")))
-    raise UserError(f"--time: column {args.time!r} is {col.type}, not a time")
+        return table.set_column(at, name, pc.cast(micros, pa.timestamp("us")))
+    raise UserError(f"--time: column {name!r} is {col.type}, not a time")
 
 
 def _write(table: Any, fmt: str) -> Any:
@@ -93,9 +98,15 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
     if not table.num_rows:
         raise UserError(f"{src}: no rows, only a header")
     table = prepare_time(table, args)
+    queries = None
+    if args.at is not None:
+        at_src = Path(args.at).absolute()
+        queries = read(at_src, input_format(at_src))
+        queries = prepare_time(queries, args, check_queries(queries.column_names, args))
     what = "rolling frames" if args.rolling else "windows"
-    log(f"computing {what} over {table.num_rows:,} rows (local engine)")
-    result = aggregate(table, args, rolling_aggregate, window_aggregate)
+    where = "" if queries is None else f" at {queries.num_rows:,} query rows"
+    log(f"computing {what} over {table.num_rows:,} rows{where} (local engine)")
+    result = aggregate(table, args, rolling_aggregate, window_aggregate, queries)
     log(
         f"writing {result.num_rows:,} {'rows' if args.rolling else 'window rows'} to "
         f"{args.output} ({args.format})"

@@ -9,7 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .run_args import UNITS, RunArgs, UserError, aggregate, check_columns, write_atomically
+from .run_args import (
+    UNITS,
+    RunArgs,
+    UserError,
+    aggregate,
+    check_columns,
+    check_queries,
+    input_format,
+    write_atomically,
+)
 from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
 __all__ = ["compute", "prepare_time", "read", "spark_writer"]
@@ -24,9 +33,9 @@ def read(spark: Any, src: Path, fmt: str) -> Any:
     return reader.parquet(str(src))
 
 
-def prepare_time(df: Any, args: RunArgs) -> Any:
-    """The time column as a timestamp (strings: ISO-8601; numbers: epoch in --time-unit), or
-    plain numbers with --time-unit none."""
+def prepare_time(df: Any, args: RunArgs, column: str | None = None) -> Any:
+    """The time column (``--time``'s, or ``column`` of the queries) as a timestamp (strings:
+    ISO-8601; numbers: epoch in --time-unit), or plain numbers with --time-unit none."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import (
         IntegralType,
@@ -37,18 +46,20 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
     )
 
     fields = {f.name: f.dataType for f in df.schema.fields}
-    check_columns(list(fields), args)
-    ttype = fields[args.time]
-    col = F.col(args.time)
+    if column is None:
+        check_columns(list(fields), args)
+    name = column or args.time
+    ttype = fields[name]
+    col = F.col(name)
     if isinstance(ttype, TimestampType | TimestampNTZType):
         return df
     if isinstance(ttype, StringType):
-        parsed = df.withColumn(args.time, F.try_to_timestamp(col))
+        parsed = df.withColumn(name, F.try_to_timestamp(col))
         bad = df.where(F.try_to_timestamp(col).isNull() & col.isNotNull()).select(col).limit(1)
         rows = bad.collect()
         if rows:
             raise UserError(
-                f"--time: cannot parse {rows[0][0]!r} in column {args.time!r} as "
+                f"--time: cannot parse {rows[0][0]!r} in column {name!r} as "
                 "a time (use ISO-8601, e.g. 2021-01-01 08:30:00)"
             )
         return parsed
@@ -62,8 +73,8 @@ def prepare_time(df: Any, args: RunArgs) -> Any:
             if isinstance(ttype, IntegralType)
             else (col * factor).cast("long")
         )
-        return df.withColumn(args.time, F.timestamp_micros(micros))
-    raise UserError(f"--time: column {args.time!r} is {ttype.simpleString()}, not a time")
+        return df.withColumn(name, F.timestamp_micros(micros))
+    raise UserError(f"--time: column {name!r} is {ttype.simpleString()}, not a time")
 
 
 def spark_writer(result: Any, fmt: str) -> Any:
@@ -97,7 +108,17 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
         raise UserError(f"{src}: no columns (an empty file?)")
     if df.isEmpty():
         raise UserError(f"{src}: no rows, only a header")
-    result = aggregate(prepare_time(df, args), args, rolling_aggregate, window_aggregate).cache()
+    queries = None
+    if args.at is not None:
+        at_src = Path(args.at).absolute()
+        try:
+            queries = read(spark, at_src, input_format(at_src))
+        except Exception as e:  # Spark's own message, on one line
+            raise UserError(f"cannot read {at_src}: {str(e).splitlines()[0]}") from None
+        queries = prepare_time(queries, args, check_queries(queries.columns, args))
+    result = aggregate(
+        prepare_time(df, args), args, rolling_aggregate, window_aggregate, queries
+    ).cache()
     what = "rolling frames" if args.rolling else "windows"
     log(
         f"computing {what} (Spark local mode)"

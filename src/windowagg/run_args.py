@@ -47,6 +47,9 @@ class RunArgs:
     rolling: tuple[str, ...] = ()
     order_by: tuple[str, ...] = ()
     engine: str = "spark"  # or "local": the same engine on one machine, without Spark
+    at: str | None = None  # the query rows' files (--at): point-in-time frames
+    at_time: str | None = None
+    at_key: tuple[str, ...] = ()
 
 
 def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, Any, str]]:
@@ -159,6 +162,14 @@ def check(args: RunArgs) -> tuple[Path, str]:
         )
     if args.time_unit not in (*UNITS, "none"):
         raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")
+    if args.at is not None:
+        if not args.rolling:
+            raise UserError("--at places --rolling frames at the queries' rows: give --rolling")
+        if not Path(args.at).exists():
+            raise UserError(f"--at {args.at} does not exist")
+        input_format(Path(args.at))
+    elif args.at_time is not None or args.at_key:
+        raise UserError("--at-time and --at-key name the columns of --at's table: give --at")
     if args.rolling:
         if args.windows or args.value or args.agg:
             raise UserError(
@@ -223,17 +234,36 @@ def write_atomically(write: Any, out: Path) -> int:
     return 0
 
 
-def aggregate(table: Any, args: RunArgs, rolling_aggregate: Any, window_aggregate: Any) -> Any:
-    """``rolling_aggregate`` (``--rolling``) or ``window_aggregate`` of Spark's or the local
-    tables' functions on ``table``, as the arguments say; their errors as a UserError."""
+def check_queries(columns: list[str], args: RunArgs) -> str:
+    """Every column ``--at-time`` and ``--at-key`` name is in the query table; the queries'
+    time column."""
+    at_time = args.at_time or args.time
+    for name, role in [(at_time, "--at-time"), *((k, "--at-key") for k in args.at_key)]:
+        if name not in columns:
+            raise UserError(
+                f"{role}: no column {name!r} in {args.at} (columns: {', '.join(columns)})"
+            )
+    return at_time
+
+
+def aggregate(
+    table: Any, args: RunArgs, rolling_aggregate: Any, window_aggregate: Any, at: Any = None
+) -> Any:
+    """``rolling_aggregate`` (``--rolling``, at the rows of ``at``: ``--at``) or
+    ``window_aggregate`` of Spark's or the local tables' functions on ``table``, as the
+    arguments say; their errors as a UserError."""
     try:
         if args.rolling:
+            at_args = {}
+            if at is not None:
+                at_args = {"at": at, "at_time": args.at_time, "at_key": list(args.at_key) or None}
             return rolling_aggregate(
                 table,
                 time=args.time,
                 key=args.key or None,
                 aggs=rolling_entries(args.rolling),
                 order_by=list(args.order_by) or None,
+                **at_args,
             )
         return window_aggregate(
             table,

@@ -434,3 +434,57 @@ def test_local_engine_json_epoch_and_csv_out(trips, tmp_path):
     )
     lines = (out / "part-00000.csv").read_text().splitlines()
     assert len(lines) == 2 and lines[1].endswith(",30")  # one session of 30 rows
+
+
+def test_rolling_at_queries_on_both_engines(trips, tmp_path, spark, capsys):
+    """``--at``: every query row, with the frames of the events of its key before its time; the
+    local engine and Spark write the same rows, each equal to the library's answer."""
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+
+    import windowagg
+
+    csv, _ = trips
+    queries = tmp_path / "q.csv"
+    queries.write_text(
+        "asked,area,qid\n"
+        + "".join(f"2024-01-01 00:00:{s:02d},{s % 4},{s}\n" for s in range(1, 60, 7))
+    )
+    argv = [csv, "--time", "ts", "--key", "zone", "--at", queries, "--at-time", "asked"]
+    argv += ["--at-key", "area", "--rolling", "s=sum:fare:range:-10s,-1us"]
+    argv += ["--rolling", "n=count:*:rows:3"]
+    for engine in ("local", "spark"):
+        assert run(*argv, "--engine", engine, "--output", tmp_path / engine) == 0
+        assert "rows written" in capsys.readouterr().out
+    assert _rows(tmp_path / "local", spark) == _rows(tmp_path / "spark", spark)
+    got = pq.read_table(str(tmp_path / "local")).sort_by("qid")
+    events = pcsv.read_csv(csv)
+    asked = pcsv.read_csv(queries)
+    want = windowagg.rolling_aggregate(
+        events,
+        time="ts",
+        key="zone",
+        at=asked,
+        at_time="asked",
+        at_key="area",
+        aggs={"s": ("sum", "fare", "range:-10s,-1us"), "n": ("count", "*", "rows:3")},
+    ).sort_by("qid")
+    assert got.column("qid").to_pylist() == list(range(1, 60, 7))
+    assert got.column("s").to_pylist() == want.column("s").to_pylist()
+    assert got.column("n").to_pylist() == want.column("n").to_pylist()
+
+
+def test_at_needs_rolling(trips, tmp_path, capsys):
+    csv, _ = trips
+    argv = [
+        "--window",
+        "tumbling:10s",
+        "--agg",
+        "sum:fare",
+        "--at",
+        csv,
+        "--output",
+        tmp_path / "o",
+    ]
+    code = run(csv, "--time", "ts", *argv)
+    assert code == 1 and "--at places --rolling frames" in capsys.readouterr().err
