@@ -143,6 +143,7 @@ def run_demo(
     agree.append(_local(pdf, revenue, log))
     features, ok = _rolling(df, log)
     agree.append(ok)
+    agree.append(_point_in_time(df, log))
 
     busiest = (
         revenue.where(F.col("window") == "sliding:1h/15m").orderBy(F.col("fares").desc()).first()
@@ -153,15 +154,7 @@ def run_demo(
         f"{busiest['fares']:,.2f} (largest {busiest['max_fare']:,.2f}, 90% at most "
         f"{busiest['p90_fare']:,.2f})"
     )
-    sessions = revenue.where(F.col("window") == "session:3m")
-    longest = sessions.withColumn(
-        "len", F.col("window_end").cast("long") - F.col("window_start").cast("long")
-    )
-    top = longest.orderBy(F.col("len").desc()).first()
-    log(
-        f"  longest busy spell (no 3-minute gap): zone {top['zone']}, "
-        f"{top['len'] / 3600:.1f} h from {top['window_start']:%a %H:%M}"
-    )
+    _sessions(revenue.where(F.col("window") == "session:3m"), log)
 
     out = Path(output)
     out.mkdir(parents=True, exist_ok=True)
@@ -280,6 +273,91 @@ def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
         f"{top['pickup']:%a %H:%M}"
     )
     return ours, bad == 0
+
+
+#: point-in-time features at a sample of the pickups: the zone's fares and trips in the hour
+#: and the day before, the pickup's own instant left out (what a model may know then)
+BEFORE = {
+    "fares_prev_1h": ("sum", "fare", "range:-1h,-1us"),
+    "trips_prev_1h": ("count", "*", "range:-1h,-1us"),
+    "fares_prev_1d": ("sum", "fare", "range:-1d,-1us"),
+    "trips_prev_1d": ("count", "*", "range:-1d,-1us"),
+}
+
+
+def _point_in_time(df: Any, log: Any) -> bool:
+    """Features of the trips at a sample of pickups (``rolling_aggregate(..., at=)``),
+    checked against Spark's range join and group by."""
+    from pyspark.sql import functions as F
+
+    asked = (
+        df.sample(fraction=0.01, seed=3)
+        .select(F.monotonically_increasing_id().alias("request"), "zone", "pickup")
+        .cache()
+    )
+    start = time.perf_counter()
+    ours = rolling_aggregate(df, time="pickup", key="zone", aggs=BEFORE, at=asked).cache()
+    n = ours.count()
+    log(
+        f"windowagg: {len(BEFORE)} point-in-time features ({', '.join(BEFORE)}) at {n:,} "
+        f"sampled pickups, from the trips before each, in {time.perf_counter() - start:.1f} s"
+    )
+    e, q = df.alias("e"), asked.alias("q")
+    day = (F.col("e.pickup") >= F.col("q.pickup") - F.expr("INTERVAL 1 DAY")) & (
+        F.col("e.pickup") < F.col("q.pickup")
+    )
+    hour = F.col("e.pickup") >= F.col("q.pickup") - F.expr("INTERVAL 1 HOUR")
+    ref = (
+        q.join(e, (F.col("e.zone") == F.col("q.zone")) & day, "left")
+        .groupBy("q.request")
+        .agg(
+            F.sum(F.when(hour, F.col("e.fare"))).alias("fares_prev_1h"),
+            F.count(F.when(hour, F.lit(1))).alias("trips_prev_1h"),
+            F.sum("e.fare").alias("fares_prev_1d"),
+            F.count("e.fare").alias("trips_prev_1d"),
+        )
+    )
+    joined = ours.alias("a").join(ref.alias("b"), "request", "full_outer")
+    differ = [
+        (F.col(f"a.{c}").isNull() != F.col(f"b.{c}").isNull())
+        | (F.abs(F.col(f"a.{c}") - F.col(f"b.{c}")) > 1e-6)
+        for c in BEFORE
+    ]
+    bad = joined.where(functools.reduce(lambda x, y: x | y, differ)).count()
+    log(f"  Spark's range join and group by agree: {'yes' if bad == 0 else f'NO ({bad} differ)'}")
+    top = ours.orderBy(F.col("trips_prev_1h").desc(), "pickup").first()
+    log(
+        f"  the busiest hour before a sampled pickup: zone {top['zone']}, {top['trips_prev_1h']} "
+        f"trips and {top['fares_prev_1h']:,.2f} in fares before {top['pickup']:%a %H:%M}"
+    )
+    ours.unpersist()
+    asked.unpersist()
+    return bad == 0
+
+
+def _sessions(sessions: Any, log: Any) -> None:
+    """What the session windows say: how the quietest and the busiest zones' busy spells
+    (trips with no 3-minute gap) look."""
+    from pyspark.sql import functions as F
+
+    minutes = (F.col("window_end").cast("long") - F.col("window_start").cast("long")) / 60
+    per_zone = (
+        sessions.groupBy("zone")
+        .agg(
+            F.count("*").alias("spells"),
+            F.median(minutes).alias("median"),
+            F.max(minutes).alias("longest"),
+        )
+        .orderBy(F.col("spells").desc())
+        .collect()
+    )
+    quiet, busy = per_zone[0], per_zone[-1]
+    log(
+        f"  busy spells (no 3-minute gap between trips): zone {quiet['zone']} has the most, "
+        f"{quiet['spells']:,}, of {quiet['median']:.1f} min (median; the longest "
+        f"{quiet['longest']:.0f} min); zone {busy['zone']} the fewest, {busy['spells']:,}, of "
+        f"{busy['median']:.0f} min (median)"
+    )
 
 
 def _chart(pdf: Any, path: Any) -> None:
