@@ -89,6 +89,12 @@ def picked(events: list[dict], q: dict, text: str) -> list[int]:
     return group[lo : hi + 1]
 
 
+def at_queries(events, queries_, aggs):
+    """``rolling_aggregate`` of the events (key k, time t, ties by id) at the query rows."""
+    kw = {"time": "t", "key": "k", "order_by": "id", "at_time": "when", "at_key": "key"}
+    return windowagg.rolling_aggregate(events, aggs=aggs, at=queries_, **kw)
+
+
 def aggs_for(text: str) -> dict:
     aggs = {f"{a}_{c}": (a, c, text) for a in SQL for c in ("x", "i")}
     return aggs | {
@@ -112,29 +118,11 @@ def check(events, qrows, out_columns, aggs) -> None:
 def test_arrow_and_polars_equal_the_definition(text) -> None:
     events, qrows = random_rows(len(text) * 11 + ord(text[-1])), queries(len(text))
     aggs = aggs_for(text)
-    out = windowagg.rolling_aggregate(
-        arrow(events),
-        time="t",
-        key="k",
-        aggs=aggs,
-        order_by="id",
-        at=query_table(qrows),
-        at_time="when",
-        at_key="key",
-    )
+    out = at_queries(arrow(events), query_table(qrows), aggs)
     assert out.column_names[:3] == ["qid", "key", "when"]
     assert out.column("qid").to_pylist() == [q["qid"] for q in qrows]  # the queries' order
     check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
-    polars = windowagg.rolling_aggregate(
-        pl.from_arrow(arrow(events)),
-        time="t",
-        key="k",
-        aggs=aggs,
-        order_by="id",
-        at=pl.from_arrow(query_table(qrows)),
-        at_time="when",
-        at_key="key",
-    )
+    polars = at_queries(pl.from_arrow(arrow(events)), pl.from_arrow(query_table(qrows)), aggs)
     assert isinstance(polars, pl.DataFrame)
     assert polars.to_arrow().equals(out)
 
@@ -151,16 +139,7 @@ def test_pandas_queries_come_back_as_pandas_in_their_order() -> None:
         "m": ("max", "x", "range:-4,-1"),
     }
     qdf = query_table(qrows).to_pandas().set_index("qid", drop=False)
-    out = windowagg.rolling_aggregate(
-        arrow(events).to_pandas(),
-        time="t",
-        key="k",
-        aggs=aggs,
-        order_by="id",
-        at=qdf,
-        at_time="when",
-        at_key="key",
-    )
+    out = at_queries(arrow(events).to_pandas(), qdf, aggs)
     assert isinstance(out, pd.DataFrame) and list(out.index) == list(qdf.index)
     for name, (agg, column, text) in aggs.items():
         for i, q in enumerate(qrows):
@@ -217,16 +196,7 @@ def test_the_compiled_path_ran(monkeypatch) -> None:
     monkeypatch.setattr(sweep, "_reference", fail)
     events, qrows = random_rows(4), queries(4)
     aggs = {"s": ("sum", "x", "range:6"), "m": ("mean", "i", "rows:4")}
-    out = windowagg.rolling_aggregate(
-        arrow(events),
-        time="t",
-        key="k",
-        aggs=aggs,
-        order_by="id",
-        at=query_table(qrows),
-        at_time="when",
-        at_key="key",
-    )
+    out = at_queries(arrow(events), query_table(qrows), aggs)
     check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
 
 
@@ -238,16 +208,7 @@ def test_a_user_aggregation_sees_each_frame_in_time_order() -> None:
         for r in random_rows(9)
     ]
     qrows = queries(9)
-    out = windowagg.rolling_aggregate(
-        arrow(events),
-        time="t",
-        key="k",
-        aggs={"c": (Concat(), "i", "range:-4,+3")},
-        order_by="id",
-        at=query_table(qrows),
-        at_time="when",
-        at_key="key",
-    )
+    out = at_queries(arrow(events), query_table(qrows), {"c": (Concat(), "i", "range:-4,+3")})
     got = out.column("c").to_pylist()
     for i, q in enumerate(qrows):
         vals = [
