@@ -134,7 +134,9 @@ class Facts:
     ``numbers``, ``booleans`` (count_if, bool_and, bool_or) or ``any`` type (count, first,
     last, min, max, mode, the collections, max_by and min_by). ``keeps_type`` (SQL's rule):
     the result is one of the input's values, in the input's type (min, max, first, last,
-    percentile_approx, mode, max_by, min_by).
+    percentile_approx, mode, max_by, min_by). ``orders`` (SQL's rule): which column it
+    compares, so that it must be orderable: ``"value"`` (min, max, mode, collect_set) or
+    ``"by"`` (the second column of max_by and min_by).
     """
 
     kernel: Kernel | None = None
@@ -152,6 +154,7 @@ class Facts:
     zero_null: bool = False
     takes: str = "numbers"
     keeps_type: bool = False
+    orders: str = ""
 
     @property
     def merged(self) -> tuple[str, ...]:
@@ -689,6 +692,7 @@ class Min(Aggregation):
         partials=("min",),
         takes="any",
         keeps_type=True,
+        orders="value",
     )
 
     def lower_columns(self, cols):
@@ -718,6 +722,7 @@ class Max(Aggregation):
         partials=("max",),
         takes="any",
         keeps_type=True,
+        orders="value",
     )
 
     def lower_columns(self, cols):
@@ -807,6 +812,7 @@ class MaxBy(Aggregation):
         columns=2,
         takes="any",
         keeps_type=True,
+        orders="by",
     )
     identity = None
     selective = True
@@ -839,6 +845,7 @@ class MinBy(MaxBy):
         columns=2,
         takes="any",
         keeps_type=True,
+        orders="by",
     )
 
     def combine(self, a, b):
@@ -1214,7 +1221,7 @@ class Mode(CountDistinct):
     a count per value."""
 
     name = "mode"
-    facts = Facts(sql=True, keeps_ints=True, takes="any", keeps_type=True)
+    facts = Facts(sql=True, keeps_ints=True, takes="any", keeps_type=True, orders="value")
 
     def lower(self, p):
         if not p:
@@ -1235,7 +1242,7 @@ class CollectSet(CountDistinct):
     its hash set's)."""
 
     name = "collect_set"
-    facts = Facts(sql=True, empty=[], result="list", takes="any")
+    facts = Facts(sql=True, empty=[], result="list", takes="any", orders="value")
 
     def lower(self, p):
         return sorted(p)

@@ -176,9 +176,8 @@ def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, An
         takes = facts(agg).takes
         if takes == "booleans" and not pa.types.is_boolean(t):
             raise TypeError(f"aggs[{name!r}]: {sql} needs a boolean column, {c!r} is {t}")
-        ordered = sql in ("min", "max", "mode", "collect_set") or (
-            sql in ("max_by", "min_by") and c == other
-        )
+        orders = facts(agg).orders
+        ordered = (orders == "value" and c == column) or (orders == "by" and c == other)
         if ordered and not _is_orderable(t):
             raise TypeError(f"aggs[{name!r}]: {sql} needs an orderable column, {c!r} is {t}")
         if takes == "numbers" and not _is_numeric(t):
