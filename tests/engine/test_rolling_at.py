@@ -123,8 +123,9 @@ def test_arrow_and_polars_equal_the_definition(text) -> None:
     assert out.column("qid").to_pylist() == [q["qid"] for q in qrows]  # the queries' order
     check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
     polars = at_queries(pl.from_arrow(arrow(events)), pl.from_arrow(query_table(qrows)), aggs)
-    assert isinstance(polars, pl.DataFrame)
-    assert polars.to_arrow().equals(out)
+    assert isinstance(polars, pl.DataFrame) and polars.columns == out.column_names
+    assert polars["qid"].to_list() == [q["qid"] for q in qrows]
+    check(events, qrows, lambda n: polars[n].to_list(), aggs)
 
 
 def test_pandas_queries_come_back_as_pandas_in_their_order() -> None:
@@ -181,12 +182,19 @@ def test_timestamp_times(text, seconds) -> None:
 
 @pytest.mark.parametrize("text", ["range:6", "range:-4,+3", "range:unbounded,0"])
 def test_at_the_events_themselves_equals_rolling_aggregate(text) -> None:
+    """Range frames at the events' own rows are rolling_aggregate's frames (peers included)."""
     events = random_rows(8)
     table = arrow(events)
     aggs = aggs_for(text)
     plain = windowagg.rolling_aggregate(table, time="t", key="k", aggs=aggs, order_by="id")
     at = windowagg.rolling_aggregate(table, time="t", key="k", aggs=aggs, order_by="id", at=table)
-    assert at.equals(plain)
+    # a row with a null key or time is a query that matches nothing (its own frame: empty);
+    # in rolling_aggregate it has the frame of its null key's rows, as Spark partitions them
+    known = [i for i, r in enumerate(events) if r["k"] is not None and r["t"] is not None]
+    assert len(known) > 100
+    for name in aggs:
+        a, b = at.column(name).to_pylist(), plain.column(name).to_pylist()
+        assert all(same(a[i], b[i]) for i in known), name
 
 
 def test_the_compiled_path_ran(monkeypatch) -> None:
@@ -212,7 +220,9 @@ def test_a_user_aggregation_sees_each_frame_in_time_order() -> None:
     got = out.column("c").to_pylist()
     for i, q in enumerate(qrows):
         vals = [
-            events[j]["i"] for j in picked(events, q, "range:-4,+3") if events[j]["i"] is not None
+            float(events[j]["i"])
+            for j in picked(events, q, "range:-4,+3")
+            if events[j]["i"] is not None
         ]
         want = sql_aggregate("library", vals, Concat())
         assert got[i] == want, (q, got[i], want)
@@ -224,7 +234,16 @@ def test_a_user_aggregation_sees_each_frame_in_time_order() -> None:
         ({"at_time": "nope"}, ValueError, "at_time column 'nope'"),
         ({"at_key": "nope"}, ValueError, "at_key column 'nope'"),
         ({"at_key": ["key", "qid"]}, ValueError, "at_key names 2"),
-        ({"at_time": "key", "at_key": "qid", "time": "ts"}, TypeError, "both timestamps"),
+        (
+            {
+                "at_time": "key",
+                "at_key": "qid",
+                "time": "ts",
+                "aggs": {"s": ("sum", "x", "range:6s")},
+            },
+            TypeError,
+            "both timestamps",
+        ),
         ({"aggs": {"qid": ("sum", "x", "range:6")}}, ValueError, "already exist in the query"),
     ],
 )
