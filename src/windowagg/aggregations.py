@@ -36,7 +36,7 @@ import math
 import numbers
 import struct
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -835,18 +835,7 @@ class MinBy(MaxBy):
     """Spark's ``min_by(x, y)``: the x of the smallest y; ties go to the youngest."""
 
     name = "min_by"
-    facts = Facts(
-        Kernel(SELECT, 7),
-        sql=True,
-        sql_partials=("min_by", "min:by"),
-        result="arg",
-        keeps_ints=True,
-        pairs=True,
-        columns=2,
-        takes="any",
-        keeps_type=True,
-        orders="by",
-    )
+    facts = replace(MaxBy.facts, kernel=Kernel(SELECT, 7), sql_partials=("min_by", "min:by"))
 
     def combine(self, a, b):
         if a is None:
