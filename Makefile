@@ -8,12 +8,12 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: install java test demo docs lint format clean
+.PHONY: install java test demo docs lint format wheel clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,dev,bench,docs]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,connect,dev,bench,docs]'
 	@touch $(STAMP)
 
 install: java $(STAMP)
@@ -36,6 +36,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 	@skips=$$(grep -rn --include=*.py "fmt: skip" src tests tools | wc -l); \
 	if [ "$$skips" -gt 10 ]; then echo "$$skips fmt: skip (at most 10: tables of data)"; exit 1; fi
+
+wheel: $(STAMP)
+	bash .ci/wheel
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format src tests tools

@@ -1,6 +1,7 @@
 """Every code block of the README and the documentation, run: Python blocks of a page in order
 in one namespace, in a fresh directory, printing what their ``# -> ...`` comments say; shell
 blocks command by command (``windowagg run`` runs, other ``windowagg`` commands must parse,
+as must code and commands that need a Spark Connect server, ``sc://...``,
 ``make`` targets and ``pip`` extras must exist). Used by ``tests/test_docs.py`` (pages without
 Spark) and ``tests/spark/test_docs.py`` (pages with Spark)."""
 
@@ -79,7 +80,7 @@ def run_shell(block: str) -> None:
         if not words:
             continue
         cmd, args = words[0], words[1:]
-        if cmd == "windowagg" and args[0] == "run":
+        if cmd == "windowagg" and args[0] == "run" and "--remote" not in args:
             _trips()
             assert main(args) == 0, words
             out = args[args.index("--output") + 1]
@@ -106,7 +107,9 @@ def run_page(page: Path, tmp: Path) -> None:
     os.chdir(tmp)
     try:
         for lang, body in blocks(page):
-            if lang == "python":
+            if lang == "python" and "sc://" in body:  # needs a Connect server: compiled only
+                compile(body, str(page), "exec")
+            elif lang == "python":
                 out = io.StringIO()
                 with contextlib.redirect_stdout(out):
                     exec(compile(body, str(page), "exec"), namespace)

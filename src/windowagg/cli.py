@@ -17,14 +17,25 @@ from .pipeline import RunArgs, UserError, run
 from .spark import SparkUnavailable
 from .warmup import warmup
 
+REMOTE_HELP = (
+    "a Spark Connect server instead of a master: sc://HOST:PORT, or local[N] for one "
+    "pyspark starts here (needs windowagg[connect])"
+)
+
 
 def _demo(args: argparse.Namespace) -> int:
     """Generated taxi trips per zone through the Spark pipeline (see windowagg.demo)."""
 
-    print(f"windowagg {__version__} demo: the Spark pipeline on generated data (local mode)")
+    where = f"Spark Connect, {args.remote}" if args.remote else args.master
+    print(f"windowagg {__version__} demo: the Spark pipeline on generated data ({where})")
     try:
         summary = run_demo(
-            args.events, args.seed, args.output, args.master, log=lambda m: print(m, flush=True)
+            args.events,
+            args.seed,
+            args.output,
+            args.master,
+            log=lambda m: print(m, flush=True),
+            remote=args.remote,
         )
     except SparkUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
@@ -53,6 +64,7 @@ def _run(args: argparse.Namespace) -> int:
         args.at,
         args.at_time,
         tuple(args.at_key or ()),
+        args.remote,
     )
     try:
         summary = run(ra)
@@ -166,6 +178,7 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
         help="unit of a numeric time column (none: plain numbers)",
     )
     run.add_argument("--master", help="Spark master (default local[2])")
+    run.add_argument("--remote", help=REMOTE_HELP)
     run.add_argument(
         "--engine",
         choices=["spark", "local"],
@@ -178,6 +191,7 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
     demo.add_argument("--seed", type=int, default=7, help="random seed of the generator")
     demo.add_argument("--output", default="demo-output", help="where results and chart go")
     demo.add_argument("--master", default="local[2]", help="Spark master (default local[2])")
+    demo.add_argument("--remote", help=REMOTE_HELP)
     demo.set_defaults(func=_demo)
 
     bench = sub.add_parser("bench", help="run a benchmark suite")

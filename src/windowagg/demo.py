@@ -78,10 +78,16 @@ def trips_frame(trips: list[Trip]) -> Any:
 
 
 def run_demo(
-    events: int, seed: int, output: str, master: str = "local[2]", log: Any = print
+    events: int,
+    seed: int,
+    output: str,
+    master: str = "local[2]",
+    log: Any = print,
+    remote: str | None = None,
 ) -> dict:
-    """Generate trips, run several windows per zone through the Spark pipeline, check them
-    against Spark's own window functions, write the results and a chart of one zone."""
+    """Generate trips, run several windows per zone through the Spark pipeline (on ``master``,
+    or on the Spark Connect server ``remote``), check them against Spark's own window
+    functions, write the results and a chart of one zone."""
 
     from pyspark.sql import functions as F
 
@@ -91,8 +97,7 @@ def run_demo(
         f"{len(trips):,} taxi trips over {len({t.zone for t in trips})} pickup zones; "
         f"{disorder:.0%} arrive after a later pickup (natural disorder)"
     )
-    spark = spark_session(master, progress=False)
-    spark.sparkContext.setLogLevel("ERROR")
+    spark = spark_session(master, progress=False, remote=remote)
     pdf = trips_frame(trips)
     df = spark.createDataFrame(pdf).cache()
     start = time.perf_counter()

@@ -95,10 +95,9 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
 
     master = args.master or "local[2]"
     try:
-        spark = spark_session(master)
+        spark = spark_session(master, remote=args.remote)
     except SparkUnavailable as e:
         raise UserError(str(e)) from None
-    spark.sparkContext.setLogLevel("ERROR")
     log(f"reading {src} ({fmt})")
     try:
         df = read(spark, src, fmt)
@@ -120,11 +119,12 @@ def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
         prepare_time(df, args), args, rolling_aggregate, window_aggregate, queries
     ).cache()
     what = "rolling frames" if args.rolling else "windows"
-    log(
-        f"computing {what} (Spark local mode)"
-        if master.startswith("local")
-        else f"computing {what} on {master}"
-    )
+    if args.remote is not None:
+        log(f"computing {what} on Spark Connect ({args.remote})")
+    elif master.startswith("local"):
+        log(f"computing {what} (Spark local mode)")
+    else:
+        log(f"computing {what} on {master}")
     rows = result.count()
     log(
         f"writing {rows:,} {'rows' if args.rolling else 'window rows'} to {args.output} "

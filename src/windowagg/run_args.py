@@ -50,6 +50,7 @@ class RunArgs:
     at: str | None = None  # the query rows' files (--at): point-in-time frames
     at_time: str | None = None
     at_key: tuple[str, ...] = ()
+    remote: str | None = None  # a Spark Connect server (--remote) instead of a master
 
 
 def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, Any, str]]:
@@ -159,6 +160,10 @@ def check(args: RunArgs) -> tuple[Path, str]:
         raise UserError(
             "--master runs Spark; --engine local runs on this machine without it: "
             "give one or the other"
+        )
+    if args.remote is not None and (args.engine == "local" or args.master is not None):
+        raise UserError(
+            "--remote runs on a Spark Connect server: give it without --master and --engine local"
         )
     if args.time_unit not in (*UNITS, "none"):
         raise UserError(f"--time-unit must be s, ms, us or none, got {args.time_unit!r}")

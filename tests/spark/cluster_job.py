@@ -1,6 +1,8 @@
-"""The cluster tests' job: the same windows, rolling frames and streaming query on whatever
-session runs it (local mode in the test process, the standalone cluster in a driver process:
-``python -m tests.spark.cluster_job MASTER SRC OUT``), each written as Parquet under ``OUT``.
+"""The cluster and Spark Connect tests' job: the same windows, rolling frames, point-in-time
+frames and streaming queries (windows and rolling frames) on whatever session runs it (local
+mode in the test process; the standalone cluster or a Spark Connect server in a driver process:
+``python -m tests.spark.cluster_job MASTER SRC OUT``, ``MASTER`` a cluster URL or
+``connect:REMOTE``), each written as Parquet under ``OUT`` (one folder per :data:`PARTS`).
 
 ``first``, ``last`` and ``collect`` are order-sensitive, so a worker that saw a key's events
 out of time order, or a slice combined the wrong way round, changes the answer."""
@@ -18,6 +20,8 @@ FRAMES = {
     "l": ("last", "v", "rows:5"),
     "u": ("max", "w", "range:unbounded,0"),
 }
+AT_FRAMES = {"h": ("sum", "v", "range:-20s,-1us"), "n": ("count", "v", "rows:5")}
+PARTS = ["windows", "rolling", "at", "stream", "stream_rolling"]
 
 
 def write_events(src: Path, files: int = 4, n: int = 3000, seed: int = 3) -> None:
@@ -40,6 +44,8 @@ def write_events(src: Path, files: int = 4, n: int = 3000, seed: int = 3) -> Non
 
 
 def run(spark, src: Path, out: Path) -> None:
+    from pyspark.sql import functions as F
+
     from windowagg.spark import rolling_aggregate, window_aggregate
 
     df = spark.read.parquet(str(src))
@@ -47,35 +53,46 @@ def run(spark, src: Path, out: Path) -> None:
         str(out / "windows")
     )
     rolling_aggregate(df, time="ts", key="k", aggs=FRAMES).write.parquet(str(out / "rolling"))
+    asked = df.where("v < 10").select("k", (F.col("ts") + F.expr("INTERVAL 1 SECOND")).alias("q"))
+    rolling_aggregate(df, time="ts", key="k", aggs=AT_FRAMES, at=asked, at_time="q").write.parquet(
+        str(out / "at")
+    )
     stream = (
         spark.readStream.schema(df.schema)
         .option("maxFilesPerTrigger", 1)
         .parquet(str(src))
         .withWatermark("ts", "5 seconds")
     )
-    q = (
-        window_aggregate(stream, time="ts", key="k", windows=WINDOWS[:2], aggs=STREAM_AGGS)
-        .writeStream.format("parquet")
-        .option("path", str(out / "stream"))
-        .option("checkpointLocation", str(out / "checkpoint"))
-        .outputMode("append")
-        .trigger(availableNow=True)
-        .start()
-    )
-    q.awaitTermination()
+    windows = window_aggregate(stream, time="ts", key="k", windows=WINDOWS[:2], aggs=STREAM_AGGS)
+    frames = rolling_aggregate(stream, time="ts", key="k", aggs={"r": FRAMES["r"]})
+    for part, result in (("stream", windows), ("stream_rolling", frames)):
+        q = (
+            result.writeStream.format("parquet")
+            .option("path", str(out / part))
+            .option("checkpointLocation", str(out / f"{part}-checkpoint"))
+            .outputMode("append")
+            .trigger(availableNow=True)
+            .start()
+        )
+        q.awaitTermination()
 
 
 def main(master: str, src: str, out: str) -> None:
     from pyspark.sql import SparkSession
 
-    spark = (
-        SparkSession.builder.master(master)
-        .appName("windowagg-cluster-test")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.ui.enabled", "false")
-        .getOrCreate()
-    )
+    from windowagg.spark import spark_session
+
+    if master.startswith("connect:"):  # Spark Connect, as windowagg's command line starts it
+        spark = spark_session(remote=master.removeprefix("connect:"))
+    else:
+        spark = (
+            SparkSession.builder.master(master)
+            .appName("windowagg-cluster-test")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.ui.enabled", "false")
+            .getOrCreate()
+        )
     try:
         run(spark, Path(src), Path(out))
     finally:

@@ -10,5 +10,4 @@ def spark():
     from windowagg.spark import spark_session
 
     s = spark_session("local[2]", progress=False)
-    s.sparkContext.setLogLevel("ERROR")
     yield s

@@ -64,7 +64,7 @@ def test_windows_rolling_frames_and_a_stream_on_the_cluster_equal_local_mode(
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-5000:]
-    for part in ("windows", "rolling", "stream"):
+    for part in cluster_job.PARTS:
         want = rows(spark, local / part)
         assert len(want) > 100, part
         assert rows(spark, remote / part) == want, part
@@ -184,7 +184,7 @@ def test_a_packed_environment_shipped_with_archives_runs_on_the_cluster(
         timeout=900,
     )
     assert done.returncode == 0, done.stderr[-5000:]
-    for part in ("windows", "rolling", "stream"):
+    for part in cluster_job.PARTS:
         assert rows(spark, remote / part) == rows(spark, local / part), part
     # the executors ran the archive's interpreter and windowagg, compiling into its copy
     app = max(cluster.work.glob("app-*"), key=lambda p: p.stat().st_mtime)

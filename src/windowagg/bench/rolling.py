@@ -213,7 +213,6 @@ def _frame_cases(
 
 def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     spark = spark_session("local[2]", progress=False)
-    spark.sparkContext.setLogLevel("ERROR")
     n, span = (100_000, 100.0) if quick else (1_000_000, 1000.0)
     reps = 1 if quick else 3
     df = _spark_data(spark, n, 100, span)

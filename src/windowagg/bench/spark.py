@@ -79,7 +79,6 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
     from pyspark.sql import functions as F
 
     spark = spark_session("local[2]", progress=False)
-    spark.sparkContext.setLogLevel("ERROR")
     n = events or (200_000 if quick else EVENTS)
     reps = 3
     report(f"{n:,} events, 100 keys, about 1000 events a second:")

@@ -21,6 +21,8 @@ step costs the driver a round trip and an analysis of the plan.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -75,12 +77,21 @@ def slice_sql(grids: list, t: str) -> str:
 
 
 def cores(df: Any) -> int:
-    """Partitions for a Python stage: one per core (Spark's default parallelism); every
-    Python task has a fixed cost (window_aggregate's partials and rolling_aggregate's rows)."""
-    try:
-        return max(1, int(df.sparkSession.sparkContext.defaultParallelism))
-    except Exception:  # a session without a SparkContext (Spark Connect)
-        return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    """Partitions for a Python stage: one per core, since every Python task has a fixed cost
+    (window_aggregate's partials and rolling_aggregate's rows). Read from the session's
+    settings alone, as Spark Connect allows (no SparkContext): ``spark.default.parallelism``,
+    else a local master's threads, else the executors' cores, else the shuffle partitions."""
+    conf = df.sparkSession.conf
+    if (n := conf.get("spark.default.parallelism", None)) is not None:
+        return max(1, int(n))
+    master = conf.get("spark.master", None) or ""
+    if m := re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master):
+        threads = m.group(1) or "1"
+        return (os.cpu_count() or 1) if threads == "*" else int(threads)
+    executors, each = (conf.get(f"spark.executor.{k}", None) for k in ("instances", "cores"))
+    if executors is not None and each is not None:
+        return max(1, int(executors) * int(each))
+    return max(1, int(conf.get("spark.sql.shuffle.partitions")))
 
 
 def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:

@@ -3,6 +3,7 @@ message when Java or pyspark is missing."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
@@ -57,36 +58,48 @@ def check_java() -> None:
         )
 
 
-def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bool = True) -> Any:
-    """The active Spark session, or a new one (``master``: ``local[N]`` or a cluster URL;
-    ``progress``: Spark's console progress bar for long stages)."""
+def require_connect() -> None:
+    """Raise SparkUnavailable, with what to do, unless Spark Connect's client can load."""
     require_pyspark()
-    from pyspark.sql import SparkSession
+    for module in ("grpc", "grpc_status", "google.rpc", "zstandard"):  # pyspark[connect]'s
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise SparkUnavailable(
+                f"Spark Connect's client needs {module.split('.')[0]}: "
+                "pip install 'windowagg[connect]'"
+            ) from None
 
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    check_java()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
+
+#: windowagg's settings of a session it starts: times in UTC, Arrow between Spark and Python,
+#: a partition per core's worth of work (runtime settings, which a Spark Connect session takes)
+RUNTIME = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+}
+
+
+def _static(progress: bool) -> dict[str, str]:
+    """The settings of a Spark driver windowagg starts in this process."""
     log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-    java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app)
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "true" if progress else "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    return {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "true" if progress else "false",
         # Python workers over Unix domain sockets: on loopback TCP every small exchange with a
         # worker can wait for a delayed acknowledgement (tens of ms per Python stage)
-        .config("spark.python.unix.domain.socket.enabled", "true")
-        .config("spark.driver.memory", "2g")
-        .config("spark.driver.extraJavaOptions", java_opts)
-    )
-    # the JVM inherits standard error: point it at a log file while it starts, so that the
-    # JVM's own chatter stays out of a command's stderr (Python's errors still go there)
+        "spark.python.unix.domain.socket.enabled": "true",
+        "spark.driver.memory": "2g",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+    }
+
+
+def _start(builder: Any, settings: dict[str, str]) -> Any:
+    """``builder``'s session with ``settings``. The JVM inherits standard error: it points at
+    a log file while the JVM starts, so that its chatter stays out of a command's stderr
+    (Python's errors still go there)."""
+    for k, v in settings.items():
+        builder = builder.config(k, v)
     log = os.path.join(tempfile.gettempdir(), f"windowagg-spark-{os.getpid()}.log")
     saved = os.dup(2)
     try:
@@ -96,3 +109,42 @@ def spark_session(master: str = "local[2]", app: str = "windowagg", progress: bo
     finally:
         os.dup2(saved, 2)
         os.close(saved)
+
+
+def connect_session(remote: str, progress: bool = True) -> Any:
+    """A Spark Connect session on ``remote``: ``sc://host:port``, a server running elsewhere
+    (windowagg installed where its workers run), or ``local[N]``, a Connect server pyspark
+    starts in this process with its workers on this interpreter. windowagg's
+    :data:`RUNTIME` settings hold in the session."""
+    require_connect()
+    from pyspark.sql import SparkSession
+
+    if remote.startswith("sc://"):
+        return _start(SparkSession.builder.remote(remote), RUNTIME)
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
+    return _start(SparkSession.builder.remote(remote), RUNTIME | _static(progress))
+
+
+def spark_session(
+    master: str = "local[2]",
+    app: str = "windowagg",
+    progress: bool = True,
+    remote: str | None = None,
+) -> Any:
+    """The active Spark session, or a new one (``master``: ``local[N]`` or a cluster URL;
+    ``progress``: Spark's console progress bar for long stages; ``remote``: a Spark Connect
+    server instead, :func:`connect_session`)."""
+    if remote is not None:
+        return connect_session(remote, progress)
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers: this interpreter
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.master(master).appName(app)
+    return _start(builder, RUNTIME | _static(progress))
