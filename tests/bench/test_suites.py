@@ -182,3 +182,31 @@ def test_coldstart_times_each_call_cold_cached_and_warm(monkeypatch) -> None:
     assert [(r.case, r.x) for r in rows] == [(name, k) for k in ("cold", "cached", "warm")]
     cold, cached, warm = (r.median_s for r in rows)
     assert cold > cached > warm > 0  # compiled, then loaded from the cache, then in memory
+
+
+@pytest.mark.parametrize("frame", ["range:1h", "range:1d"])
+def test_asof_suite_sides_agree(frame: str) -> None:
+    """windowagg bench asof: windowagg at the queries, windowagg on the union, DuckDB's union +
+    window and its range join give every query the same sum and count; the checksum is not
+    empty."""
+    from windowagg.bench.asof import cases, tables
+
+    ev, qs = tables(20_000, 2_000)
+    runs = cases(ev, qs, frame)
+    assert len(runs) == 4
+    sums = {name: run() for name, run in runs.items()}
+    assert len(set(sums.values())) == 1 and sums["windowagg"] > 2_000, sums
+
+
+def test_asof_suite_spark_sides_agree() -> None:
+    """The Spark side of windowagg bench asof: windowagg, windowagg on the union, Spark's union
+    + window (segment tree and default) and its range join agree."""
+    pytest.importorskip("pyspark")
+    from windowagg.bench.asof import _spark_sides, tables
+    from windowagg.spark import spark_session
+
+    spark = spark_session("local[2]", progress=False)
+    ev, qs = (spark.createDataFrame(t.to_pandas()) for t in tables(5_000, 500))
+    sums = {name: run() for name, run in _spark_sides(ev, qs, 86_400_000_000).items()}
+    assert len(sums) == 5
+    assert len(set(sums.values())) == 1 and sums["windowagg"] > 500, sums

@@ -128,6 +128,17 @@ def test_arrow_and_polars_equal_the_definition(text) -> None:
     check(events, qrows, lambda n: polars[n].to_list(), aggs)
 
 
+@pytest.mark.parametrize("text", ["range:-30,-1", "rows:3"])
+def test_without_a_key_every_query_sees_every_event(text) -> None:
+    events = [e | {"k": 0} for e in random_rows(17)]
+    qrows = [q | {"key": 0} for q in queries(5)]
+    aggs = aggs_for(text)
+    kw = {"time": "t", "order_by": "id", "at_time": "when"}
+    out = windowagg.rolling_aggregate(arrow(events), aggs=aggs, at=query_table(qrows), **kw)
+    assert sum(v > 0 for v in out.column("n").to_pylist()) > len(qrows) // 2
+    check(events, qrows, lambda n: out.column(n).to_pylist(), aggs)
+
+
 def test_pandas_queries_come_back_as_pandas_in_their_order() -> None:
     events = [
         r | {"x": None if r["x"] is not None and math.isnan(r["x"]) else r["x"]}

@@ -34,6 +34,7 @@ from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import ALGORITHMS, serves
 from ..kernels.layout import COUNT, INSERT
 from ..kernels.specialize import driver
+from .asof import asof_suite
 from .bulk import bulk
 from .coldstart import coldstart
 from .core import Row, measure, measure_interleaved
@@ -526,3 +527,5 @@ def _streaming(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
 
 SUITES["streaming"] = _streaming
+
+SUITES["asof"] = asof_suite

@@ -76,15 +76,15 @@ def _castable(source: pa.DataType, target: pa.DataType) -> bool:
 
 
 def _segments(
-    plan: RollingPlan, events: pa.Table, seg: np.ndarray, queries: pa.Table, at_keys: tuple
+    plan: RollingPlan, seg: np.ndarray, first: pa.Table, queries: pa.Table, at_keys: tuple
 ) -> np.ndarray:
-    """Each query's segment of the sorted events (the run of its key), -1 for none: a key
-    without events, or a null in the query's key."""
+    """Each query's segment of the sorted events (the run of its key; ``seg``: the segments'
+    bounds, ``first``: each one's key), -1 for none: a key without events, or a null in the
+    query's key."""
     q = queries.num_rows
-    groups = len(seg) - 1
-    if not plan.keys:
-        return np.full(q, 0 if groups else -1, np.int64)
-    first = events.select(list(plan.keys)).take(pa.array(seg[:-1]))  # one row per segment
+    groups = first.num_rows
+    if not plan.keys:  # one segment, or none
+        return np.full(q, 0 if len(seg) > 1 else -1, np.int64)
     asked = pa.table(
         [
             pc.cast(queries.column(a), first.schema.field(k).type)
@@ -113,10 +113,14 @@ def compute_at(
 ) -> list[pa.Array]:
     """Every entry's column at the rows of ``queries`` (in their order), over ``events``."""
     order, times, seg = arrange(plan, events)
+    firsts = seg[:-1] if order is None else order[seg[:-1]]  # each segment's first event
+    keys = events.select(list(plan.keys)).take(pa.array(firsts))
+    read = {plan.time, *(c for e in plan.entries for c in e.inputs)}  # what the entries read
+    events = events.select([n for n in events.column_names if n in read])
     if order is not None:
         events = events.take(pa.array(order))
     events = events.combine_chunks()
-    qseg = _segments(plan, events, seg, queries, at_keys)
+    qseg = _segments(plan, seg, keys, queries, at_keys)
     qtimes = times_of(replace(plan, time=at_time), queries)
     qorder = np.lexsort((qtimes, qseg))
     qseg, qtimes = qseg[qorder], qtimes[qorder]
