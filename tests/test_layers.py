@@ -143,7 +143,9 @@ def test_no_two_modules_import_each_other_round_a_cycle() -> None:
 ENGINE = {
     **dict.fromkeys(("keys", "memory", "parallel", "sweep", "entries", "columns"), "core"),
     "evaluate": "core",
-    **dict.fromkeys(("rolling_plan", "rolling_table", "rolling_stream", "rolling_at"), "rolling"),
+    **dict.fromkeys(
+        ("rolling_plan", "rolling_table", "rolling_stream", "rolling_at", "at_stream"), "rolling"
+    ),
     **dict.fromkeys(
         ("window_plan", "window_table", "window_partials", "window_stream", "slice_table"),
         "window",

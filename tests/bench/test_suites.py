@@ -198,11 +198,12 @@ def test_asof_suite_sides_agree(frame: str) -> None:
     assert len(set(sums.values())) == 1 and sums["windowagg"] > 2_000, sums
 
 
-def test_asof_suite_spark_sides_agree() -> None:
+def test_asof_suite_spark_sides_agree(tmp_path) -> None:
     """The Spark side of windowagg bench asof: windowagg, windowagg on the union, Spark's union
-    + window (segment tree and default) and its range join agree."""
+    + window (segment tree and default) and its range join agree; the skew cases sample the
+    workers' memory."""
     pytest.importorskip("pyspark")
-    from windowagg.bench.asof import _spark_sides, tables
+    from windowagg.bench.asof import _skew_cases, _spark_sides, tables
     from windowagg.spark import spark_session
 
     spark = spark_session("local[2]", progress=False)
@@ -210,3 +211,6 @@ def test_asof_suite_spark_sides_agree() -> None:
     sums = {name: run() for name, run in _spark_sides(ev, qs, 86_400_000_000).items()}
     assert len(sums) == 5
     assert len(set(sums.values())) == 1 and sums["windowagg"] > 500, sums
+    skew = _skew_cases(spark, str(tmp_path), 5_000, lambda line: None)
+    assert [r.x for r in skew] == ["uniform keys", "half the events in one key"]
+    assert all(r.extra["peak_worker_rss_mib"] > 0 for r in skew)

@@ -43,6 +43,7 @@ from ..spark import rolling_aggregate as spark_rolling
 from ..spark import spark_session
 from ..tables import rolling_aggregate
 from .core import Row, measure_interleaved
+from .rolling import peak_worker_rss
 
 __all__ = ["asof_suite", "tables"]
 
@@ -50,6 +51,22 @@ KEYS, ZIPF_S, DAYS = 100_000, 1.1, 90
 #: the frames of the large run, and the aggregations each frame gets in one call
 FRAMES = ["range:1h", "range:1d", "range:30d", "rows:100"]
 AGGS = ["sum", "count", "max", "mean", "count_distinct"]
+
+
+def skewed(events: int, queries: int, half: bool, seed: int = 6) -> tuple[pa.Table, pa.Table]:
+    """Events and queries with keys uniform over 100,000 values, or (``half``) with half of
+    each table in key 0; times uniform over 90 days."""
+    rng = np.random.default_rng(seed)
+    span = DAYS * 86_400_000_000
+
+    def part(n: int) -> dict[str, Any]:
+        k = rng.integers(0, KEYS, n)
+        if half:
+            k[rng.random(n) < 0.5] = 0
+        return {"k": k, "ts": pa.array(rng.integers(0, span, n), pa.timestamp("us"))}
+
+    ev = pa.table({**part(events), "v": rng.integers(0, 100, events).astype(float)})
+    return ev, pa.table(part(queries))
 
 
 def tables(events: int, queries: int, seed: int = 5) -> tuple[pa.Table, pa.Table]:
@@ -339,4 +356,34 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
                     )
                 )
             ev.unpersist(), qs.unpersist()
+        rows += _skew_cases(spark, tmp, 500_000 if quick else 5_000_000, report)
+    return rows
+
+
+def _skew_cases(spark: Any, tmp: str, n: int, report: Callable[[str], None]) -> list[Row]:
+    """The peak resident memory of one Python worker: keys uniform, then half of the events
+    (and of the queries) in one key; one-day frames, sum and count."""
+    from pyspark.sql import functions as F
+
+    rows = []
+    for label, half in (("uniform keys", False), ("half the events in one key", True)):
+        paths = [os.path.join(tmp, f"skew-{x}-{half}.parquet") for x in ("ev", "qs")]
+        for t, path in zip(skewed(n, n // 10, half), paths):
+            pq.write_table(t, path)
+        ev, qs = (spark.read.parquet(p).cache() for p in paths)
+        ev.count(), qs.count()
+        aggs = {"s": ("sum", "v", "range:1d"), "c": ("count", "v", "range:1d")}
+        out = spark_rolling(ev, time="ts", key="k", aggs=aggs, at=qs)
+
+        def run(out: Any = out) -> None:
+            out.agg(F.sum("c")).first()
+
+        run()  # the workers' warm-up
+        secs, peak = peak_worker_rss(run)
+        report(f"Spark {n:>10,} events, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
+        extra = {"peak_worker_rss_mib": round(peak, 1)}
+        rows.append(
+            Row("asof", "Spark: windowagg", "sum,count", "skew", label, secs, 0.0, n, 0.0, extra)
+        )
+        ev.unpersist(), qs.unpersist()
     return rows

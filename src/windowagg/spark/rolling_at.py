@@ -3,20 +3,21 @@ local engine (:mod:`windowagg.engine.rolling_at`) inside each Python worker.
 
 The events (the columns the entries read) and the queries (all their columns, renamed aside)
 are put in one DataFrame, hash-partitioned by key, so that a key's events and queries meet in
-one partition, and each partition goes through ``mapInArrow``: its events and queries apart,
-then every query's frames over its key's events, exactly, in one pass per key. The query rows
-come back whole with one column per entry.
+one partition, sorted within each partition by time alone (Spark's radix sort of one column),
+and streamed through ``mapInArrow``
+(:class:`~windowagg.engine.at_stream.AtStream`): each query is answered, exactly, once every
+event its frames can hold has arrived, and a worker keeps only the events that later queries
+can reach, so a key with half of all events is not loaded whole. The query rows come back
+whole with one column per entry.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
+from ..engine.at_stream import AtStream
 from ..engine.memory import engine_memory
-from ..engine.rolling_at import check_queries, compute_at
+from ..engine.rolling_at import check_queries
 from ..engine.rolling_plan import RollingPlan
 from .batch import cores, quoted
 from .plan import arrow_schema, entry_field
@@ -45,39 +46,41 @@ def run_at(events: Any, queries: Any, plan: RollingPlan, at_time: str, at_keys: 
             [*plan.keys, plan.time, *plan.order_by, *(c for e in plan.entries for c in e.inputs)]
         )
     )
-    asked = {c: f"__wa_q{i}" for i, c in enumerate(queries.columns)}  # the queries' own columns
+    # the queries' own columns in the union: a key or the time of the events' type travels in
+    # the events' column (no copy), any other under a name of its own
+    placed = {a: k for k, a in zip(plan.keys, at_keys)} | {at_time: plan.time}
+    own = {f.name: f.dataType for f in queries.schema.fields}
+    asked = {
+        c: placed[c] if c in placed and own[c] == types[placed[c]] else f"__wa_q{i}"
+        for i, c in enumerate(queries.columns)
+    }
     sides = [
         events.select(*[col(c) for c in reads], F.lit(True).alias(EVENT)),
         queries.select(
             *[col(a).cast(types[k]).alias(k) for k, a in zip(plan.keys, at_keys)],
             col(at_time).cast(types[plan.time]).alias(plan.time),
-            *[col(c).alias(asked[c]) for c in queries.columns],
+            *[col(c).alias(asked[c]) for c in queries.columns if asked[c] != placed.get(c)],
             F.lit(False).alias(EVENT),
         ),
     ]
     both = sides[0].unionByName(sides[1], allowMissingColumns=True)
     keyed = [col(k) for k in plan.keys]
     spread = both.repartition(cores(events), *keyed) if keyed else both.repartition(1)
+    ordered = spread.sortWithinPartitions(col(plan.time).asc_nulls_first())
     fields = [entry_field(e, types, plan.time) for e in plan.entries]
     schema = StructType([*queries.schema.fields, *fields])
-    return spread.mapInArrow(_worker(plan, reads, asked), schema)
+    return ordered.mapInArrow(_worker(plan, reads, asked), schema)
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):
     def go(batches: Any) -> Any:
-        batches = list(batches)
-        if not batches:
-            return
-        table = pa.Table.from_batches(batches)
-        event = table.column(EVENT)
-        events = table.filter(event).select(reads)
-        queries = table.filter(pc.invert(event))
-        if not queries.num_rows:
-            return
+        stream = AtStream(plan, reads, asked, EVENT)
+        for batch in batches:
+            with engine_memory():
+                out = stream.feed(batch)
+            yield from out
         with engine_memory():
-            new = compute_at(plan, events, queries, plan.time, plan.keys)
-        names = [*asked, *(e.name for e in plan.entries)]
-        columns = [queries.column(asked[c]) for c in asked] + new
-        yield from pa.Table.from_arrays(columns, names=names).to_batches()
+            out = stream.finish()
+        yield from out
 
     return go

@@ -1,0 +1,148 @@
+"""Point-in-time frames over a stream of batches sorted by time that hold both tables' rows (a
+partition of a Spark DataFrame, keys interleaved): a query is answered once every event its
+frames can hold has arrived, and only the events that open queries or queries still to come can
+reach are kept. So a worker holds the reach of the frames, not a key's events, and a skewed key
+is not loaded whole (:mod:`windowagg.spark.rolling_at`).
+
+The *frontier* is the time of the last row that arrived: every later row has a time at or
+after it. A query at ``t`` is complete when each frame's end lies before the frontier (a range
+frame's ``t + end``; a rows frame that ends at or before the last event at ``t``: ``t``
+itself); a frame without an end, or a rows frame that looks forward, waits for the end of the
+stream. After a round, with ``q`` the time of the earliest open query (or the frontier), the
+events kept are those at or after ``q`` plus the start of the widest range frame, and each
+key's last events before ``q`` that a rows frame counts back over (a frame without a start keeps
+every event). A round takes at least twice the rows it keeps, so that re-reading them costs at
+most about half of the work. Each round is answered by :func:`~windowagg.engine.rolling_at.
+compute_at`, exactly as a whole table is.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .columns import times_of
+from .keys import key_codes
+from .rolling_at import compute_at
+from .rolling_plan import RollingPlan
+
+__all__ = ["AtStream"]
+
+
+class AtStream:
+    """Feed batches of the union sorted by time (``event``: the column that tells an event, true,
+    from a query; ``reads``: the events' columns the plan reads; ``asked``: each query column's
+    name in the union), take back the answered queries with their new columns: ``feed`` per
+    batch, then ``finish``."""
+
+    def __init__(
+        self,
+        plan: RollingPlan,
+        reads: list[str],
+        asked: dict[str, str],
+        event: str,
+        min_rows: int = 65536,
+    ):
+        self.plan, self.reads, self.asked, self.event = plan, reads, asked, event
+        self.min_rows = min_rows
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_rows = 0
+        self.events: pa.Table | None = None  # kept events, in time order
+        self.queries: pa.Table | None = None  # open queries
+
+    def feed(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
+        """Take one batch; return the record batches of the queries answered so far."""
+        if batch.num_rows:
+            self.pending.append(batch)
+            self.pending_rows += batch.num_rows
+        held = sum(t.num_rows for t in (self.events, self.queries) if t is not None)
+        if self.pending_rows < max(self.min_rows, 2 * held):
+            return []
+        return self._round(final=False)
+
+    def finish(self) -> list[pa.RecordBatch]:
+        return self._round(final=True)
+
+    def _round(self, final: bool) -> list[pa.RecordBatch]:
+        new = pa.Table.from_batches(self.pending) if self.pending else None
+        self.pending, self.pending_rows = [], 0
+        events, queries = self.events, self.queries
+        frontier = math.inf
+        if new is not None:
+            flag = new.column(self.event)
+            events = _concat(events, new.filter(flag).select(self.reads))
+            queries = _concat(queries, new.filter(pc.invert(flag)))
+            if not final:
+                frontier = float(times_of(self.plan, new.slice(new.num_rows - 1))[-1])
+        if queries is None or not queries.num_rows:
+            self.events, self.queries = self._kept(events, frontier), None
+            return []
+        qt = times_of(self.plan, queries)
+        ready = np.ones(len(qt), bool) if final else self._complete(qt, frontier)
+        out: list[pa.RecordBatch] = []
+        if ready.any():
+            asking = queries.filter(pa.array(ready))
+            empty = pa.table({c: pa.array([], queries.schema.field(c).type) for c in self.reads})
+            new_columns = compute_at(
+                self.plan,
+                empty if events is None else events,
+                asking,
+                self.plan.time,
+                self.plan.keys,
+            )
+            names = [*self.asked, *(e.name for e in self.plan.entries)]
+            columns = [asking.column(self.asked[c]) for c in self.asked] + new_columns
+            out = pa.Table.from_arrays(columns, names=names).to_batches(max_chunksize=16384)
+        if final:
+            self.events = self.queries = None
+            return out
+        self.queries = queries.filter(pa.array(~ready))
+        earliest = min(float(qt[~ready].min()) if not ready.all() else math.inf, frontier)
+        self.events = self._kept(events, earliest)
+        return out
+
+    def _complete(self, qt: np.ndarray, frontier: float) -> np.ndarray:
+        """Queries every frame of which holds all its events: none still to come."""
+        ok = np.ones(len(qt), bool)
+        for f in self.plan.frames:
+            if f.end is None or (f.kind == "rows" and f.end > 0):
+                ok[:] = False
+            else:
+                ok &= qt + (f.end if f.kind == "range" else 0.0) < frontier
+        return ok
+
+    def _kept(self, events: pa.Table | None, earliest: float) -> pa.Table | None:
+        """The events a query at ``earliest`` or later may hold in a frame."""
+        if events is None or not events.num_rows:
+            return events
+        t = times_of(self.plan, events)
+        keep = t >= earliest
+        back = 0  # each key's events before ``earliest`` that a rows frame counts back over
+        for f in self.plan.frames:
+            if f.start is None:
+                return events
+            if f.kind == "range":
+                keep |= t >= earliest + f.start
+            else:
+                back = max(back, 1 - int(f.start))
+        before = np.flatnonzero(~keep)
+        if back and len(before):
+            # per key, its ``back`` latest events before ``earliest`` and any tied with them
+            # (ties come in any order; the plan's order_by tells them apart later)
+            codes = key_codes(events.take(pa.array(before)), self.plan.keys).codes
+            latest = np.argsort(codes[::-1], kind="stable")  # by key, latest first
+            grouped = codes[::-1][latest]
+            starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+            rank = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
+            chosen = (len(before) - 1 - latest)[rank < back]  # positions in ``before``
+            floor = np.full(int(codes.max()) + 1, np.inf)
+            np.minimum.at(floor, codes[chosen], t[before[chosen]])
+            keep[before[t[before] >= floor[codes]]] = True
+        return events.filter(pa.array(keep))
+
+
+def _concat(a: pa.Table | None, b: pa.Table) -> pa.Table:
+    return b if a is None else pa.concat_tables([a, b])
