@@ -347,7 +347,7 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
                         "asof",
                         f"Spark: {name}",
                         "sum,count",
-                        "frame",
+                        "frame on Spark",
                         frame,
                         med,
                         spread,
@@ -383,7 +383,18 @@ def _skew_cases(spark: Any, tmp: str, n: int, report: Callable[[str], None]) -> 
         report(f"Spark {n:>10,} events, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         extra = {"peak_worker_rss_mib": round(peak, 1)}
         rows.append(
-            Row("asof", "Spark: windowagg", "sum,count", "skew", label, secs, 0.0, n, 0.0, extra)
+            Row(
+                "asof",
+                "Spark: windowagg",
+                "sum,count",
+                "keys on Spark",
+                label,
+                secs,
+                0.0,
+                n,
+                0.0,
+                extra,
+            )
         )
         ev.unpersist(), qs.unpersist()
     return rows
