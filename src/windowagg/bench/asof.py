@@ -151,32 +151,17 @@ def cases(ev: pa.Table, qs: pa.Table, frame: str) -> dict[str, Callable[[], floa
 
 #: the child process of :func:`peak_memory`
 _PEAK = """
-import json, sys, threading, time
+import json, sys
 from windowagg.bench.asof import AGGS, tables
+from windowagg.bench.core import peak_rss
 from windowagg.tables import rolling_aggregate
-
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096
 
 ev, qs = tables(int(sys.argv[1]), int(sys.argv[2]))
 aggs = {a: (a, "v", sys.argv[3]) for a in AGGS}
 run = lambda: rolling_aggregate(ev, time="ts", key="k", aggs=aggs, at=qs)
 run()  # warm: compiled code loaded
-base, peak, done = rss(), [0], threading.Event()
-
-def sample():
-    while not done.is_set():
-        peak[0] = max(peak[0], rss())
-        time.sleep(0.001)
-
-thread = threading.Thread(target=sample)
-thread.start()
-out = run()
-done.set()
-thread.join()
-peak[0] = max(peak[0], rss())
-print(json.dumps({"peak": (peak[0] - base) / 2**20, "input": (ev.nbytes + qs.nbytes) / 2**20,
+out, peak = peak_rss(run)
+print(json.dumps({"peak": peak, "input": (ev.nbytes + qs.nbytes) / 2**20,
                   "output": out.nbytes / 2**20}))
 """
 

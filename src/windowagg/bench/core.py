@@ -6,6 +6,7 @@ import csv
 import gc
 import math
 import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,31 @@ class Row:
     def rate(self) -> float:
         """Elements (or operations) per second."""
         return self.items / self.median_s if self.median_s > 0 else math.inf
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def peak_rss(run: Callable[[], Any]) -> tuple[Any, float]:
+    """``run()``'s result and the most resident memory this process held while it ran
+    (sampled every millisecond) over what it held before, in MiB."""
+    base, peak, done = _rss(), [0], threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _rss())
+            time.sleep(0.001)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    try:
+        out = run()
+    finally:
+        done.set()
+        thread.join()
+    return out, (max(peak[0], _rss()) - base) / 2**20
 
 
 def checksum(out: Any) -> float:

@@ -271,34 +271,17 @@ class Side:
 
 #: the child process of :func:`peak_memory`
 _PEAK = """
-import json, sys, threading, time
-import pyarrow as pa
+import json, sys
+from windowagg.bench.core import peak_rss
 from windowagg.bench.local import events
 from windowagg.tables import window_aggregate
-
-def rss():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096
 
 n, keys, spec = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 t = events(n, keys)
 run = lambda: window_aggregate(t, time="ts", windows=spec, aggs={"s": ("sum", "v")}, key="k")
 run()  # warm: compiled code loaded, Arrow's pool grown once
-base, peak, done = rss(), [0], threading.Event()
-
-def sample():
-    while not done.is_set():
-        peak[0] = max(peak[0], rss())
-        time.sleep(0.001)
-
-thread = threading.Thread(target=sample)
-thread.start()
-out = run()
-done.set()
-thread.join()
-peak[0] = max(peak[0], rss())
-print(json.dumps({"peak": (peak[0] - base) / 2**20, "input": t.nbytes / 2**20,
-                  "output": out.nbytes / 2**20}))
+out, peak = peak_rss(run)
+print(json.dumps({"peak": peak, "input": t.nbytes / 2**20, "output": out.nbytes / 2**20}))
 """
 
 
