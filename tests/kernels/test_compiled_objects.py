@@ -10,7 +10,10 @@ import pytest
 import windowagg
 from tests.aggs import COMPILED, crossed
 from tests.fifo.traces import RANGES, pairings, replay, trace
+from windowagg.aggregations import facts
+from windowagg.compiled import kernel_for, reference_partial
 from windowagg.fifo.compiled import CompiledFifo
+from windowagg.kernels.families import FAMILIES
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 
@@ -64,3 +67,15 @@ def test_compiled_errors_match_the_reference() -> None:
         g.evict()
     with pytest.raises(TypeError, match="backend='python'"):
         g.query_partial()
+
+
+@pytest.mark.parametrize("agg_name", COMPILED)
+def test_kernel_identity_is_the_aggregations_identity(agg_name: str) -> None:
+    """A family's identity has one home, its ``identity`` kernel: the partial it writes is, read
+    back as the reference's partial, each aggregation's own ``identity`` (and lowers to the
+    empty result)."""
+    agg = windowagg.aggregation(agg_name)
+    family, _ = kernel_for(agg)
+    partial = FAMILIES[family].identity_partial
+    assert reference_partial(agg, partial, ints=True) == agg.identity
+    assert agg.lower(agg.identity) in (None, facts(agg).empty)

@@ -21,7 +21,7 @@ class BTreeState:
     def __init__(self, family: str, min_arity: int = 4, classic: bool = False, nodes: int = 64):
         self.family = family
         self.width = FAMILIES[family].width
-        self.identity = np.array(FAMILIES[family].empty)
+        self.identity = FAMILIES[family].identity_partial
         self.ma = 2 * min_arity
         self.meta = np.zeros(8, np.int64)
         self.meta[NEXT] = 1  # node 0 is the root

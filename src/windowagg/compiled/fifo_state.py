@@ -36,7 +36,7 @@ class FifoState:
         self.storage = FIFO[self.name].STORAGE
         self.family = family
         self.width = FAMILIES[family].width
-        self.identity = np.array(FAMILIES[family].empty)
+        self.identity = FAMILIES[family].identity_partial
         self.ranges = tuple(ranges)
         self.ptr = np.zeros(8, np.int64)
         self.tmp = self._filled(8)

@@ -557,8 +557,8 @@ def no_inverse(d, di, a, ai, b, bi):
 
 
 class Family(NamedTuple):
-    """One family's functions, its partial's width and the identity partial field by field
-    (what ``identity`` writes), and whether it has an inverse."""
+    """One family's functions, its partial's width, and whether it has an inverse. The identity
+    partial has one home, the ``identity`` kernel; :attr:`identity_partial` is what it writes."""
 
     lift: Any
     combine: Any
@@ -566,23 +566,36 @@ class Family(NamedTuple):
     lower: Any
     inverse: Any
     width: int
-    empty: tuple[float, ...]
     invertible: bool
+
+    @property
+    def identity_partial(self) -> np.ndarray:
+        """The identity partial field by field, as the ``identity`` kernel writes it (run here as
+        plain Python: nothing to compile)."""
+        buf = np.empty((self.width, 1))
+        self.identity.py_func(buf, 0)
+        return buf[:, 0].copy()
 
 
 FAMILIES = {
-    SUMF: Family(sum_lift, sum_combine, sum_identity, sum_lower, sum_inverse, 1, (0.0,), True),
-    ADD: Family(add_lift, add_combine, add_identity, add_lower, add_inverse, 2, (0.0, 0.0), True),
-    SELECT: Family(select_lift, select_combine, select_identity, select_lower, no_inverse, 3,
-                   (-np.inf, np.nan, 0.0), False),
-    XCOUNT: Family(xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2,
-                   (-np.inf, 0.0), False),
-    WELFORD: Family(welford_lift, welford_combine, welford_identity, welford_lower,
-                    welford_inverse, 3, (0.0, 0.0, 0.0), True),
-    PRODUCT: Family(product_lift, product_combine, product_identity, product_lower, no_inverse,
-                    2, (1.0, 0.0), False),
-    MOMENTS: Family(moments_lift, moments_combine, moments_identity, moments_lower, no_inverse,
-                    5, (0.0,) * 5, False),
-    COMOMENTS: Family(comoments_lift, comoments_combine, comoments_identity, comoments_lower,
-                      no_inverse, 6, (0.0,) * 6, False),
-}  # fmt: skip
+    SUMF: Family(sum_lift, sum_combine, sum_identity, sum_lower, sum_inverse, 1, True),
+    ADD: Family(add_lift, add_combine, add_identity, add_lower, add_inverse, 2, True),
+    SELECT: Family(
+        select_lift, select_combine, select_identity, select_lower, no_inverse, 3, False
+    ),
+    XCOUNT: Family(
+        xcount_lift, xcount_combine, xcount_identity, xcount_lower, no_inverse, 2, False
+    ),
+    WELFORD: Family(
+        welford_lift, welford_combine, welford_identity, welford_lower, welford_inverse, 3, True
+    ),
+    PRODUCT: Family(
+        product_lift, product_combine, product_identity, product_lower, no_inverse, 2, False
+    ),
+    MOMENTS: Family(
+        moments_lift, moments_combine, moments_identity, moments_lower, no_inverse, 5, False
+    ),
+    COMOMENTS: Family(
+        comoments_lift, comoments_combine, comoments_identity, comoments_lower, no_inverse, 6, False
+    ),
+}
