@@ -4,12 +4,15 @@ outside numba's cache or added to sys.path."""
 
 from __future__ import annotations
 
+import logging
 import sys
+import time
 
 import numpy as np
+import pytest
 
 from windowagg.kernels import driver as driver_module
-from windowagg.kernels import specialize
+from windowagg.kernels import notice, specialize
 from windowagg.kernels.layout import COUNT
 
 
@@ -40,3 +43,49 @@ def test_no_path_edits_and_no_generated_modules() -> None:
     assert out[:, 0].tolist() == [0.0, 1.0, 3.0, 5.0]
     assert sys.path == before
     assert not [m for m in sys.modules if m.startswith("wa_")]
+
+
+class _SlowFirstCall:
+    """A stand-in dispatcher: nothing compiled until its first call, which takes ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.signatures: list[str] = []
+
+    def __call__(self, x: float) -> float:
+        time.sleep(self.seconds)
+        self.signatures.append("(float64,)")
+        return 2 * x
+
+
+def test_a_first_call_that_compiles_for_long_says_so_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(notice, "AFTER", 0.05)
+    slow = notice.Noticed(_SlowFirstCall(0.3), "btree kernels for sum")
+    with caplog.at_level(logging.WARNING, logger="windowagg"):
+        assert slow(1.5) == 3.0
+        assert slow(2.0) == 4.0  # compiled: no timer, no message
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert messages[0].startswith("windowagg: compiling btree kernels for sum, once")
+    assert "windowagg warmup" in messages[0]
+    assert messages[1].startswith("windowagg: btree kernels for sum ready after 0.")
+
+
+def test_a_quick_first_call_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    quick = notice.Noticed(_SlowFirstCall(0.0), "driver kernels for daba.sum")
+    with caplog.at_level(logging.WARNING, logger="windowagg"):
+        assert quick(1.0) == 2.0
+    assert caplog.records == []
+
+
+def test_every_entry_point_called_from_python_is_noticed() -> None:
+    """The B-tree's, the FIFO driver's and the slice merge's entry points, which compile for up
+    to tens of seconds, carry the notice; the functions they call stay numba's own."""
+    tree = specialize.btree("sum")
+    assert isinstance(tree.btree_run, notice.Noticed)
+    assert isinstance(specialize.driver("daba", "sum").fifo_run, notice.Noticed)
+    assert isinstance(specialize.merge("sum"), notice.Noticed)
+    inner = tree.btree_run.py_func.__globals__
+    assert not any(isinstance(v, notice.Noticed) for v in inner.values())

@@ -44,6 +44,7 @@ from .fifo import (
     two_stacks_lite,
 )
 from .fifo.state import no_rebuild
+from .notice import Noticed
 
 _HERE = Path(__file__).resolve().parent
 #: the modules whose code is compiled into the kernels (their hash is part of each variant)
@@ -85,11 +86,13 @@ def cache_location() -> str:
 
 def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dict[str, Any]:
     """Every compiled function defined in ``module``, rebuilt over the module's globals with
-    ``bindings`` bound; returns them by name (they see each other as globals)."""
+    ``bindings`` bound; returns them by name (they see each other as globals). Those called from
+    Python (cached entry points) come wrapped in :class:`.notice.Noticed`."""
 
     scope = dict(vars(module))
     scope.update(bindings)
     out: dict[str, Any] = {}
+    entries: list[str] = []
     for name, obj in vars(module).items():
         options = getattr(obj, "windowagg_options", None)
         if options is None or obj.py_func.__module__ != module.__name__:
@@ -100,8 +103,11 @@ def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dic
         copy.__module__ = fn.__module__
         copy.__doc__ = fn.__doc__
         out[name] = njit(**options)(copy)
-    scope.update(out)
-    return out
+        if options.get("cache"):  # an entry point, called from Python
+            entries.append(name)
+    scope.update(out)  # the kernels call each other as numba functions
+    what = f"{module.__name__.rsplit('.', 1)[1]} kernels for {tag}"
+    return out | {name: Noticed(out[name], what) for name in entries}
 
 
 @cache
