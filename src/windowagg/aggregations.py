@@ -49,6 +49,7 @@ __all__ = [
     "COMBINE",
     "M4",
     "STATES",
+    "AggLike",
     "Aggregation",
     "AggregationProtocol",
     "BloomFilter",
@@ -171,7 +172,7 @@ class Facts:
 UNKNOWN = Facts(result="value")
 
 
-def facts(agg: Any) -> Facts:
+def facts(agg: object) -> Facts:
     """The facts of ``agg``: those its own class declares (a subclass that declares none, say a
     user's variant of ``sum``, is not taken for the built-in), else :data:`UNKNOWN`; of a class,
     those it declares."""
@@ -187,6 +188,22 @@ class AggregationProtocol(Protocol):
     def lift(self, x: Any) -> Any: ...
     def combine(self, a: Any, b: Any) -> Any: ...
     def lower(self, p: Any) -> Any: ...
+
+
+#: an aggregation, or the name of a built-in (``"sum"``, ``"quantile(q=0.9)"``; :func:`parse`)
+AggLike = str | AggregationProtocol
+
+
+def name_of(agg: AggregationProtocol) -> str:
+    """An aggregation's name for messages: its ``name``, else its repr (a user's own)."""
+    return str(getattr(agg, "name", None) or repr(agg))
+
+
+def check_values(agg: AggregationProtocol, values: np.ndarray) -> None:
+    """A built-in's domain check of a float64 array (:meth:`Aggregation.check_values`); a user's
+    own aggregation never runs compiled, so it has none."""
+    if isinstance(agg, Aggregation):
+        agg.check_values(values)
 
 
 class Aggregation:
@@ -243,7 +260,7 @@ def is_missing(x: Any) -> bool:
     return x is None or (isinstance(x, numbers.Real | Decimal) and x != x)
 
 
-def lift(agg: Any, x: Any) -> Any:
+def lift(agg: AggregationProtocol, x: Any) -> Any:
     """``agg.lift(x)``, or the identity where ``x`` is missing (None or NaN): a missing value
     never reaches an aggregation's own ``lift``, the user's included (SQL's rule: nulls are
     skipped; windowagg's: NaN is missing too)."""
@@ -1497,7 +1514,7 @@ def parse(text: str) -> Aggregation:
     return aggregation(name, **{str(k): v for k, v in params.items()})
 
 
-def resolve(agg: Any) -> Any:
+def resolve(agg: AggLike) -> AggregationProtocol:
     """Turn a name (:func:`parse`) into a built-in aggregation; check that any other object
     is one."""
     if isinstance(agg, str):
@@ -1511,7 +1528,7 @@ def resolve(agg: Any) -> Any:
     return agg
 
 
-def flags(agg: Any) -> tuple[bool, bool, bool]:
+def flags(agg: AggregationProtocol) -> tuple[bool, bool, bool]:
     """``(invertible, commutative, selective)`` of any aggregation, missing flags False."""
     return (
         bool(getattr(agg, "invertible", False)),
@@ -1520,7 +1537,15 @@ def flags(agg: Any) -> tuple[bool, bool, bool]:
     )
 
 
-def fold(agg: Any, partials: Iterable[Any]) -> Any:
+def inverse_of(agg: AggregationProtocol) -> Callable[[Any, Any], Any]:
+    """``agg.inverse``, of an aggregation whose ``invertible`` flag is set (a TypeError else)."""
+    inverse = getattr(agg, "inverse", None)
+    if not flags(agg)[0] or not callable(inverse):
+        raise TypeError(f"aggregation {name_of(agg)!r} is not invertible")
+    return inverse
+
+
+def fold(agg: AggregationProtocol, partials: Iterable[Any]) -> Any:
     """Combine partials in order, starting from the identity."""
     acc = agg.identity
     for p in partials:

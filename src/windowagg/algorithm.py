@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .aggregations import facts, flags
+from .aggregations import AggregationProtocol, facts, flags
 
 #: what an algorithm may need of an aggregation, and the test of it
 NEEDS: dict[str, Callable[[Any], bool]] = {
@@ -43,15 +43,15 @@ class Algorithm:
     options: frozenset[str] = frozenset()
     compiled: bool = True
 
-    def serves(self, agg: Any) -> bool:
+    def serves(self, agg: AggregationProtocol) -> bool:
         """Whether this algorithm can serve ``agg`` (a resolved aggregation)."""
         return NEEDS[self.needs](agg)
 
-    def runs_compiled(self, agg: Any) -> bool:
+    def runs_compiled(self, agg: AggregationProtocol) -> bool:
         """Whether ``agg`` runs on this algorithm's compiled storage."""
         return self.compiled and facts(agg).kernel is not None
 
-    def __call__(self, agg: Any, **options: Any) -> Any:
+    def __call__(self, agg: AggregationProtocol, **options: Any) -> Any:
         return self.build(agg, **options)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .aggregations import facts, is_missing, resolve
+from .aggregations import AggLike, AggregationProtocol, check_values, facts, is_missing, resolve
 from .combined import Combined
 from .compiled import kernel_for, kernel_of
 from .compiled.btree_state import BTreeState
@@ -42,7 +42,7 @@ def sliding_aggregate(
     values: Any,
     *,
     size: Any,
-    agg: Any = "sum",
+    agg: AggLike = "sum",
     times: Any = None,
     algorithm: str = "auto",
     aggs: dict | None = None,
@@ -106,7 +106,7 @@ def sliding_aggregate(
     algorithm = _choose(algorithm, agg, many, in_order, t is not None)
     kernel = kernel_of(agg)
     if kernel is not None:
-        agg.check_values(vals)
+        check_values(agg, vals)
     if not len(vals):
         out = np.empty((0, len(sizes)))
     elif algorithm in OOO_ALGORITHMS and (algorithm not in FIFO_ALGORITHMS or not in_order):
@@ -322,7 +322,9 @@ def _max_window(t: np.ndarray, span: float) -> int:
     return int((np.arange(1, len(t) + 1) - lo).max()) if len(t) else 1
 
 
-def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -> str:
+def _choose(
+    algorithm: str, agg: AggregationProtocol, many: bool, in_order: bool, timed: bool
+) -> str:
     """The algorithm ``auto`` stands for, or the one named, checked against the input."""
     fifo, ooo = FIFO_ALGORITHMS, OOO_ALGORITHMS
     if algorithm == "auto":
@@ -358,7 +360,7 @@ def _choose(algorithm: str, agg: Any, many: bool, in_order: bool, timed: bool) -
     return algorithm  # aggregation it cannot serve (soe without inverse), saying why
 
 
-def _check_scalar(agg: Any, where: str = "") -> None:
+def _check_scalar(agg: AggregationProtocol, where: str = "") -> None:
     """A built-in that lowers to something else than a number (a list, a struct, a filter) is
     refused before any work; a user's aggregation is taken, and each result checked
     (:func:`_number`)."""
@@ -369,7 +371,7 @@ def _check_scalar(agg: Any, where: str = "") -> None:
         )
 
 
-def _number(r: Any, agg: Any) -> float:
+def _number(r: Any, agg: AggregationProtocol) -> float:
     """A lowered result as a float (None: NaN); anything else names what ``lower`` gave."""
     if r is None:
         return np.nan
@@ -382,7 +384,7 @@ def _number(r: Any, agg: Any) -> float:
     )
 
 
-def _rows(rows: list[list[Any]], k: int, agg: Any = None) -> np.ndarray:
+def _rows(rows: list[list[Any]], k: int, agg: AggregationProtocol) -> np.ndarray:
     out = np.array([[_number(r, agg) for r in row] for row in rows], float)
     return out.reshape(len(rows), k)
 

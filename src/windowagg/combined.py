@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .aggregations import Aggregation, Facts, flags, lift, resolve
+from .aggregations import Aggregation, Facts, flags, inverse_of, lift, resolve
 
 __all__ = ["Combined", "combined"]
 
@@ -48,7 +48,7 @@ class Combined(Aggregation):
     def inverse(self, a: tuple, b: tuple) -> tuple:
         if not self.invertible:
             return super().inverse(a, b)
-        return tuple(f.inverse(x, y) for f, x, y in zip(self.parts, a, b))
+        return tuple(inverse_of(f)(x, y) for f, x, y in zip(self.parts, a, b))
 
     def lower(self, p: tuple) -> dict[str, Any]:
         return {n: f.lower(x) for n, f, x in zip(self.names, self.parts, p)}

@@ -13,16 +13,16 @@ from multiprocessing import get_context
 
 import numpy as np
 
-from .aggregations import AGGREGATIONS, facts
+from .aggregations import AGGREGATIONS, AggregationProtocol, facts
 from .compiled.btree_state import BTreeState
 from .compiled.fifo_state import FifoState
 from .fifo import ALGORITHMS
 from .kernels.layout import COUNT
 
 
-def _families() -> dict[str, object]:
+def _families() -> dict[str, AggregationProtocol]:
     """Each compiled family and one aggregation of it (its records say which)."""
-    out: dict[str, object] = {}
+    out: dict[str, AggregationProtocol] = {}
     for factory in AGGREGATIONS.values():
         agg = factory()
         kernel = facts(agg).kernel

@@ -30,9 +30,12 @@ from ..aggregations import (
     SUMF,
     WELFORD,
     XCOUNT,
+    AggregationProtocol,
     Kernel,
+    check_values,
     facts,
     is_missing,
+    name_of,
 )
 from ..kernels import families as fam
 
@@ -59,12 +62,12 @@ class NotHoldableType(NotHoldable, TypeError):
     """A value of a type the compiled kernels cannot hold at all."""
 
 
-def kernel_of(agg: Any) -> Kernel | None:
+def kernel_of(agg: AggregationProtocol) -> Kernel | None:
     """The compiled family and code of ``agg``, None when only the reference serves it."""
     return facts(agg).kernel
 
 
-def kernel_for(agg: Any) -> Kernel:
+def kernel_for(agg: AggregationProtocol) -> Kernel:
     """The compiled family and code of ``agg``, which has a kernel (the caller checked)."""
     kernel = facts(agg).kernel
     if kernel is None:
@@ -84,7 +87,7 @@ def _float(x: Any) -> float:
     return math.nan if is_missing(x) else float(x)
 
 
-def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+def to_arrays(agg: AggregationProtocol, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     """Raw inputs as float64 ``values`` (and ``args`` of ``(arg, value)`` pairs), and whether
     every one was an int. Each input is checked as ``lift`` checks it (the same errors as the
     reference), then that the kernels hold it exactly (else :class:`NotHoldable`)."""
@@ -93,11 +96,11 @@ def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         ints = xs.dtype.kind in "iub"
         if ints and len(xs) and (xs.max() > EXACT or xs.min() < -EXACT):
             raise NotHoldable(
-                f"compiled storage holds {agg.name} values as float64 and cannot hold integers "
+                f"compiled storage holds {name_of(agg)} values as float64 and cannot hold integers "
                 "beyond 2^53 exactly; use backend='auto' or 'python'"
             )
         values = xs.astype(np.float64, copy=False)
-        agg.check_values(values)
+        check_values(agg, values)
         return values, np.zeros(len(values)), ints
     items = xs if isinstance(xs, list | tuple) else list(xs)
     ints = True
@@ -108,7 +111,7 @@ def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
         parts = x if f.pairs else (x,)
         if not all(_holdable(p) for p in parts):
             raise NotHoldable(
-                f"compiled storage holds {agg.name} values as float64 and cannot hold {x!r} "
+                f"compiled storage holds {name_of(agg)} values as float64 and cannot hold {x!r} "
                 "exactly; use backend='auto' or 'python'"
             )
         ints = ints and all(isinstance(p, int | np.integer) for p in parts)
@@ -121,14 +124,14 @@ def to_arrays(agg: Any, xs: Any) -> tuple[np.ndarray, np.ndarray, bool]:
     return values, args, ints
 
 
-def sums_exact(agg: Any, largest: float, count: int) -> bool:
+def sums_exact(agg: AggregationProtocol, largest: float, count: int) -> bool:
     """Whether sums of ``count`` ints of magnitude at most ``largest`` stay exact in float64
     (the families that add values: sum, and mean's sum)."""
     k = kernel_of(agg)
     return k is None or k.family not in (SUMF, ADD) or largest * count <= EXACT
 
 
-def python_result(agg: Any, v: float, ints: bool) -> Any:
+def python_result(agg: AggregationProtocol, v: float, ints: bool) -> Any:
     """A kernel's lowered float as the Python reference returns it: the empty result for an
     empty window, an int for counts and where only ints went in (``keeps_ints``)."""
     f = facts(agg)
@@ -141,7 +144,7 @@ def python_result(agg: Any, v: float, ints: bool) -> Any:
     return v
 
 
-def reference_partial(agg: Any, p: np.ndarray, ints: bool) -> Any:
+def reference_partial(agg: AggregationProtocol, p: np.ndarray, ints: bool) -> Any:
     """A kernel partial (one column of a family's fields, see :mod:`windowagg.kernels.families`)
     as the reference's partial of ``agg``, exactly (ints as ints where only ints went in)."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..aggregations import AGGREGATIONS, facts, resolve
+from ..aggregations import AGGREGATIONS, AggregationProtocol, facts, name_of, resolve
 from ..frames import Frame
 
 __all__ = [
@@ -40,7 +40,7 @@ class Entry:
     library's own."""
 
     name: str
-    agg: Any
+    agg: AggregationProtocol
     sql: str | None
     column: str | None
     frame: Frame | None  # None: a window's entry (the windows give the bounds)
@@ -64,14 +64,14 @@ class Entry:
         )
 
 
-def _sql_name(agg: Any) -> str | None:
+def _sql_name(agg: AggregationProtocol) -> str | None:
     """The SQL rule of a built-in (not of a user's subclass: facts() reads the class's own)."""
     name = str(getattr(agg, "name", ""))
     return name if facts(agg).sql and AGGREGATIONS.get(name) is type(agg) else None
 
 
 def result_type(
-    entry_sql: str | None, agg: Any, value: pa.DataType, time: pa.DataType
+    entry_sql: str | None, agg: AggregationProtocol, value: pa.DataType, time: pa.DataType
 ) -> pa.DataType:
     """The pyarrow type of an entry's result: Spark's for the SQL aggregations (count long,
     sum of integers long, of ``decimal(p, s)`` ``decimal(min(38, p + 10), s)``, avg of a
@@ -122,7 +122,7 @@ def result_type(
         return pa.struct([(f, pa.float64()) for f in ("min", "max", "first", "last")])
     if kind == "filter":
         raise ValueError(
-            f"aggregation {agg.name!r} gives a filter object, which has no "
+            f"aggregation {name_of(agg)!r} gives a filter object, which has no "
             "column type; use it through sliding_aggregate or the window "
             "operator"
         )
@@ -147,7 +147,9 @@ def _is_orderable(t: pa.DataType) -> bool:
     )
 
 
-def check_entry(name: str, agg: Any, column: Any, fields: dict) -> tuple[Any, Any, Any, Any, Any]:
+def check_entry(
+    name: str, agg: AggregationProtocol, column: Any, fields: dict
+) -> tuple[Any, Any, Any, Any, Any]:
     """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``), second
     column (two-column aggregations: ``(x, y)``; else None) and input type, checked against the
     columns (``fields``: name -> pyarrow type)."""

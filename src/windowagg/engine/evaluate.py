@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..aggregations import facts
+from ..aggregations import Percentile, PercentileDisc, Quantile, facts
 from ..compiled import EXACT, kernel_for
 from ..errors import ArithmeticOverflowError
 from ..frames import Frame
@@ -98,7 +98,7 @@ def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) ->
         risky, exact = _exact_sums(col, lo, hi)  # where int64 sums wrap: Spark sums doubles
         mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
         return _with_nulls(mean, null, entry.type)
-    out = rolling(col.floats(), fr, entry.sql)
+    out = rolling(col.floats(), fr, entry.sql or entry.agg)
     lo, hi, count = _counted(col, fr)
     nan = col.nans(lo, hi)
     if nan is not None:
@@ -374,6 +374,7 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
     number)."""
 
     ranks, order = _ranks(col)
+    assert isinstance(e.agg, Percentile | PercentileDisc)  # its record says so
     p = e.agg.p
     if e.sql in ("percentile_disc", "percentile_approx"):
         picked = order_statistic(ranks, fr, p, NEAREST)
@@ -450,7 +451,8 @@ def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> pa.Array:
     if f.frames == "collect":  # the frame's values, sliced out of the column
         return _collected(col, fr, entry)
     if f.frames == "quantile":  # compiled order statistics (a sweep of sorted partials
-        q = quantiles(col.floats(), fr, entry.agg.q)  # costs O(frame) per row)
+        assert isinstance(entry.agg, Quantile)  # costs O(frame) per row)
+        q = quantiles(col.floats(), fr, entry.agg.q)
         return _with_nulls(q, np.isnan(q), entry.type)
     if f.frames == "distinct":  # an exact count per value
         return pa.array(distinct(col.floats(), fr), entry.type)

@@ -59,7 +59,7 @@ def _dense(codes: np.ndarray, m: int) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64), len(uniq)
 
 
-def key_codes(table: Any, keys: tuple[str, ...] | list[str]) -> Keyed:
+def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     """Every row's key as a dense code in the keys' sorted order (nulls first)."""
     n = table.num_rows
     if not keys:

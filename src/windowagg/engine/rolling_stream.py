@@ -36,7 +36,7 @@ __all__ = ["RollingStream"]
 DONE = "__wa_done"  # a kept row already answered
 
 
-def _key_codes(plan: RollingPlan, table: Any) -> np.ndarray:
+def _key_codes(plan: RollingPlan, table: pa.Table) -> np.ndarray:
     """One int64 per row, equal for rows of the same key (null keys are one key)."""
 
     code = np.zeros(table.num_rows, np.int64)

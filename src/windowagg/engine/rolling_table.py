@@ -8,9 +8,8 @@ of batches.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
+import pyarrow as pa
 
 from .columns import segments, times_of
 from .evaluate import evaluate
@@ -22,11 +21,11 @@ __all__ = ["compute"]
 
 def compute(
     plan: RollingPlan,
-    table: Any,
+    table: pa.Table,
     times: np.ndarray | None = None,
     seg: np.ndarray | None = None,
     frames: dict | None = None,
-) -> list[Any]:
+) -> list[pa.Array]:
     """Every entry's column over ``table`` (a ``pyarrow.Table`` in the order of
     :func:`~windowagg.engine.columns.arrange`), in the plan's order. ``frames`` (optional,
     filled here): each frame's :class:`~windowagg.engine.sweep.Frames`, for a caller that

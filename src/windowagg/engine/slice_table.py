@@ -58,7 +58,7 @@ def _compiled(fn: str, t: Any) -> bool:
     )
 
 
-def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.ndarray] | None:
+def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, np.ndarray] | None:
     """The partials table (key columns, ``SLICE``, one column per partial), the plan that
     answers ``plan`` over it, and its key segments; None where the call needs the rows
     (entries without SQL partials, count windows, grids that are not one, non-numeric
@@ -121,7 +121,7 @@ def slice_partials(plan: WindowPlan, table: Any) -> tuple[Any, WindowPlan, np.nd
 
 
 def reduce_cells(
-    table: Any,
+    table: pa.Table,
     times: np.ndarray,
     cell: np.ndarray,
     cells: int,

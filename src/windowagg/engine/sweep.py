@@ -17,11 +17,9 @@ Nothing subtracts on eviction, so float sums do not drift.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from ..aggregations import facts, resolve
+from ..aggregations import AggLike, check_values, facts, resolve
 from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import fifo
@@ -100,7 +98,7 @@ class Frames:
 
 
 def rolling(
-    values: np.ndarray, frames: Frames, agg: Any, args: np.ndarray | None = None
+    values: np.ndarray, frames: Frames, agg: AggLike, args: np.ndarray | None = None
 ) -> np.ndarray:
     """The aggregate of every row's frame.
 
@@ -127,7 +125,7 @@ def rolling(
     if kernel is None:
         return _reference(values, args, *frames.bounds(), agg)
     family, code = kernel
-    agg.check_values(values)
+    check_values(agg, values)
     values = np.ascontiguousarray(values, float)
     args = np.ascontiguousarray(args, float)
     n = len(values)

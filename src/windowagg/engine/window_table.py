@@ -160,7 +160,7 @@ def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
 
 
 def window_table(
-    plan: WindowPlan, table: Any, over: WindowPlan | None = None, seg: np.ndarray | None = None
+    plan: WindowPlan, table: pa.Table, over: WindowPlan | None = None, seg: np.ndarray | None = None
 ) -> Any:
     """Every window's row: the keys, the window's spec and bounds, every entry (a
     ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import resolve
+from ..aggregations import AggLike, resolve
 from ..algorithm import Algorithm, registry
 from .base import FifoAggregator
 from .bint import BInt
@@ -72,13 +72,13 @@ ALGORITHMS: dict[str, Algorithm] = registry(
 BACKENDS = ("auto", "python", "compiled")
 
 
-def serves(algorithm: str, agg: Any) -> bool:
+def serves(algorithm: str, agg: AggLike) -> bool:
     """Whether ``algorithm`` can serve ``agg`` (its record's ``needs``: subtract-on-evict needs
     an inverse, SlickDeque an inverse or selectivity; the others serve any aggregation)."""
     return ALGORITHMS[algorithm].serves(resolve(agg))
 
 
-def fifo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> FifoAggregator:
+def fifo(algorithm: str, agg: AggLike, *, backend: str = "auto", **options: Any) -> FifoAggregator:
     """Build the in-order sliding-window aggregator called ``algorithm`` over ``agg``.
 
     Parameters

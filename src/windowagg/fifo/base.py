@@ -11,7 +11,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, ClassVar
 
-from ..aggregations import lift, resolve
+from ..aggregations import AggLike, lift, resolve
 from ..algorithm import record
 from ..errors import EmptyWindowError
 
@@ -41,7 +41,7 @@ class FifoAggregator:
         """Whether ``query(last=r)`` is supported (window sharing): the algorithm's record."""
         return record("fifo", self.name).shares_windows
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         self.agg = resolve(agg)
         self._n = 0
 

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal, fold
+from ..aggregations import AggLike, approx_equal, fold
 from .base import FifoAggregator
 
 
 class BInt(FifoAggregator):
     name = "bint"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._front = 0
         self._build(1, [])

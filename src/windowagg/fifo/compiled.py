@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..aggregations import AggregationProtocol, name_of
 from ..algorithm import record
 from ..compiled import NotHoldable, kernel_for, python_result, sums_exact, to_arrays
 from ..compiled.fifo_state import FifoState
@@ -60,7 +61,9 @@ class CompiledFifo:
 
     ``fallback``: move to the reference for a value the kernels cannot hold (else raise)."""
 
-    def __init__(self, algorithm: str, agg: Any, ranges: Any = None, fallback: bool = True) -> None:
+    def __init__(
+        self, algorithm: str, agg: AggregationProtocol, ranges: Any = None, fallback: bool = True
+    ) -> None:
         family, self._code = kernel_for(agg)
         self.agg = agg
         self.name = algorithm
@@ -104,8 +107,8 @@ class CompiledFifo:
                 largest = max(self._largest, float(np.nanmax(np.abs(values), initial=0.0)))
                 if not sums_exact(self.agg, largest, len(self) + len(values)):
                     raise NotHoldable(
-                        f"compiled storage holds {self.agg.name} as float64, and a sum of these "
-                        "ints could pass 2^53; use backend='auto' or 'python'"
+                        f"compiled storage holds {name_of(self.agg)} as float64, and a sum of "
+                        "these ints could pass 2^53; use backend='auto' or 'python'"
                     )
                 self._largest = largest
         except NotHoldable:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -20,7 +20,7 @@ from .base import FifoAggregator
 class Daba(FifoAggregator):
     name = "daba"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._vals = IndexedDeque()  # the val fields
         self._aggs = IndexedDeque()  # the agg fields (same positions)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -20,7 +20,7 @@ from .base import FifoAggregator
 class DabaLite(FifoAggregator):
     name = "daba_lite"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._d = IndexedDeque()  # F and E are the deque's front and end
         self._l = self._r = self._a = self._b = 0

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from .base import FifoAggregator
 
 
 class FlatFat(FifoAggregator):
     name = "flatfat"
 
-    def __init__(self, agg: Any, capacity: int = 1) -> None:
+    def __init__(self, agg: AggLike, capacity: int = 1) -> None:
         super().__init__(agg)
         self._front = 0  # absolute position of the oldest element
         self._build(max(1, 1 << max(0, int(capacity) - 1).bit_length()), [])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..aggregations import AggLike
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -23,7 +24,7 @@ from .base import FifoAggregator
 class FlatFit(FifoAggregator):
     name = "flatfit"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._partials = IndexedDeque()
         self._pointers = IndexedDeque()

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..aggregations import fold
+from ..aggregations import AggLike, fold
 from .base import FifoAggregator
 
 
 class Recalc(FifoAggregator):
     name = "recalc"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._q: deque[Any] = deque()
 

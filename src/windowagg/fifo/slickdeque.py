@@ -23,7 +23,7 @@ import bisect
 from itertools import pairwise
 from typing import Any
 
-from ..aggregations import approx_equal, flags, fold, resolve
+from ..aggregations import AggLike, approx_equal, flags, fold, inverse_of, resolve
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -52,7 +52,7 @@ def check_range(ranges: tuple[int, ...], r: int) -> int:
 class _SlickDequeBase(FifoAggregator):
     name = "slickdeque"
 
-    def __init__(self, agg: Any, ranges: Any = None) -> None:
+    def __init__(self, agg: AggLike, ranges: Any = None) -> None:
         super().__init__(agg)
         self.ranges = _ranges(ranges)
 
@@ -73,14 +73,15 @@ class SlickDequeInv(_SlickDequeBase):
 
     variant = "inv"
 
-    def __init__(self, agg: Any, ranges: Any = None) -> None:
+    def __init__(self, agg: AggLike, ranges: Any = None) -> None:
         super().__init__(agg, ranges)
         self._partials = IndexedDeque()
+        self._inverse = inverse_of(self.agg)
         self._all = self.agg.identity
         self._ans = {r: self.agg.identity for r in self.ranges}
 
     def _push(self, p: Any) -> None:
-        d, combine, inverse = self._partials, self.agg.combine, self.agg.inverse
+        d, combine, inverse = self._partials, self.agg.combine, self._inverse
         d.push_back(p)
         self._all = combine(self._all, p)
         for r in self.ranges:  # line 24: ans = ans (+) newPartial (-) expiring
@@ -91,7 +92,7 @@ class SlickDequeInv(_SlickDequeBase):
             self._ans[r] = ans
 
     def _pop(self) -> None:
-        d, identity, inverse = self._partials, self.agg.identity, self.agg.inverse
+        d, identity, inverse = self._partials, self.agg.identity, self._inverse
         oldest = d.pop_front()
         n = len(d)
         self._all = inverse(self._all, oldest) if n else identity
@@ -123,7 +124,7 @@ class SlickDequeNonInv(_SlickDequeBase):
 
     variant = "noninv"
 
-    def __init__(self, agg: Any, ranges: Any = None) -> None:
+    def __init__(self, agg: AggLike, ranges: Any = None) -> None:
         super().__init__(agg, ranges)
         self._pos: list[int] = []  # node positions, increasing; live nodes from _head on
         self._val: list[Any] = []
@@ -183,7 +184,7 @@ class SlickDequeNonInv(_SlickDequeBase):
             assert not self._dominated(a, b), "a dominated node was kept"
 
 
-def slickdeque(agg: Any, ranges: Any = None) -> _SlickDequeBase:
+def slickdeque(agg: AggLike, ranges: Any = None) -> _SlickDequeBase:
     """SlickDeque (Inv) for invertible aggregations, (Non-Inv) for selective ones."""
 
     agg = resolve(agg)

@@ -11,20 +11,21 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ..aggregations import flags
+from ..aggregations import AggLike, flags, inverse_of
 from .base import FifoAggregator
 
 
 class SubtractOnEvict(FifoAggregator):
     name = "soe"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         if not flags(self.agg)[0]:
             raise ValueError(
                 f"soe (subtract-on-evict) needs an invertible aggregation; {self.agg!r} is not "
                 "(it has no inverse). Use two_stacks_lite or daba_lite instead."
             )
+        self._inverse = inverse_of(self.agg)
         self._q: deque[Any] = deque()
         self._agg = self.agg.identity
 
@@ -34,7 +35,7 @@ class SubtractOnEvict(FifoAggregator):
 
     def _pop(self) -> None:
         oldest = self._q.popleft()
-        self._agg = self.agg.inverse(self._agg, oldest) if self._q else self.agg.identity
+        self._agg = self._inverse(self._agg, oldest) if self._q else self.agg.identity
 
     def _aggregate(self) -> Any:
         return self._agg

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from .base import FifoAggregator
 
 
 class TwoStacks(FifoAggregator):
     name = "two_stacks"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         # Python lists as stacks: the top is the last item. F's top is the oldest element.
         self._front: list[tuple[Any, Any]] = []

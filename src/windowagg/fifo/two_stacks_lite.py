@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from ._deque import IndexedDeque
 from .base import FifoAggregator
 
@@ -20,7 +20,7 @@ from .base import FifoAggregator
 class TwoStacksLite(FifoAggregator):
     name = "two_stacks_lite"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._d = IndexedDeque()
         self._b = 0  # pointer B; F and E are the deque's front and end

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import resolve
+from ..aggregations import AggLike, resolve
 from ..algorithm import Algorithm, registry
 from .base import OooAggregator
 from .bclassic import ClassicBTree
@@ -52,7 +52,7 @@ ALGORITHMS: dict[str, Algorithm] = registry(
 BACKENDS = ("auto", "python", "compiled")
 
 
-def ooo(algorithm: str, agg: Any, *, backend: str = "auto", **options: Any) -> OooAggregator:
+def ooo(algorithm: str, agg: AggLike, *, backend: str = "auto", **options: Any) -> OooAggregator:
     """Build the out-of-order sliding-window aggregator called ``algorithm`` over ``agg``.
 
     Parameters

@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Iterable
 from typing import Any
 
-from ..aggregations import lift, resolve
+from ..aggregations import AggLike, lift, resolve
 
 __all__ = ["OooAggregator"]
 
@@ -22,7 +22,7 @@ class OooAggregator:
 
     name: str = "ooo"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         self.agg = resolve(agg)
         self._time_ref: Any = None  # the first time seen: later times must compare with it
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..aggregations import AggregationProtocol, name_of
 from ..algorithm import record
 from ..compiled import (
     EXACT,
@@ -151,7 +152,9 @@ class CompiledTree(OooAggregator):
     ``fallback``: move to the reference for a time or value the kernels cannot hold (else
     raise)."""
 
-    def __init__(self, algorithm: str, agg: Any, min_arity: int = 4, fallback: bool = True) -> None:
+    def __init__(
+        self, algorithm: str, agg: AggregationProtocol, min_arity: int = 4, fallback: bool = True
+    ) -> None:
         super().__init__(agg)
         family, self._code = kernel_for(self.agg)
         self.name = algorithm
@@ -197,7 +200,7 @@ class CompiledTree(OooAggregator):
             largest = max(self._largest, float(np.nanmax(np.abs(values), initial=0.0)))
             if not sums_exact(self.agg, largest, self._values + len(values)):
                 raise NotHoldable(
-                    f"compiled storage holds {self.agg.name} as float64, and a sum of these "
+                    f"compiled storage holds {name_of(self.agg)} as float64, and a sum of these "
                     "ints could pass 2^53; use backend='auto' or 'python'"
                 )
             self._largest = largest

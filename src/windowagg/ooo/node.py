@@ -48,7 +48,7 @@ class Node:
         self.values = values
         self.children = children
         self.parent = parent
-        self.agg: Any = None
+        self.agg: Any = None  # the partial aggregate of the subtree
         self.count = 0
         self.left_spine = False
         self.right_spine = False

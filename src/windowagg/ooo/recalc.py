@@ -10,14 +10,14 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ..aggregations import fold
+from ..aggregations import AggLike, fold
 from .base import OooAggregator
 
 
 class SortedRecalc(OooAggregator):
     name = "recalc"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggLike) -> None:
         super().__init__(agg)
         self._times: list[Any] = []
         self._vals: list[Any] = []

@@ -15,7 +15,7 @@ import itertools
 import numbers
 from typing import Any
 
-from ..aggregations import approx_equal
+from ..aggregations import AggLike, approx_equal
 from .base import OooAggregator
 from .node import UP, Node, local_aggregate, piece_arities, split_into
 
@@ -23,7 +23,7 @@ from .node import UP, Node, local_aggregate, piece_arities, split_into
 class BTreeAggregator(OooAggregator):
     """Abstract B-tree aggregator; see :class:`ClassicBTree` and :class:`FiBA`."""
 
-    def __init__(self, agg: Any, min_arity: int = 4) -> None:
+    def __init__(self, agg: AggLike, min_arity: int = 4) -> None:
         super().__init__(agg)
         if isinstance(min_arity, bool) or not isinstance(min_arity, numbers.Integral):
             raise ValueError(f"min_arity must be an integer >= 2, got {min_arity!r}")

@@ -26,7 +26,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..aggregations import resolve
+from ..aggregations import AggLike, resolve
 from ..combined import Combined
 from .batch import process_batch, to_floats
 from .clock import Clock, seconds
@@ -78,7 +78,7 @@ class WindowOperator:
 
     def __init__(
         self,
-        agg: Any = None,
+        agg: AggLike | None = None,
         allowed_lateness: Any = 0,
         store: str = "eager",
         aggs: dict | None = None,
@@ -87,6 +87,7 @@ class WindowOperator:
             raise TypeError("give agg, or aggs={name: aggregation, ...} for several")
         if aggs is not None:
             agg = Combined(aggs)
+        assert agg is not None  # one of the two, checked above
         self.agg = resolve(agg)
         allowed_lateness = seconds(allowed_lateness)
         if (

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ..aggregations import fold, lift
+from ..aggregations import AggregationProtocol, fold, lift
 from .slicer import StreamSlicer
 from .windows import INF, EdgeContext
 
@@ -46,7 +46,7 @@ class Slice:
 
 
 class SliceManager:
-    def __init__(self, agg: Any, store: Any, keep_tuples: bool) -> None:
+    def __init__(self, agg: AggregationProtocol, store: Any, keep_tuples: bool) -> None:
         self.agg = agg
         self.store = store
         self.keep = keep_tuples

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aggregations import fold
+from ..aggregations import AggregationProtocol, fold
 from ..ooo import ooo
 
 
 class LazyStore:
     name = "lazy"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggregationProtocol) -> None:
         self.agg = agg
 
     def put(self, start: Any, old_start: Any, partial: Any, appended: Any = None) -> None:
@@ -42,7 +42,7 @@ class LazyStore:
 class EagerStore:
     name = "eager"
 
-    def __init__(self, agg: Any) -> None:
+    def __init__(self, agg: AggregationProtocol) -> None:
         self.agg = agg
         self.tree = ooo("fiba", agg, backend="python")
 

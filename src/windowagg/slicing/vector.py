@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..aggregations import COMBINE, facts
+from ..aggregations import COMBINE, Aggregation, AggregationProtocol, facts
 from .manager import WindowResult
 from .windows import Sliding
 
@@ -39,7 +39,7 @@ EXTREMA = {
 }
 
 
-def serves(agg: Any, windows: list) -> bool:
+def serves(agg: AggregationProtocol, windows: list) -> bool:
     """Whether this fast path serves an aggregation and a set of windows: an aggregation with
     partial columns (its record's ``partials``) over tumbling and sliding time windows only."""
     return bool(facts(agg).partials) and all(
@@ -58,7 +58,10 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class VectorSlices:
     """Slice arrays and the vectorised slicer and window manager over them."""
 
-    def __init__(self, agg: Any, windows: list[Sliding], grids: list[tuple[Any, Any]]) -> None:
+    def __init__(
+        self, agg: AggregationProtocol, windows: list[Sliding], grids: list[tuple[Any, Any]]
+    ) -> None:
+        assert isinstance(agg, Aggregation)  # serves() takes built-ins with partial columns only
         self.agg = agg
         self.windows = windows
         self.z = np.array([w.size for w in windows])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..aggregations import AggLike
 from ..engine.entries import names
 from .batch import run_batch
 from .plan import make_plan, make_rolling_plan
@@ -26,7 +27,7 @@ def window_aggregate(
     windows: Any,
     aggs: dict | None = None,
     value: str | None = None,
-    agg: Any = None,
+    agg: AggLike | None = None,
     key: Any = None,
     allowed_lateness: Any = 0,
 ) -> Any:
