@@ -8,12 +8,20 @@ from collections import defaultdict
 
 import pytest
 
-from windowagg.bench.core import plot, table, write_csv
+from windowagg.bench.core import checking, plot, table, write_csv
 from windowagg.bench.suites import SUITES
 
 
+@pytest.fixture
+def answers_only():
+    """The suites run here for their answers, not their times: each side once, no warm-up
+    (:func:`windowagg.bench.core.checking`)."""
+    with checking():
+        yield
+
+
 @pytest.mark.parametrize("suite", ["fifo", "sharing", "slicing", "bulk"])
-def test_checksums_agree_across_algorithms(suite: str, tmp_path) -> None:
+def test_checksums_agree_across_algorithms(suite: str, tmp_path, answers_only: None) -> None:
     lines: list[str] = []
     rows = SUITES[suite](True, lines.append)
     assert rows and len(lines) == len(rows)
@@ -56,7 +64,7 @@ def test_measure_interleaved_alternates_the_runs() -> None:
     assert all(s[0] > 0 and s[1] >= 0 for s in stats)
 
 
-def test_rolling_suite_sides_agree() -> None:
+def test_rolling_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench rolling: every side of a case (windowagg, Spark's default and segment
     tree) folds the same answers into the same checksum."""
     pytest.importorskip("pyspark")
@@ -82,7 +90,7 @@ def test_rolling_suite_sides_agree() -> None:
     assert all(r.extra["peak_worker_rss_mib"] > 0 and r.x == r.items for r in peaks)
 
 
-def test_spark_suite_sides_agree() -> None:
+def test_spark_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
     sessions, medians, five aggregations in one call) give the same checksum."""
     pytest.importorskip("pyspark")
@@ -121,7 +129,7 @@ def test_spark_suite_sides_agree() -> None:
         assert all(r.checksum == same_work[0].checksum for r in same_work), same_work
 
 
-def test_local_suite_sides_agree() -> None:
+def test_local_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench local: windowagg, Polars, DuckDB and pandas give the same windows and
     totals, or the same per-row results, in every case of both workloads (the skewed one with
     ties and nulls); windowagg's peak memory is sampled."""
@@ -152,7 +160,7 @@ def test_local_suite_sides_agree() -> None:
     assert len(peaks) == 4 and all(r.checksum > 0 for r in peaks)
 
 
-def test_streaming_suite_sides_agree() -> None:
+def test_streaming_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench streaming: windowagg's streaming query and the built-in one give the
     same windows (the suite raises otherwise) in one micro-batch and in several; 20 windows
     in one query equal the 20 built-in queries; every row carries its state size."""
@@ -185,7 +193,7 @@ def test_coldstart_times_each_call_cold_cached_and_warm(monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("frame", ["range:1h", "range:1d"])
-def test_asof_suite_sides_agree(frame: str) -> None:
+def test_asof_suite_sides_agree(frame: str, answers_only: None) -> None:
     """windowagg bench asof: windowagg at the queries, windowagg on the union, DuckDB's union +
     window and its range join give every query the same sum and count; the checksum is not
     empty."""
@@ -198,7 +206,7 @@ def test_asof_suite_sides_agree(frame: str) -> None:
     assert len(set(sums.values())) == 1 and sums["windowagg"] > 2_000, sums
 
 
-def test_asof_suite_spark_sides_agree(tmp_path) -> None:
+def test_asof_suite_spark_sides_agree(tmp_path, answers_only: None) -> None:
     """The Spark side of windowagg bench asof: windowagg, windowagg on the union, Spark's union
     + window (segment tree and default) and its range join agree; the skew cases sample the
     workers' memory."""
@@ -214,3 +222,20 @@ def test_asof_suite_spark_sides_agree(tmp_path) -> None:
     skew = _skew_cases(spark, str(tmp_path), 5_000, lambda line: None)
     assert [r.x for r in skew] == ["uniform keys", "half the events in one key"]
     assert all(r.extra["peak_worker_rss_mib"] > 0 for r in skew)
+
+
+def test_checking_runs_each_side_once() -> None:
+    """Inside checking(), a suite's measures run each side once (no warm-up, no repetitions):
+    the suites' tests compare answers without paying for the timing."""
+    from windowagg.bench.core import checking_now, measure_interleaved
+
+    calls: list[str] = []
+    runs = [lambda: calls.append("a") or [1.0], lambda: calls.append("b") or [2.0]]
+    with checking():
+        assert checking_now()
+        stats = measure_interleaved(runs, reps=5, warm=2, settle=1.0)
+    assert calls == ["a", "b"] and [s[2] for s in stats] == [1.0, 2.0]
+    assert not checking_now()
+    calls.clear()
+    measure_interleaved(runs, reps=3, warm=1)
+    assert calls.count("a") == 4 and calls.count("b") == 4

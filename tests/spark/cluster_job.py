@@ -2,7 +2,8 @@
 frames and streaming queries (windows and rolling frames) on whatever session runs it (local
 mode in the test process; the standalone cluster or a Spark Connect server in a driver process:
 ``python -m tests.spark.cluster_job MASTER SRC OUT``, ``MASTER`` a cluster URL or
-``connect:REMOTE``), each written as Parquet under ``OUT`` (one folder per :data:`PARTS`).
+``connect:REMOTE``; ``... OUT windows`` runs the windows alone), each written as Parquet under
+``OUT`` (one folder per :data:`PARTS`).
 
 ``first``, ``last`` and ``collect`` are order-sensitive, so a worker that saw a key's events
 out of time order, or a slice combined the wrong way round, changes the answer."""
@@ -43,7 +44,8 @@ def write_events(src: Path, files: int = 4, n: int = 3000, seed: int = 3) -> Non
         pq.write_table(table, src / f"part-{i}.parquet")
 
 
-def run(spark, src: Path, out: Path) -> None:
+def run(spark, src: Path, out: Path, parts: str = "all") -> None:
+    """Every part of the job (``parts="windows"``: the windows alone)."""
     from pyspark.sql import functions as F
 
     from windowagg.spark import rolling_aggregate, window_aggregate
@@ -52,6 +54,8 @@ def run(spark, src: Path, out: Path) -> None:
     window_aggregate(df, time="ts", key="k", windows=WINDOWS, aggs=AGGS).write.parquet(
         str(out / "windows")
     )
+    if parts == "windows":
+        return
     rolling_aggregate(df, time="ts", key="k", aggs=FRAMES).write.parquet(str(out / "rolling"))
     asked = df.where("v < 10").select("k", (F.col("ts") + F.expr("INTERVAL 1 SECOND")).alias("q"))
     rolling_aggregate(df, time="ts", key="k", aggs=AT_FRAMES, at=asked, at_time="q").write.parquet(
@@ -77,7 +81,7 @@ def run(spark, src: Path, out: Path) -> None:
         q.awaitTermination()
 
 
-def main(master: str, src: str, out: str) -> None:
+def main(master: str, src: str, out: str, parts: str = "all") -> None:
     from pyspark.sql import SparkSession
 
     from windowagg.spark import spark_session
@@ -94,7 +98,7 @@ def main(master: str, src: str, out: str) -> None:
             .getOrCreate()
         )
     try:
-        run(spark, Path(src), Path(out))
+        run(spark, Path(src), Path(out), parts)
     finally:
         spark.stop()
 

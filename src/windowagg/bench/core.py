@@ -8,7 +8,8 @@ import math
 import statistics
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,27 @@ def checksum(out: Any) -> float:
     return float(np.nansum(arr) + np.isnan(arr).sum())
 
 
+_checking = False  # set by checking(): each run once, for its answer
+
+
+@contextmanager
+def checking() -> Iterator[None]:
+    """Run a suite to compare its sides' answers, not to time them (the suites' tests): inside,
+    :func:`measure` and :func:`measure_interleaved` run each side once, without warm-up or
+    settling, and the medians they report are those single runs."""
+    global _checking
+    before, _checking = _checking, True
+    try:
+        yield
+    finally:
+        _checking = before
+
+
+def checking_now() -> bool:
+    """Whether the suite runs inside :func:`checking` (a suite skips its own warm-ups then)."""
+    return _checking
+
+
 def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, float, float]:
     """Median seconds, relative spread and the checksum of ``run()`` over ``reps`` runs."""
     return measure_interleaved([run], reps, warm)[0]
@@ -85,6 +107,8 @@ def measure_interleaved(
     before each timed run (libraries whose worker threads spin for a while after their work,
     as Polars' and DuckDB's do, would otherwise slow whatever runs next). ``self_timed``: each
     run returns ``(seconds, result)``, timed where it ran (in another process)."""
+    if _checking:
+        reps, warm, settle = 1, 0, 0.0
     results: list[Any] = [None] * len(runs)
     for _ in range(warm):
         results = [run()[1] if self_timed else run() for run in runs]
