@@ -162,8 +162,9 @@ def test_local_suite_sides_agree(answers_only: None) -> None:
 
 def test_streaming_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench streaming: windowagg's streaming query and the built-in one give the
-    same windows (the suite raises otherwise) in one micro-batch and in several; 20 windows
-    in one query equal the 20 built-in queries; every row carries its state size."""
+    same windows (the suite raises otherwise) in one micro-batch and in several; 4 windows in
+    one query (20 when timed) equal as many built-in queries; every row carries its state
+    size."""
     pytest.importorskip("pyspark")
     from windowagg.bench.streaming import streaming_suite
 
@@ -174,7 +175,7 @@ def test_streaming_suite_sides_agree(answers_only: None) -> None:
         assert ours.checksum == theirs.checksum and ours.extra["windows"] > 0
         assert ours.extra["windows"] == theirs.extra["windows"]
         assert ours.extra["state/key"] < theirs.extra["state/key"]  # open slices, not windows
-    assert by[("windowagg", "20 windows")].checksum == by[("built-in", "20 windows")].checksum
+    assert by[("windowagg", "4 windows")].checksum == by[("built-in", "4 windows")].checksum
     # every row but those of the last ten seconds (100 keys), which wait for the watermark
     assert 40_000 - 1_500 < by[("windowagg", "rolling range:1h")].items < 40_000 - 500
 
