@@ -35,6 +35,8 @@ class Combined(Aggregation):
         every = [flags(a) for a in self.parts]
         self.invertible = all(f[0] for f in every)
         self.commutative = all(f[1] for f in every)
+        # each part's inverse, looked up once (the parts' flags say they have one)
+        self._inverses = tuple(inverse_of(a) for a in self.parts) if self.invertible else ()
 
     def params(self) -> dict[str, Any]:
         return {"aggs": tuple((n, repr(a)) for n, a in zip(self.names, self.parts))}
@@ -48,7 +50,7 @@ class Combined(Aggregation):
     def inverse(self, a: tuple, b: tuple) -> tuple:
         if not self.invertible:
             return super().inverse(a, b)
-        return tuple(inverse_of(f)(x, y) for f, x, y in zip(self.parts, a, b))
+        return tuple(inv(x, y) for inv, x, y in zip(self._inverses, a, b))
 
     def lower(self, p: tuple) -> dict[str, Any]:
         return {n: f.lower(x) for n, f, x in zip(self.names, self.parts, p)}
