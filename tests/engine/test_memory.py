@@ -14,9 +14,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+import windowagg
 import windowagg.engine.memory as memory
 import windowagg.engine.rolling_table as rolling_table
 import windowagg.engine.window_table as window_table
+from windowagg.engine.columns import totals
+from windowagg.engine.sweep import Frames
+from windowagg.frames import frame
 from windowagg.tables import rolling_aggregate, window_aggregate
 
 SCRIPT = """
@@ -28,6 +32,7 @@ class Libc:
         calls.append((param, value))
         return real.mallopt(param, value)
 import numpy as np
+import windowagg
 import windowagg
 import windowagg.engine.memory as memory
 from windowagg.tables import window_aggregate
@@ -92,3 +97,36 @@ def test_arrow_pool_swapped_only_where_the_user_asked(monkeypatch, kept) -> None
     for pools in seen.values():
         assert pools and set(pools) == {"system" if kept else before}
     assert pa.default_memory_pool().backend_name == before
+
+
+def _from_arrow(a: np.ndarray) -> bool:
+    """Whether ``a``'s memory is an Arrow buffer's."""
+    while isinstance(a, np.ndarray):
+        a = a.base
+    return isinstance(a, pa.Buffer)
+
+
+def test_large_arrays_come_from_arrows_pool() -> None:
+    pool = pa.default_memory_pool()
+    before = pool.bytes_allocated()
+    big = memory.empty((2, memory.LARGE // 16), np.int64)
+    assert pool.bytes_allocated() - before >= big.nbytes and _from_arrow(big)
+    big[:] = 7  # writable, its own memory
+    assert big.shape == (2, memory.LARGE // 16) and (big == 7).all()
+    assert (memory.zeros(memory.LARGE // 8) == 0).all()
+    assert not _from_arrow(memory.empty(10)) and not _from_arrow(memory.empty(10**6, object))
+
+
+def test_the_engines_bounds_and_totals_are_arrows_memory() -> None:
+    n = memory.LARGE // 4
+    times = np.sort(np.random.default_rng(1).uniform(0, n, n))  # about one row per unit
+    seg = np.array([0, n // 3, n], np.int64)
+    windows = window_table.window_bounds(windowagg.Sliding(10, 1), times, seg)
+    assert len(windows.lo) * 8 >= memory.LARGE
+    assert all(map(_from_arrow, [windows.start, windows.lo, windows.hi, windows.ends()]))
+    sessions = window_table.window_bounds(windowagg.Session(0.2), times, seg)
+    assert all(map(_from_arrow, [sessions.start, sessions.end, sessions.lo, sessions.hi]))
+    frames = Frames(times, seg, frame("rows:100"))
+    assert all(map(_from_arrow, frames.bounds()))
+    counts = totals(np.arange(n + 1), *frames.bounds())
+    assert _from_arrow(counts) and (counts == frames.bounds()[1] - frames.bounds()[0]).all()

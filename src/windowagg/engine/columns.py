@@ -12,9 +12,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..kernels.frames import frame_totals
+from ..kernels.keyed import descends
 from .keys import key_codes, keyed_order
+from .memory import empty, zeros
 
-__all__ = ["Column", "Ordered", "arrange", "segments", "times_of"]
+__all__ = ["Column", "Ordered", "arrange", "running", "segments", "times_of", "totals"]
 
 
 class Ordered(Protocol):
@@ -29,25 +32,30 @@ class Ordered(Protocol):
     def order_by(self) -> tuple[str, ...]: ...
 
 
-def _sorted(columns: list[Any]) -> bool:
-    """Whether rows are already in order (numbers and times without nulls: a linear check; a
-    sort of sorted rows costs as much as the aggregation)."""
+def _sorted(table: pa.Table, names: list[str]) -> bool:
+    """Whether rows are already in order of the columns ``names`` (numbers and times without
+    nulls: a linear check; a sort of sorted rows costs as much as the aggregation)."""
 
-    n = len(columns[0])
-    tied = np.ones(max(n - 1, 0), bool)
-    for col in columns:
+    tied = None
+    for j, name in enumerate(names):
+        col = table.column(name)
         if col.null_count or not (
             pa.types.is_integer(col.type)
             or pa.types.is_floating(col.type)
             or pa.types.is_temporal(col.type)
         ):
             return False
+        col = col.combine_chunks()
         if pa.types.is_temporal(col.type):
             col = pc.cast(col, pa.int64()) if not pa.types.is_date(col.type) else col
         x = col.to_numpy(zero_copy_only=False)
+        if j == 0 and descends(x):  # the usual case: out of order early on
+            return False
         if np.issubdtype(x.dtype, np.floating) and np.isnan(x).any():
             return False
         a, b = x[:-1], x[1:]
+        if tied is None:
+            tied = np.ones(len(a), bool)
         if (tied & (a > b)).any():
             return False
         tied &= a == b
@@ -63,7 +71,7 @@ def arrange(plan: Ordered, table: pa.Table) -> tuple[np.ndarray | None, np.ndarr
 
     times = times_of(plan, table)
     cols = [*plan.keys, plan.time, *plan.order_by]
-    if not table.num_rows or _sorted([table.column(c).combine_chunks() for c in cols]):
+    if not table.num_rows or _sorted(table, cols):
         return None, times, segments(plan, table)
     if not plan.order_by:
         order, seg = keyed_order(key_codes(table, plan.keys), times)
@@ -79,7 +87,7 @@ def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     (null keys are one key, as in Spark's ``partitionBy``)."""
 
     n = table.num_rows
-    change = np.zeros(max(n - 1, 0), bool)
+    change = zeros(max(n - 1, 0), bool)
     for k in plan.keys:
         col = table.column(k)
         a, b = col.slice(0, n - 1), col.slice(1)
@@ -106,6 +114,26 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     if col.null_count:
         t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
     return t
+
+
+def running(x: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+    """Prefix sums of ``x`` with a leading 0 (``np.r_[0, np.cumsum(x)]``), in an array of the
+    engine's (:func:`windowagg.engine.memory.empty`)."""
+    out = empty(len(x) + 1, dtype)
+    out[0] = 0
+    np.cumsum(x, dtype=dtype, out=out[1:])
+    return out
+
+
+def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``prefix[hi] - prefix[lo]``, every frame's total from prefix sums, compiled into an array
+    of the engine's (:func:`windowagg.engine.memory.empty`); Python ints (an object array)
+    by NumPy."""
+    if prefix.dtype == object:
+        return prefix[hi] - prefix[lo]
+    out = empty(len(lo), prefix.dtype)
+    frame_totals(prefix, np.asarray(lo, np.int64), np.asarray(hi, np.int64), out)
+    return out
 
 
 class Column:
@@ -153,18 +181,18 @@ class Column:
                 f = pa.types.is_floating(self.type)
                 mask = self.valid & np.isnan(self.floats()) if f else None
                 mask = mask if mask is not None and mask.any() else None
-            self._cache[what] = None if mask is None else np.r_[0, np.cumsum(mask, dtype=np.int64)]
+            self._cache[what] = None if mask is None else running(mask)
         return self._cache[what]
 
     def count(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """The non-null values in every frame."""
         p = self._prefix("valid")
-        return hi - lo if p is None else p[hi] - p[lo]
+        return np.subtract(hi, lo, out=empty(len(lo), np.int64)) if p is None else totals(p, lo, hi)
 
     def nans(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
         """The NaNs in every frame; None if the column has none."""
         p = self._prefix("nan")
-        return None if p is None else p[hi] - p[lo]
+        return None if p is None else totals(p, lo, hi)
 
     def ints(self) -> tuple[np.ndarray | None, int]:
         """Integers (nulls 0) as int64, or a decimal's unscaled values, with the scale; None
@@ -180,7 +208,7 @@ class Column:
             return low.copy(), a.type.scale
         if pa.types.is_boolean(a.type):
             a = pc.cast(a, pa.int8())
-        return pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64), 0
+        return pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64, copy=False), 0
 
     def prefix_sums(self) -> tuple[np.ndarray, int]:
         """Exact prefix sums of integers or a decimal's unscaled values (int64, or Python ints
@@ -195,7 +223,7 @@ class Column:
                 ints = None
             if ints is None:
                 ints, scale = self.decimal_ints()
-            self._cache["sums"] = (np.r_[np.zeros(1, ints.dtype), np.cumsum(ints)], scale)
+            self._cache["sums"] = (running(ints, ints.dtype), scale)
         return self._cache["sums"]
 
     def decimal_ints(self) -> tuple[np.ndarray, int]:

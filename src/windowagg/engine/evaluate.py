@@ -31,8 +31,9 @@ from ..kernels import select_frames as selection
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST, mode_frames
 from ..kernels.specialize import merge
 from . import parallel
-from .columns import Column
+from .columns import Column, running, totals
 from .entries import Entry
+from .memory import empty, zeros
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
 
 __all__ = ["evaluate", "select_rows", "sums_stay_small"]
@@ -56,7 +57,7 @@ def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.A
     """Unscaled integers (int64, or Python ints) as a decimal128 array."""
 
     if unscaled.dtype != object:
-        words = np.empty(2 * len(unscaled), np.int64)
+        words = empty(2 * len(unscaled), np.int64)
         words[0::2], words[1::2] = unscaled, unscaled >> 63
         validity = pa.array(~null).buffers()[1] if null.any() else None
         return pa.Array.from_buffers(type_, len(unscaled), [validity, pa.py_buffer(words)])
@@ -72,18 +73,21 @@ def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) ->
     if counts is not None:
         lo, hi = fr.bounds()
         cs = counts.prefix_sums()[0]
-        count = cs[hi] - cs[lo]
+        count = totals(cs, lo, hi)
         if pa.types.is_floating(col.type):
             total = _sum(col, fr, replace(entry, sql="sum", type=pa.float64()))
             total = total.to_numpy(zero_copy_only=False)
+            null = count == 0
+            np.maximum(count, 1, out=count)
             with np.errstate(invalid="ignore", divide="ignore"):
-                return _with_nulls(total / np.maximum(count, 1), count == 0, entry.type)
+                mean = np.divide(total, count, out=empty(len(count)))
+            return _with_nulls(mean, null, entry.type)
     if pa.types.is_decimal(col.type) or not pa.types.is_floating(col.type):
         if counts is None:
             lo, hi, count = _counted(col, fr)
         null = count == 0
         cs, scale = col.prefix_sums()
-        total = cs[hi] - cs[lo]
+        total = totals(cs, lo, hi)
         if entry.sql == "sum":
             if pa.types.is_decimal(col.type):
                 return _decimal(total, null, entry.type)
@@ -136,7 +140,7 @@ def _no_overflow(col: Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> N
 def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarray:
     """``total / count`` with ``extra`` more decimal digits, rounded half up (Spark's
     ``avg`` of a decimal), exactly: Python ints."""
-    out = np.empty(len(total), object)
+    out = empty(len(total), object)
     scale = 10**extra
     for i, (s, c) in enumerate(zip(total.tolist(), count.tolist())):
         if c == 0:
@@ -186,10 +190,10 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
     keys = _by_keys(col) if sql in ("max_by", "min_by") else _select_keys(col)
     keys = np.ascontiguousarray(keys if sql in ("max", "max_by") else -keys)
     n, k = len(frames[0].bounds()[1]), len(frames)
-    lo = np.empty((k, n), np.int64)
+    lo = empty((k, n), np.int64)
     for j, fr in enumerate(frames):
         lo[j] = fr.bounds()[0]
-    out = np.empty((k, n), np.int64)
+    out = empty((k, n), np.int64)
     hi = frames[0].bounds()[1]
 
     def run(part: np.ndarray) -> None:
@@ -204,8 +208,8 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
             a,
             b,
             first,
-            np.empty(max(int(hi[b - 1]) - first, 1), np.int64),
-            np.empty(k, np.int64),
+            empty(max(int(hi[b - 1]) - first, 1), np.int64),
+            empty(k, np.int64),
             out,
         )
 
@@ -219,8 +223,7 @@ def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> pa.Array
     """min/max from the selected rows: the input value itself, in its own type."""
 
     lo, hi, count = _counted(col, fr)
-    null = pick < 0
-    out = pc.take(col.array, pa.array(np.where(null, 0, pick), mask=null if null.any() else None))
+    out = _take(col.array, pick)
     if pa.types.is_floating(col.type):  # NaN is the largest double: max NaN if the frame holds
         nan = col.nans(lo, hi)  # one, min NaN if it holds nothing else
         patch = (
@@ -269,7 +272,9 @@ def _take(array: Any, rows: np.ndarray) -> Any:
     """``array``'s values at ``rows``, null where a row is -1."""
 
     null = rows < 0
-    return pc.take(array, pa.array(np.where(null, 0, rows), mask=null if null.any() else None))
+    if not null.any():
+        return pc.take(array, pa.array(rows))
+    return pc.take(array, pa.array(np.where(null, 0, rows), mask=null))
 
 
 def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
@@ -296,9 +301,9 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
     fields = [np.where(some, p.floats(), 0.0) for p in parts[1:]]
     states = np.ascontiguousarray(np.stack([n, *fields]))
     lo, hi = fr.bounds()
-    out = np.empty(len(lo))
+    out = empty(len(lo))
     kernel = kernel_for(e.agg)
-    merge(kernel.family)(kernel.code, states, lo, hi, np.zeros((len(parts), 1)), out)
+    merge(kernel.family)(kernel.code, states, lo, hi, zeros((len(parts), 1)), out)
     fewest, zero_division = _rule(e)
     null = _prefix_count(n, lo, hi) < fewest
     if zero_division:  # NaN from a zero divisor, not from a NaN mean
@@ -326,8 +331,7 @@ def _comoments(x: Column, y: Column, fr: Frames, e: Entry) -> pa.Array:
 
 
 def _prefix_count(mask: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    p = np.r_[0, np.cumsum(mask, dtype=np.int64)]
-    return p[hi] - p[lo]
+    return totals(running(mask), lo, hi)
 
 
 def _truths(col: Column, fr: Frames, e: Entry) -> pa.Array:
@@ -359,7 +363,7 @@ def _ranks(col: Column) -> tuple[np.ndarray, np.ndarray]:
 
     if "ranks" not in col._cache:
         order = pc.sort_indices(col.array).to_numpy().astype(np.int64)  # NaN, then nulls last
-        ranks = np.zeros(len(order), np.int64)
+        ranks = zeros(len(order), np.int64)
         count = int(np.count_nonzero(col.valid))
         ranks[order[:count]] = np.arange(1, count + 1)
         col._cache["ranks"] = (ranks, order)
@@ -402,7 +406,7 @@ def _dense(col: Column) -> tuple[np.ndarray, np.ndarray]:
     if "dense" not in col._cache:
         rank = pc.rank(col.array, sort_keys="ascending", tiebreaker="dense").to_numpy()
         ids = np.where(col.valid, rank.astype(np.int64) - 1, -1)
-        rep = np.zeros(int(ids.max(initial=-1)) + 1, np.int64)
+        rep = zeros(int(ids.max(initial=-1)) + 1, np.int64)
         rep[ids[col.valid]] = np.flatnonzero(col.valid)
         col._cache["dense"] = (ids, rep)
     return col._cache["dense"]
@@ -415,8 +419,8 @@ def _mode(col: Column, fr: Frames) -> pa.Array:
     ids, rep = _dense(col)
     size = 1 << max(0, int(len(rep) - 1).bit_length())
     lo, hi = fr.bounds()
-    out = np.empty(len(lo), np.int64)
-    mode_frames(ids, lo, hi, np.zeros(2 * size, np.int64), out)
+    out = empty(len(lo), np.int64)
+    mode_frames(ids, lo, hi, zeros(2 * size, np.int64), out)
     return _take(col.array, np.where(out >= 0, rep[np.maximum(out, 0)], -1))
 
 

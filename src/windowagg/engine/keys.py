@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ..kernels import keyed as kernels
 from . import parallel
+from .memory import empty, zeros
 
 __all__ = ["Keyed", "key_codes", "keyed_order"]
 
@@ -40,7 +41,7 @@ def _column_codes(col: Any) -> tuple[np.ndarray, int]:
             return np.subtract(col.to_numpy(), lo, dtype=np.int64), hi - lo + 1
     enc = pc.dictionary_encode(col, null_encoding="encode")
     dictionary = enc.dictionary
-    rank = np.empty(len(dictionary), np.int64)
+    rank = empty(len(dictionary), np.int64)
     rank[pc.array_sort_indices(dictionary, null_placement="at_start").to_numpy()] = np.arange(
         len(dictionary)
     )
@@ -63,7 +64,7 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     """Every row's key as a dense code in the keys' sorted order (nulls first)."""
     n = table.num_rows
     if not keys:
-        return Keyed(np.zeros(n, np.int64), 1 if n else 0, np.zeros(1 if n else 0, np.int64))
+        return Keyed(zeros(n, np.int64), 1 if n else 0, np.zeros(1 if n else 0, np.int64))
     codes, m = _column_codes(table.column(keys[0]))
     for k in keys[1:]:
         c, size = _column_codes(table.column(k))
@@ -85,14 +86,16 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int] | None:
     """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
     keys in the same order (-inf first, +inf last) and the bits they need, for a radix sort;
     None for other times, or a span that would need more than four passes of 12 bits."""
-    finite = times[np.isfinite(times)]
-    if not len(finite):
-        return np.where(times == -np.inf, 0, 1).astype(np.int64), 1
-    lo, hi = finite.min(), finite.max()
+    lo, hi, finite, whole = kernels.finite_span(times)
+    if not finite:
+        keys = empty(len(times), np.int64)
+        kernels.sortable_keys(times, 0.0, 1, keys)
+        return keys, 1
     span = hi - lo + 3
-    if span >= 2.0**48 or not np.array_equal(finite, np.floor(finite)):
+    if span >= 2.0**48 or not whole:
         return None
-    keys = np.clip(times - (lo - 1), 0, span - 1).astype(np.int64)  # -inf 0, +inf span - 1
+    keys = empty(len(times), np.int64)
+    kernels.sortable_keys(times, lo, int(span) - 1, keys)  # -inf 0, +inf span - 1
     return keys, int(span).bit_length()
 
 
@@ -113,14 +116,14 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     on threads."""
 
     n = len(keyed.codes)
-    seg = np.zeros(keyed.m + 1, np.int64)
-    order = np.empty(n, np.int64)
+    seg = zeros(keyed.m + 1, np.int64)
+    order = empty(n, np.int64)
     times = np.ascontiguousarray(times, float)
     sortable = _sortable(times) if n else None
     if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
-        keys = np.empty(n, np.int64)
+        keys = empty(n, np.int64)
         kernels.by_code(keyed.codes, sortable[0], seg, order, keys)
-        work = np.empty(2 * n, np.int64), np.empty(n, np.int64)
+        work = empty(2 * n, np.int64), empty(n, np.int64)
         parallel.on_cores(
             lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
             parallel.parts(seg),
@@ -128,13 +131,13 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
         return order, seg
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable
-        by_time = np.empty(n, np.int64)
+        by_time = empty(n, np.int64)
         kernels.radix_order(
             keys,
             bits,
             by_time,
-            np.empty(n, np.int64),
-            np.empty(n, np.int64),
+            empty(n, np.int64),
+            empty(n, np.int64),
             np.empty(4096, np.int64),
         )
         kernels.order_of_code(keyed.codes, by_time, seg, order)
@@ -142,7 +145,7 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times
-    spare = np.empty(n), np.empty(n), np.empty(n, np.int64)
+    spare = empty(n), empty(n), empty(n, np.int64)
     parallel.on_cores(
         lambda part: kernels.sort_segments(times, part, order, *spare), parallel.parts(seg)
     )

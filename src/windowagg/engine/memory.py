@@ -1,34 +1,41 @@
-"""Freed memory kept for the next call: an opt-in, off unless the user asks for it.
+"""The engine's memory: large arrays from Arrow's pool by default, and an opt-in that keeps
+glibc's freed memory for the next call.
 
 On glibc, memory freed at the top of the heap beyond 128 KiB goes back to the system, and
-arrays of more than 128 KiB to 32 MiB are mapped afresh each time; a call then pays a page
-fault for every page of its arrays, and in a virtual machine a fault can cost tens of
-microseconds (a tenth of a second for a million windows). :func:`keep_freed_memory` (or
-``WINDOWAGG_KEEP_MIB=512`` in the environment, read on the engine's first call, which is the way
-to ask for it on Spark's workers) raises both thresholds for the rest of the process: it keeps
-up to that much freed memory for the next allocations. Arrow allocates from its own pool
-(mimalloc by default), which hands freed memory back to the system; while glibc keeps freed
-memory, :func:`engine_memory` makes Arrow's default pool glibc's
-(``pyarrow.system_memory_pool``) for the duration of a call, so Arrow's arrays reuse the same
-kept memory, and puts the caller's pool back after (arrays keep the pool they came from).
+arrays of more than 32 MiB are mapped afresh each time; a call then pays a page fault for every
+page of its arrays, and in a virtual machine a fault can cost tens of microseconds. So the
+engine takes its large arrays (window and frame bounds, prefix sums, every kernel's output:
+:func:`empty`, :func:`zeros`) from Arrow's default memory pool, asked for by name on each
+allocation: pyarrow's pool (mimalloc) keeps the memory it frees for its next allocations, so a
+call reuses the last one's pages, and the arrays that become output columns are Arrow's memory
+already. Nothing about the process changes: the pool is the one the user has (their own, if
+they set one with ``pyarrow.set_memory_pool``), and malloc is left alone.
 
-Both change the whole process, so neither happens by default: a call leaves malloc and Arrow's
-default pool as it found them. What the default costs is measured on the local benchmark page.
-A user setting of their own (any ``MALLOC_*`` variable) is never overridden. Other C libraries
-and platforms are left as they are.
+:func:`keep_freed_memory` (or ``WINDOWAGG_KEEP_MIB=512`` in the environment, read on the
+engine's first call, which is the way to ask for it on Spark's workers) goes further for the
+rest of the process, where the user asks: it raises glibc's trim and mmap thresholds, so that
+NumPy's and Arrow's other allocations reuse freed memory too, and while it holds,
+:func:`engine_memory` makes Arrow's default pool glibc's (``pyarrow.system_memory_pool``) for the
+duration of a call, putting the caller's pool back after (arrays keep the pool they came from).
+What each setting costs is measured on the local benchmark page. A user setting of their own
+(any ``MALLOC_*`` variable) is never overridden. Other C libraries and platforms are left as
+they are.
 """
 
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-__all__ = ["engine_memory", "keep_freed_memory"]
+__all__ = ["empty", "engine_memory", "keep_freed_memory", "zeros"]
 
 _kept: bool | None = None  # whether glibc keeps freed memory (None: the environment not read)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -86,3 +93,29 @@ def engine_memory() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(pool)
+
+
+#: arrays of at least this many bytes come from Arrow's memory pool (:func:`empty`)
+LARGE = 1 << 20
+
+
+def empty(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
+    """An uninitialised array for the engine's work or output. A large one (:data:`LARGE`
+    bytes or more) comes from Arrow's default memory pool, asked for explicitly: pyarrow's
+    pool (mimalloc) keeps the memory it frees for its next allocations, so a call's arrays
+    reuse the last call's pages instead of faulting in new ones, and arrays that become
+    Arrow columns are Arrow's memory already. Small ones come from NumPy."""
+
+    dtype = np.dtype(dtype)
+    count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
+    if count * dtype.itemsize < LARGE or dtype.hasobject:
+        return np.empty(shape, dtype)
+    buffer = pa.allocate_buffer(count * dtype.itemsize, memory_pool=pa.default_memory_pool())
+    return np.frombuffer(buffer, dtype).reshape(shape)
+
+
+def zeros(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
+    """:func:`empty`, filled with zeros."""
+    out = empty(shape, dtype)
+    out.fill(0)
+    return out

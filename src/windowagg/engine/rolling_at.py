@@ -25,6 +25,7 @@ from ..kernels.frames import at_bounds
 from .columns import arrange, times_of
 from .evaluate import evaluate
 from .keys import key_codes
+from .memory import empty, zeros
 from .rolling_plan import RollingPlan
 from .sweep import Frames
 
@@ -100,7 +101,7 @@ def _segments(
         column = queries.column(a)
         if column.null_count:
             out[pc.is_null(column).to_numpy(zero_copy_only=False)] = -1
-    null_key = np.zeros(groups, bool)  # events with a null key match no query
+    null_key = zeros(groups, bool)  # events with a null key match no query
     for k in plan.keys:
         null_key |= pc.is_null(first.column(k)).to_numpy(zero_copy_only=False)
     if null_key.any():
@@ -126,7 +127,7 @@ def compute_at(
     qseg, qtimes = qseg[qorder], qtimes[qorder]
     frames = {}
     for f in plan.frames:
-        lo, hi = np.empty(len(qseg), np.int64), np.empty(len(qseg), np.int64)
+        lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)
         start = 0.0 if f.start is None else float(f.start)
         end = 0.0 if f.end is None else float(f.end)
         at_bounds(
@@ -145,6 +146,6 @@ def compute_at(
         frames[f] = Frames.given(times, lo, hi)
     times_col = events.column(plan.time)
     columns = evaluate(plan.entries, events, frames, times_col)
-    back = np.empty(len(qorder), np.int64)
+    back = empty(len(qorder), np.int64)
     back[qorder] = np.arange(len(qorder))
     return [c.take(pa.array(back)) for c in columns]

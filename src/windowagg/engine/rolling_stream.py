@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .columns import arrange, times_of
+from .memory import zeros
 from .rolling_plan import RollingPlan
 from .rolling_table import compute
 
@@ -39,7 +40,7 @@ DONE = "__wa_done"  # a kept row already answered
 def _key_codes(plan: RollingPlan, table: pa.Table) -> np.ndarray:
     """One int64 per row, equal for rows of the same key (null keys are one key)."""
 
-    code = np.zeros(table.num_rows, np.int64)
+    code = zeros(table.num_rows, np.int64)
     for k in plan.keys:
         enc = pc.dictionary_encode(table.column(k).combine_chunks(), null_encoding="encode")
         c = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -89,7 +90,7 @@ class RollingStream:
         new = pa.Table.from_batches(self.pending) if self.pending else None
         self.pending, self.pending_rows = [], 0
         if new is not None:
-            new = new.append_column(DONE, pa.array(np.zeros(new.num_rows, bool)))
+            new = new.append_column(DONE, pa.array(zeros(new.num_rows, bool)))
         parts = [t for t in (self.carry, new) if t is not None]
         if not parts:
             return []

@@ -29,6 +29,7 @@ from ..kernels import keyed as kernels
 from .columns import times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_order
+from .memory import empty, zeros
 from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
 
@@ -76,23 +77,23 @@ def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, 
     (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
     keyed = key_codes(table, plan.keys)
-    steps = np.empty(n, np.int64)
+    steps = empty(n, np.int64)
     kernels.slice_index(times, float(period), float(offset), steps)
-    span = np.empty(2 * keyed.m, np.int64)
+    span = empty(2 * keyed.m, np.int64)
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    base = np.zeros(keyed.m + 1, np.int64)
-    cell = np.empty(n, np.int64)
+    base = zeros(keyed.m + 1, np.int64)
+    cell = empty(n, np.int64)
     cells = int(kernels.slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m))
     runs = cells > SPARSE * n + keyed.m
     if runs:  # every cell holds a row
         cell, cell_code, cell_step, cells = _runs(keyed, steps)
     del steps  # from here on, each row's cell is all that is read of it (and its columns)
     keyed = keyed._replace(codes=np.empty(0, np.int64))
-    rows = np.zeros(cells, np.int64)
+    rows = zeros(cells, np.int64)
     kernels.cell_rows(cell, np.ones(n, bool), rows)
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
-        cell_code, cell_step = np.empty(cells, np.int64), np.empty(cells, np.int64)
-        new = np.empty(cells, np.int64)
+        cell_code, cell_step = empty(cells, np.int64), empty(cells, np.int64)
+        new = empty(cells, np.int64)
         cells = int(kernels.compact_cells(cell, rows, span, base, cell_code, cell_step, new))
         del new
         rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
@@ -163,8 +164,8 @@ def reduce_cells(
     def extremes(name: str | None) -> tuple:
         if ("x", name) not in done:
             values, valid, type_ = column(name)
-            lo, hi = np.empty(cells, values.dtype), np.empty(cells, values.dtype)
-            counts = np.zeros(cells, np.int64)
+            lo, hi = empty(cells, values.dtype), empty(cells, values.dtype)
+            counts = zeros(cells, np.int64)
             kernels.cell_extremes(cell, values, valid, lo, hi, counts)
             done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
@@ -174,7 +175,7 @@ def reduce_cells(
         if ("s", name, floats) not in done:
             values, valid, _ = column(name)
             wide = np.float64 if floats or np.issubdtype(values.dtype, np.floating) else np.int64
-            total, counts = np.zeros(cells, wide), np.zeros(cells, np.int64)
+            total, counts = zeros(cells, wide), zeros(cells, np.int64)
             kernels.cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
             if wide is np.int64 and not wraps:
                 _no_overflow(name, values, valid, cell, cells)
@@ -185,12 +186,12 @@ def reduce_cells(
     for name, fn, col in specs:
         if fn == "rows":
             if rows is None:
-                counts = np.zeros(cells, np.int64)
+                counts = zeros(cells, np.int64)
                 kernels.cell_rows(cell, np.ones(n, bool), counts)
                 rows = pa.array(counts)
             cols[name] = rows
         elif fn == "count":
-            counts = np.zeros(cells, np.int64)
+            counts = zeros(cells, np.int64)
             kernels.cell_rows(cell, valid_of(col), counts)
             cols[name] = pa.array(counts)
         elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
@@ -224,6 +225,6 @@ def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.n
 
     order, _seg = keyed_order(keyed, steps.astype(float))
     n = len(steps)
-    cell, code, step = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    cell, code, step = empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
     cells = int(kernels.run_cells(order, keyed.codes, steps, cell, code, step))
     return cell, code[:cells], step[:cells], cells

@@ -25,9 +25,10 @@ from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import fifo
 from ..frames import Frame
 from ..kernels import order_stats
-from ..kernels.frames import range_bounds
+from ..kernels.frames import range_bounds, rows_bounds
 from ..kernels.order_stats import NEAREST, distinct_frames
 from . import parallel
+from .memory import empty, zeros
 
 __all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
@@ -53,12 +54,11 @@ class Frames:
         self.lo: np.ndarray | None = None
         self.hi: np.ndarray | None = None
         if frame.kind == "rows":
-            sizes = np.diff(self.seg)
-            first, end = np.repeat(self.seg[:-1], sizes), np.repeat(self.seg[1:], sizes)
-            i = np.arange(len(self.times), dtype=np.int64)
-            lo = first if frame.start is None else np.clip(i + int(frame.start), first, end)
-            hi = end if frame.end is None else np.clip(i + int(frame.end) + 1, first, end)
-            self.lo, self.hi = lo, np.maximum(lo, hi)
+            n = len(self.times)
+            self.lo, self.hi = empty(n, np.int64), empty(n, np.int64)
+            start, end = int(frame.start or 0), int(frame.end or 0)
+            unbounded = frame.start is None, frame.end is None
+            rows_bounds(self.seg, start, end, *unbounded, self.lo, self.hi)
 
     @classmethod
     def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Frames:
@@ -87,7 +87,7 @@ class Frames:
         """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
         if not self.found:
             n = len(self.times)
-            lo, hi = np.empty(n, np.int64), np.empty(n, np.int64)
+            lo, hi = empty(n, np.int64), empty(n, np.int64)
             parallel.on_cores(
                 lambda part: range_bounds(self.times, part, *self.offsets(), lo, hi),
                 parallel.parts(self.seg),
@@ -135,8 +135,8 @@ def rolling(
         n = len(lo)
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
-        lo, hi, seg = np.empty(n, np.int64), np.empty(n, np.int64), frames.seg
-    out = np.empty((n, 1))
+        lo, hi, seg = empty(n, np.int64), empty(n, np.int64), frames.seg
+    out = empty((n, 1))
 
     def sweep(part: np.ndarray) -> None:  # the keys of one part, on one core
         state = FifoState(ALGORITHM, family, capacity_for(1024))
@@ -161,7 +161,7 @@ def _reference(values, args, los, his, agg) -> np.ndarray:
 
     pairs = facts(agg).pairs
     scalar = facts(agg).scalar
-    out = np.empty(len(los), float if scalar else object)
+    out = empty(len(los), float if scalar else object)
     w = fifo(ALGORITHM, agg, backend="python")
     lo = hi = 0
     for i in range(len(los)):
@@ -183,7 +183,7 @@ def ranks_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     NaN, a missing value) and the rows in that order."""
     order = np.argsort(values, kind="stable")  # NaN sort last
     valid = int(np.count_nonzero(~np.isnan(values)))
-    ranks = np.zeros(len(values), np.int64)
+    ranks = zeros(len(values), np.int64)
     ranks[order[:valid]] = np.arange(1, valid + 1)
     return ranks, order
 
@@ -200,14 +200,14 @@ def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> n
     lo, hi = frames.bounds()
     width = hi - lo
     if len(lo) and int(width.sum()) <= SELECT_OVERLAP * max(1, len(ranks)):
-        out = np.empty(len(lo))
-        work = np.empty(max(1, int(width.max())))
+        out = empty(len(lo))
+        work = empty(max(1, int(width.max())))
         values = np.where(ranks > 0, ranks, np.nan)
         order_stats.select_quantiles(values, lo, hi, float(q), mode, work, out)
         return np.nan_to_num(out, nan=0.0).astype(np.int64)
-    picked = np.empty(len(lo), np.int64)
+    picked = empty(len(lo), np.int64)
     order_stats.rank_quantiles(
-        ranks, lo, hi, float(q), mode, np.zeros(len(ranks) + 1, np.int64), picked
+        ranks, lo, hi, float(q), mode, zeros(len(ranks) + 1, np.int64), picked
     )
     return picked
 
@@ -235,6 +235,6 @@ def distinct(values: np.ndarray, frames: Frames) -> np.ndarray:
     ids = np.full(len(values), -1, np.int64)
     ids[valid] = inverse
     lo, hi = frames.bounds()
-    out = np.empty(len(lo), np.int64)
-    distinct_frames(ids, lo, hi, np.zeros(len(uniq), np.int64), out)
+    out = empty(len(lo), np.int64)
+    distinct_frames(ids, lo, hi, zeros(len(uniq), np.int64), out)
     return out

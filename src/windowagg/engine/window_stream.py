@@ -32,6 +32,7 @@ from ..aggregations import COMBINE, resolve
 from ..slicing import Session
 from .columns import times_of
 from .entries import Entry
+from .memory import zeros
 from .slice_table import reduce_cells, slice_partials
 from .window_partials import partials
 from .window_plan import WindowPlan
@@ -115,7 +116,7 @@ class WindowStream:
             specs,
             wraps=any(e.wraps for e in self.plan.entries),
         )
-        first = np.zeros(len(uniq), np.int64)
+        first = zeros(len(uniq), np.int64)
         first[cell[::-1]] = np.arange(len(cell))[::-1]  # a row of each slice: its keys
         over = self.over
         assert over is not None  # units are slices only when the plan merges partials
@@ -136,7 +137,7 @@ class WindowStream:
             t = t.append_column(OLD, pa.array(np.full(n, 1 - new, np.int64)))
             for j in self.sessions:
                 if _reported(j) not in t.column_names:
-                    t = t.append_column(_reported(j), pa.array(np.zeros(n, np.int64)))
+                    t = t.append_column(_reported(j), pa.array(zeros(n, np.int64)))
             parts.append(t)
         if not parts:
             return Advance(None, None, max(reported, wm), math.inf)
@@ -157,7 +158,7 @@ class WindowStream:
         horizon = wm - self.plan.lateness
         times = self._times(whole)
         last = self._last_times(whole, times)  # sorted too: slices are disjoint in time
-        keep = np.zeros(whole.num_rows, bool)
+        keep = zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
             mine = spec == self.plan.specs[j]
             if isinstance(w, Session):  # j in self.sessions

@@ -22,10 +22,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from ..kernels.frames import sliding_windows, whole_in_place
+from ..kernels.frames import session_windows, sliding_windows, whole_in_place
 from ..slicing import Session, Sliding
 from .columns import arrange, times_of
 from .evaluate import evaluate
+from .memory import empty
 from .slice_table import slice_partials
 from .sweep import Frames
 from .window_plan import WindowPlan
@@ -49,7 +50,9 @@ class WindowBounds(NamedTuple):
     size: float = 0.0
 
     def ends(self) -> np.ndarray:
-        return self.start + self.size if self.end is None else self.end
+        if self.end is not None:
+            return self.end
+        return np.add(self.start, self.size, out=empty(len(self.start)))
 
 
 def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -78,10 +81,10 @@ def window_bounds(
     if w.measure == "count":
         return _counted(int(w.size), int(w.slide), times, seg, spans, positions, g)
 
-    empty = np.empty(0, np.int64)
+    none = np.empty(0, np.int64)
     args = (times, seg, float(w.size), float(w.slide))
-    m = sliding_windows(*args, True, np.empty(0), empty, empty)
-    start, lo, hi = np.empty(m), np.empty(m, np.int64), np.empty(m, np.int64)
+    m = sliding_windows(*args, True, np.empty(0), none, none)
+    start, lo, hi = empty(m), empty(m, np.int64), empty(m, np.int64)
     sliding_windows(*args, False, start, lo, hi)
     return WindowBounds(start, None, lo, hi, float(w.size))
 
@@ -90,17 +93,12 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
     """Sessions ``[first time, last time + gap)``: rows whose times differ by at most ``gap``
     (in time order) share one; a row's times run from ``first`` to ``last`` (a slice), and
     the next row joins its session when it starts at most ``gap`` after the row's last."""
-    rows = np.flatnonzero(np.isfinite(first))  # rows with a time
-    if not len(rows):
-        empty = np.empty(0, np.int64)
-        return WindowBounds(np.empty(0), np.empty(0), empty, empty)
-    a, b = first[rows], last[rows]
-    owner = np.searchsorted(seg, rows, side="right") - 1
-    new = np.r_[True, (owner[1:] != owner[:-1]) | (a[1:] - b[:-1] > gap)]
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], len(rows)]
-    lo, hi = rows[starts], rows[ends - 1] + 1
-    return WindowBounds(a[starts], b[ends - 1] + gap, lo, hi)
+    none = np.empty(0, np.int64)
+    args = (first, last, seg, float(gap))
+    m = session_windows(*args, True, np.empty(0), np.empty(0), none, none)
+    start, end, lo, hi = empty(m), empty(m), empty(m, np.int64), empty(m, np.int64)
+    session_windows(*args, False, start, end, lo, hi)
+    return WindowBounds(start, end, lo, hi)
 
 
 def grain(windows: Any) -> int:

@@ -144,3 +144,55 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo
                 b = hi
         lo_row[j] = a
         hi_row[j] = b if b > a else a
+
+
+@kernel
+def frame_totals(prefix, lo, hi, out):
+    """``out[i] = prefix[hi[i]] - prefix[lo[i]]``: every frame's total from prefix sums, one
+    pass (NumPy's ``prefix[hi] - prefix[lo]`` makes two gathered copies first)."""
+    for i in range(lo.shape[0]):
+        out[i] = prefix[hi[i]] - prefix[lo[i]]
+
+
+@kernel
+def rows_bounds(seg, start, end, lo_unb, hi_unb, lo_row, hi_row):
+    """SQL's ROWS BETWEEN: row i of key k (rows ``seg[k]`` to ``seg[k + 1] - 1``) gets the
+    rows ``lo_row[i]`` to ``hi_row[i] - 1``: ``i + start`` to ``i + end`` within its key, a
+    side flagged unbounded reaching the key's first or last row; an empty frame has
+    ``lo_row == hi_row``."""
+    for k in range(seg.shape[0] - 1):
+        s = seg[k]
+        e = seg[k + 1]
+        for i in range(s, e):
+            a = s if lo_unb else min(max(i + start, s), e)
+            b = e if hi_unb else min(max(i + end + 1, s), e)
+            lo_row[i] = a
+            hi_row[i] = max(a, b)
+
+
+@kernel
+def session_windows(first, last, seg, gap, count_only, start, end, lo, hi):
+    """Sessions (Scotty, Section 4), key by key, rows in time order: a row with a time
+    (``first`` finite) joins the open session of its key when it starts at most ``gap`` after
+    the last time (``last``) of the session's last row, else opens one. Session j holds rows
+    ``lo[j]`` to ``hi[j] - 1`` and spans ``[start[j], end[j])``, ``end`` the last row's
+    ``last`` plus ``gap``. Returns the number of sessions; ``count_only``: writes nothing."""
+    m = 0
+    for k in range(seg.shape[0] - 1):
+        opened = False
+        previous = 0.0
+        for i in range(seg[k], seg[k + 1]):
+            a = first[i]
+            if not np.isfinite(a):
+                continue
+            if not (opened and a - previous <= gap):
+                if not count_only:
+                    start[m] = a
+                    lo[m] = i
+                m += 1
+                opened = True
+            if not count_only:
+                hi[m - 1] = i + 1
+                end[m - 1] = last[i] + gap
+            previous = last[i]
+    return m

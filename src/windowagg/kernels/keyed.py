@@ -374,3 +374,36 @@ def order_of_code(codes, rows, seg, order):
     for k in range(seg.shape[0] - 1, 0, -1):
         seg[k] = seg[k - 1]
     seg[0] = 0
+
+
+@kernel
+def finite_span(times):
+    """The smallest and largest finite time, how many times are finite, and whether those are
+    all whole numbers: one pass."""
+    lo, hi, count, whole = np.inf, -np.inf, 0, True
+    for t in times:
+        if np.isfinite(t):
+            lo = min(lo, t)
+            hi = max(hi, t)
+            count += 1
+            whole = whole and t == np.floor(t)
+    return lo, hi, count, whole
+
+
+@kernel
+def sortable_keys(times, base, top, keys):
+    """Whole-number ``times`` as keys from 1 (``base``: the smallest finite time) up: -inf 0,
+    +inf and NaN ``top``."""
+    for i in range(times.shape[0]):
+        t = times[i]
+        keys[i] = int(t - base) + 1 if np.isfinite(t) else (0 if t < 0 else top)
+
+
+@kernel
+def descends(x):
+    """Whether some value is greater than the next (rows out of order: found at the first
+    such pair, usually among the first rows)."""
+    for i in range(x.shape[0] - 1):  # noqa: SIM110 (numba compiles no generator here)
+        if x[i] > x[i + 1]:
+            return True
+    return False
