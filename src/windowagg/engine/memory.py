@@ -28,6 +28,8 @@ import ctypes
 import math
 import os
 import platform
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -85,7 +87,10 @@ def engine_memory() -> Iterator[None]:
     where the user opted in (:func:`keep_freed_memory`), Arrow's arrays from glibc's malloc,
     the caller's pool restored on exit."""
     if not _kept_now():
-        yield
+        try:
+            yield
+        finally:
+            _reserve.later()
         return
     pool = pa.default_memory_pool()
     pa.set_memory_pool(pa.system_memory_pool())
@@ -93,25 +98,86 @@ def engine_memory() -> Iterator[None]:
         yield
     finally:
         pa.set_memory_pool(pool)
+        _reserve.later()
 
 
-#: arrays of at least this many bytes come from Arrow's memory pool (:func:`empty`)
+#: arrays of at least this many bytes come from the engine's reserve (:func:`empty`)
 LARGE = 1 << 20
+#: the most the reserve holds, in bytes
+RESERVE_BYTES = 2 << 30
+#: seconds after the engine's last call at which the reserve lets its buffers go
+RELEASE_AFTER = 10.0
+
+
+class Reserve:
+    """Large buffers the engine allocated and keeps for its next allocations, up to
+    :data:`RESERVE_BYTES`. A buffer is only ever handed out as NumPy arrays over it, so it is
+    free again when nothing but the reserve refers to it (every array over it gone); a call
+    reuses the pages the last one wrote, without a page fault. :meth:`later` lets the buffers
+    go :data:`RELEASE_AFTER` seconds after the last call (those still in use stay with their
+    arrays), so an idle process holds nothing."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.buffers: list[pa.Buffer] = []
+        self.timer: threading.Timer | None = None
+
+    def take(self, nbytes: int) -> pa.Buffer:
+        """A free buffer of ``nbytes`` to twice that, or a new one from Arrow's default pool
+        (kept while the reserve has room: free buffers make room first)."""
+        with self.lock:
+            for b in self.buffers:
+                if nbytes <= b.size <= 2 * nbytes and sys.getrefcount(b) <= _FREE:
+                    return b
+            buffer = pa.allocate_buffer(nbytes, memory_pool=pa.default_memory_pool())
+            held = sum(b.size for b in self.buffers)
+            if held + nbytes > RESERVE_BYTES:
+                self.buffers = [b for b in self.buffers if sys.getrefcount(b) > _FREE]
+                held = sum(b.size for b in self.buffers)
+            if held + nbytes <= RESERVE_BYTES:
+                self.buffers.append(buffer)
+            return buffer
+
+    def later(self) -> None:
+        """Let the buffers go :data:`RELEASE_AFTER` seconds from now, unless a call comes
+        first."""
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer = threading.Timer(RELEASE_AFTER, self.release)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def release(self) -> None:
+        with self.lock:
+            self.buffers = []
+
+
+def _free_count() -> int:
+    """``sys.getrefcount`` of a free buffer in :meth:`Reserve.take`'s loop (the list, the loop
+    variable, the call's argument)."""
+    for b in [pa.allocate_buffer(8)]:
+        return sys.getrefcount(b)
+    raise AssertionError
+
+
+_FREE = _free_count()
+_reserve = Reserve()
+os.register_at_fork(after_in_child=lambda: globals().update(_reserve=Reserve()))
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
     """An uninitialised array for the engine's work or output. A large one (:data:`LARGE`
-    bytes or more) comes from Arrow's default memory pool, asked for explicitly: pyarrow's
-    pool (mimalloc) keeps the memory it frees for its next allocations, so a call's arrays
-    reuse the last call's pages instead of faulting in new ones, and arrays that become
-    Arrow columns are Arrow's memory already. Small ones come from NumPy."""
+    bytes or more) comes from the engine's :class:`Reserve`, whose buffers come from Arrow's
+    default memory pool (arrays that become output columns are Arrow's memory already);
+    small ones from NumPy."""
 
     dtype = np.dtype(dtype)
     count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
     if count * dtype.itemsize < LARGE or dtype.hasobject:
         return np.empty(shape, dtype)
-    buffer = pa.allocate_buffer(count * dtype.itemsize, memory_pool=pa.default_memory_pool())
-    return np.frombuffer(buffer, dtype).reshape(shape)
+    buffer = _reserve.take(count * dtype.itemsize)
+    return np.frombuffer(buffer, dtype, count).reshape(shape)
 
 
 def zeros(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
