@@ -9,6 +9,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -99,11 +100,16 @@ def test_arrow_pool_swapped_only_where_the_user_asked(monkeypatch, kept) -> None
     assert pa.default_memory_pool().backend_name == before
 
 
-def _from_arrow(a: np.ndarray) -> bool:
-    """Whether ``a``'s memory is an Arrow buffer's."""
+def _root(a: np.ndarray):
+    """What holds ``a``'s memory."""
     while isinstance(a, np.ndarray):
         a = a.base
-    return isinstance(a, pa.Buffer)
+    return a
+
+
+def _from_arrow(a: np.ndarray) -> bool:
+    """Whether ``a``'s memory is an Arrow buffer's."""
+    return isinstance(_root(a), pa.Buffer)
 
 
 def test_large_arrays_come_from_arrows_pool() -> None:
@@ -130,3 +136,39 @@ def test_the_engines_bounds_and_totals_are_arrows_memory() -> None:
     assert all(map(_from_arrow, frames.bounds()))
     counts = totals(np.arange(n + 1), *frames.bounds())
     assert _from_arrow(counts) and (counts == frames.bounds()[1] - frames.bounds()[0]).all()
+
+
+def test_a_buffer_is_taken_again_once_no_array_refers_to_it(monkeypatch) -> None:
+    reserve = memory.Reserve()
+    monkeypatch.setattr(memory, "_reserve", reserve)
+    a = memory.empty(memory.LARGE // 4)
+    first = id(_root(a))  # not a reference: one would keep the buffer in use
+    view = a[10:]  # a view keeps the buffer in use
+    del a
+    b = memory.empty(memory.LARGE // 4)
+    assert id(_root(b)) != first and len(reserve.buffers) == 2
+    del view
+    c = memory.empty(memory.LARGE // 4 - 1)  # free again, and large enough
+    assert id(_root(c)) == first and len(reserve.buffers) == 2
+    assert _root(memory.empty(memory.LARGE)) not in (
+        _root(b),
+        _root(c),
+    )  # twice the size: a new one
+
+
+def test_the_reserve_holds_at_most_its_bytes_and_lets_go_after_the_last_call(monkeypatch) -> None:
+    reserve = memory.Reserve()
+    monkeypatch.setattr(memory, "_reserve", reserve)
+    monkeypatch.setattr(memory, "RESERVE_BYTES", 3 * memory.LARGE)
+    held = [memory.empty(memory.LARGE // 8) for _ in range(5)]
+    assert len(reserve.buffers) == 3  # the others are the arrays' own
+    del held
+    assert _root(memory.empty(memory.LARGE // 8)).size == memory.LARGE and len(reserve.buffers) == 3
+    monkeypatch.setattr(memory, "RELEASE_AFTER", 0.05)
+    kept = memory.zeros(memory.LARGE // 8)
+    t = {"t": np.arange(10.0), "v": np.ones(10)}
+    window_aggregate(t, time="t", windows="tumbling:5", aggs={"s": ("sum", "v")})
+    deadline = time.monotonic() + 10
+    while reserve.buffers and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert reserve.buffers == [] and (kept == 0).all()  # arrays in use keep their memory
