@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .engine.columns import arrange
 from .engine.entries import names as names_of
-from .engine.memory import engine_memory
+from .engine.memory import empty, engine_memory
 from .engine.rolling_at import check_queries, compute_at
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import compute
@@ -209,7 +209,7 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
             new.append(_scattered(c, order))
             continue
         if back is None:
-            back = np.empty_like(order)
+            back = empty(len(order), order.dtype)
             back[order] = np.arange(len(order))
             back = pa.array(back)
         new.append(c.take(back))
@@ -222,7 +222,7 @@ def _scattered(column: Any, order: np.ndarray) -> Any:
 
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     values = (column.fill_null(0) if column.null_count else column).to_numpy(zero_copy_only=False)
-    out = np.empty_like(values)
+    out = empty(len(values), values.dtype)
     out[order] = values
     mask = None
     if column.null_count:

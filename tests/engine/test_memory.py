@@ -1,6 +1,7 @@
-"""A call leaves the process as it found it (malloc, Arrow's default pool); freed memory is
-kept for the next call only where the user opts in (``keep_freed_memory``,
-``WINDOWAGG_KEEP_MIB``)."""
+"""A call leaves the process as it found it (malloc, Arrow's default pool); malloc keeps freed
+memory for the next call only where the user opts in (``keep_freed_memory``,
+``WINDOWAGG_KEEP_MIB``). The engine's large arrays come from its own reserve of Arrow buffers,
+taken again once no array refers to them, and let go after the last call."""
 
 from __future__ import annotations
 

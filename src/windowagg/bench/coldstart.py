@@ -30,10 +30,27 @@ CASES = {
         "op = wa.WindowOperator('sum'); op.add_window(wa.Sliding(60, 10)); "
         "op.process_batch(u, x); op.flush()"
     ),
+    "window_aggregate, sliding, five aggregations": (
+        "wa.window_aggregate(tab, time='t', key='k', windows='sliding:60/10', "
+        "aggs={'s': ('sum', 'x'), 'n': ('count', '*'), 'a': ('mean', 'x'), "
+        "'lo': ('min', 'x'), 'hi': ('max', 'x')})"
+    ),
+    "rolling_aggregate, range sum and max": (
+        "wa.rolling_aggregate(tab, time='t', key='k', "
+        "aggs={'s': ('sum', 'x', 'range:60'), 'hi': ('max', 'x', 'range:60')})"
+    ),
+    "rolling_aggregate at queries, range sum": (
+        "wa.rolling_aggregate(tab, time='t', key='k', aggs={'s': ('sum', 'x', 'range:60')}, "
+        "at=queries)"
+    ),
     "spark window_aggregate": (
         "from windowagg.spark import window_aggregate; "
         "window_aggregate(df, time='t', value='x', windows=['sliding:60/10'], agg='sum')"
         ".collect()"
+    ),
+    "spark rolling_aggregate": (
+        "from windowagg.spark import rolling_aggregate; "
+        "rolling_aggregate(df, time='t', aggs={'s': ('sum', 'x', 'range:60')}).collect()"
     ),
     "spark built-in window (baseline)": (
         "from pyspark.sql import functions as F; "
@@ -50,6 +67,8 @@ rng = np.random.default_rng(1)
 x = rng.random(10_000)
 t = np.arange(10_000, dtype=float)
 u = t + rng.integers(0, 30, 10_000)
+tab = {"k": rng.integers(0, 10, 10_000), "t": u, "x": x}
+queries = {"k": rng.integers(0, 10, 1_000), "t": rng.uniform(0, 10_000, 1_000)}
 df = None
 if "spark" in sys.argv[1]:
     from windowagg.spark import spark_session

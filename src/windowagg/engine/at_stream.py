@@ -85,10 +85,12 @@ class AtStream:
         out: list[pa.RecordBatch] = []
         if ready.any():
             asking = queries.filter(pa.array(ready))
-            empty = pa.table({c: pa.array([], queries.schema.field(c).type) for c in self.reads})
+            held = events  # no event yet: a table of the columns read, empty
+            if held is None:
+                held = pa.table({c: pa.array([], queries.schema.field(c).type) for c in self.reads})
             new_columns = compute_at(
                 self.plan,
-                empty if events is None else events,
+                held,
                 asking,
                 self.plan.time,
                 self.plan.keys,

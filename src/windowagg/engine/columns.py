@@ -109,8 +109,15 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
         col = pc.cast(col, pa.timestamp("us"))
     if pa.types.is_timestamp(col.type):
         col = pc.cast(pc.cast(col, pa.timestamp("us", col.type.tz)), pa.int64())
-    t = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False).astype(float, copy=True)
-    t[np.isnan(t)] = np.inf
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        col = pc.cast(col, pa.float64())
+    t, at = empty(len(col)), 0
+    for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
+        values = chunk.fill_null(0) if chunk.null_count else chunk
+        t[at : at + len(chunk)] = values.to_numpy(zero_copy_only=False)  # no copy before this
+        at += len(chunk)
+    if pa.types.is_floating(col.type):
+        t[np.isnan(t)] = np.inf
     if col.null_count:
         t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
     return t

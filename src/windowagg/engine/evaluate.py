@@ -103,11 +103,13 @@ def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) ->
         mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
         return _with_nulls(mean, null, entry.type)
     out = rolling(col.floats(), fr, entry.sql or entry.agg)
-    lo, hi, count = _counted(col, fr)
+    lo, hi = fr.bounds()
     nan = col.nans(lo, hi)
     if nan is not None:
         out[nan > 0] = np.nan
-    return _with_nulls(out, count == 0, entry.type)
+    if not col.array.null_count and fr.holds_own_row():  # no frame without a value
+        return _with_nulls(out, np.zeros(0, bool), entry.type)
+    return _with_nulls(out, _counted(col, fr)[2] == 0, entry.type)
 
 
 def _exact_sums(col: Column, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -190,9 +192,12 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
     keys = _by_keys(col) if sql in ("max_by", "min_by") else _select_keys(col)
     keys = np.ascontiguousarray(keys if sql in ("max", "max_by") else -keys)
     n, k = len(frames[0].bounds()[1]), len(frames)
-    lo = empty((k, n), np.int64)
-    for j, fr in enumerate(frames):
-        lo[j] = fr.bounds()[0]
+    if k == 1:  # the frame's own starts, as one row (a view)
+        lo = np.ascontiguousarray(frames[0].bounds()[0], np.int64).reshape(1, n)
+    else:
+        lo = empty((k, n), np.int64)
+        for j, fr in enumerate(frames):
+            lo[j] = fr.bounds()[0]
     out = empty((k, n), np.int64)
     hi = frames[0].bounds()[1]
 
@@ -222,14 +227,15 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
 def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> pa.Array:
     """min/max from the selected rows: the input value itself, in its own type."""
 
-    lo, hi, count = _counted(col, fr)
     out = _take(col.array, pick)
     if pa.types.is_floating(col.type):  # NaN is the largest double: max NaN if the frame holds
-        nan = col.nans(lo, hi)  # one, min NaN if it holds nothing else
-        patch = (
-            None if nan is None else nan > 0 if entry.sql == "max" else (nan > 0) & (nan == count)
-        )
-        if patch is not None and patch.any():
+        lo, hi = fr.bounds()  # one, min NaN if it holds nothing else
+        nan = col.nans(lo, hi)
+        if nan is None:
+            return out
+        count = _counted(col, fr)[2]
+        patch = nan > 0 if entry.sql == "max" else (nan > 0) & (nan == count)
+        if patch.any():
             v = out.to_numpy(zero_copy_only=False).astype(float)
             v[patch] = np.nan
             out = _with_nulls(v, count == 0, entry.type)

@@ -1,15 +1,19 @@
-"""The engine's memory: large arrays from Arrow's pool by default, and an opt-in that keeps
+"""The engine's memory: large arrays from a reserve the engine owns, and an opt-in that keeps
 glibc's freed memory for the next call.
 
 On glibc, memory freed at the top of the heap beyond 128 KiB goes back to the system, and
-arrays of more than 32 MiB are mapped afresh each time; a call then pays a page fault for every
-page of its arrays, and in a virtual machine a fault can cost tens of microseconds. So the
-engine takes its large arrays (window and frame bounds, prefix sums, every kernel's output:
-:func:`empty`, :func:`zeros`) from Arrow's default memory pool, asked for by name on each
-allocation: pyarrow's pool (mimalloc) keeps the memory it frees for its next allocations, so a
-call reuses the last one's pages, and the arrays that become output columns are Arrow's memory
-already. Nothing about the process changes: the pool is the one the user has (their own, if
-they set one with ``pyarrow.set_memory_pool``), and malloc is left alone.
+arrays of more than 32 MiB are mapped afresh each time; a call then pays a page fault (and the
+kernel's zeroing) for every page of its arrays, and in a virtual machine a fault can cost tens
+of microseconds. Arrow's default pool (mimalloc in pyarrow's wheels) hands freed memory back
+too, a few milliseconds later. So the engine takes its large arrays (window and frame bounds,
+prefix sums, every kernel's output: :func:`empty`, :func:`zeros`) from a :class:`Reserve` of
+buffers it allocated from Arrow's default pool and keeps: a buffer whose arrays are all gone is
+taken again by the next allocation that fits it, so a call writes into the pages the last one
+wrote, without a fault, and the arrays that become output columns are Arrow's memory already.
+The reserve holds at most :data:`RESERVE_BYTES` and lets its buffers go :data:`RELEASE_AFTER`
+seconds after the engine's last call (as jemalloc, Polars' allocator, lets its dirty pages go
+after ten seconds). Nothing about the process changes: malloc is left alone, and the pool is
+the one the user has (their own, if they set one with ``pyarrow.set_memory_pool``).
 
 :func:`keep_freed_memory` (or ``WINDOWAGG_KEEP_MIB=512`` in the environment, read on the
 engine's first call, which is the way to ask for it on Spark's workers) goes further for the

@@ -71,6 +71,14 @@ class Frames:
         self.lo, self.hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
         return self
 
+    def holds_own_row(self) -> bool:
+        """Whether every row's frame holds the row itself (a per-row frame from at or before
+        the row to at or after it), so that no frame is empty."""
+        f = self.frame
+        if f is None:
+            return False
+        return (f.start is None or f.start <= 0) and (f.end is None or f.end >= 0)
+
     @property
     def found(self) -> bool:
         return self.lo is not None
