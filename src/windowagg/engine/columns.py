@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
 from ..kernels.keyed import descends
-from .keys import key_codes, keyed_order
+from .keys import key_codes, keyed_sort
 from .memory import empty, zeros
 
 __all__ = ["Column", "Ordered", "arrange", "running", "segments", "times_of", "totals"]
@@ -74,8 +74,8 @@ def arrange(plan: Ordered, table: pa.Table) -> tuple[np.ndarray | None, np.ndarr
     if not table.num_rows or _sorted(table, cols):
         return None, times, segments(plan, table)
     if not plan.order_by:
-        order, seg = keyed_order(key_codes(table, plan.keys), times)
-        return order, times[order], seg
+        order, ordered, seg = keyed_sort(key_codes(table, plan.keys), times)
+        return order, ordered, seg
     sub = table.select(cols).rename_columns([f"c{i}" for i in range(len(cols))])
     keys = [(f"c{i}", "ascending", "at_start") for i in range(len(cols))]
     order = pc.sort_indices(sub, sort_keys=keys).to_numpy()

@@ -20,7 +20,7 @@ from ..kernels import keyed as kernels
 from . import parallel
 from .memory import empty, zeros
 
-__all__ = ["Keyed", "key_codes", "keyed_order"]
+__all__ = ["Keyed", "key_codes", "keyed_order", "keyed_sort"]
 
 
 class Keyed(NamedTuple):
@@ -82,21 +82,23 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     return Keyed(codes, len(first), first)
 
 
-def _sortable(times: np.ndarray) -> tuple[np.ndarray, int] | None:
+def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
-    keys in the same order (-inf first, +inf last) and the bits they need, for a radix sort;
-    None for other times, or a span that would need more than four passes of 12 bits."""
+    keys in the same order (-inf 0, +inf ``top``), the bits they need, for a radix sort, and
+    what turns keys back into times (:func:`windowagg.kernels.keyed.times_of_keys`: ``base``,
+    ``top``); None for other times, or a span that would need more than four passes of 12
+    bits."""
     lo, hi, finite, whole = kernels.finite_span(times)
     if not finite:
         keys = empty(len(times), np.int64)
         kernels.sortable_keys(times, 0.0, 1, keys)
-        return keys, 1
+        return keys, 1, 0.0, 1
     span = hi - lo + 3
     if span >= 2.0**48 or not whole:
         return None
     keys = empty(len(times), np.int64)
     kernels.sortable_keys(times, lo, int(span) - 1, keys)  # -inf 0, +inf span - 1
-    return keys, int(span).bit_length()
+    return keys, int(span).bit_length(), float(lo), int(span) - 1
 
 
 #: rows per key, on average, from which each key's times are sorted on their own (in the
@@ -106,8 +108,16 @@ PER_KEY = 64
 
 
 def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows by key, then time, and the key segments of that order
+    (:func:`keyed_sort`)."""
+    order, _, seg = keyed_sort(keyed, times)
+    return order, seg
+
+
+def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows by key, then time (stable: ties keep the input's order), and the key
-    segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``. Times in whole
+    segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``, with the times in
+    that order (from the sorted keys, where the radix sort has them). Times in whole
     numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): where keys hold
     ``PER_KEY`` rows or more on average, a counting sort by key, then a radix sort of each
     key's times over their own span (a key's rows fit the cache; parts of the keys on
@@ -128,9 +138,12 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
             lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
             parallel.parts(seg),
         )
-        return order, seg
+        del work
+        ordered = empty(n)
+        kernels.times_of_keys(keys, *sortable[2:], ordered)
+        return order, ordered, seg
     if sortable is not None:  # rows by time, then (stably) by key
-        keys, bits = sortable
+        keys, bits = sortable[:2]
         by_time = empty(n, np.int64)
         kernels.radix_order(
             keys,
@@ -141,7 +154,7 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
             np.empty(4096, np.int64),
         )
         kernels.order_of_code(keyed.codes, by_time, seg, order)
-        return order, seg
+        return order, np.take(times, order, out=empty(n)), seg
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times
@@ -149,4 +162,4 @@ def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray
     parallel.on_cores(
         lambda part: kernels.sort_segments(times, part, order, *spare), parallel.parts(seg)
     )
-    return order, seg
+    return order, np.take(times, order, out=empty(n)), seg

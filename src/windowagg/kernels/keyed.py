@@ -87,7 +87,8 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
 @kernel
 def radix_segments(keys, seg, order, keys_work, order_work, counts):
     """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
-    same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64), stably: a least
+    same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64; sorted with them, so
+    that it still is), stably: a least
     significant digit radix sort within the segment, over the span of its own keys, in passes
     of at most 12 bits, fewer for a short segment (``counts``: 4096 entries, this thread's
     own). ``keys_work`` (two per row: ``2 * n``) and ``order_work`` (one per row): work space,
@@ -145,6 +146,8 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
                 counts[d] += 1
             flipped = not flipped
             shift += width
+        for i in range(s, e):  # the sorted keys back in ``keys``, in the rows' places
+            keys[i] = keys_work[n + i] if flipped else keys_work[i]
         if flipped:
             for i in range(s, e):
                 order[i] = order_work[i]
@@ -407,3 +410,12 @@ def descends(x):
         if x[i] > x[i + 1]:
             return True
     return False
+
+
+@kernel
+def times_of_keys(keys, base, top, times):
+    """The times of :func:`sortable_keys`' keys: 0 is -inf, ``top`` +inf, others
+    ``base + key - 1``."""
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        times[i] = -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
