@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .engine.columns import arrange
+from .engine.columns import arrange, moved, take
 from .engine.entries import names as names_of
 from .engine.memory import empty, engine_memory
 from .engine.rolling_at import check_queries, compute_at
@@ -197,9 +197,9 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
     used = [plan.time] * timed + [*plan.order_by, *inputs - {plan.time}]
     rows = arrow.select(list(dict.fromkeys(used)))
-    columns = compute(
-        plan, (rows if order is None else rows.take(order)).combine_chunks(), times, seg
-    )
+    if order is not None:
+        rows = pa.table({c: take(rows.column(c), order) for c in rows.column_names})
+    columns = compute(plan, rows.combine_chunks(), times, seg)
     if order is None:
         return [e.name for e in plan.entries], columns
     back = None
@@ -221,6 +221,8 @@ def _scattered(column: Any, order: np.ndarray) -> Any:
     in the input's order."""
 
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not column.null_count:
+        return moved(column, order)
     values = (column.fill_null(0) if column.null_count else column).to_numpy(zero_copy_only=False)
     out = empty(len(values), values.dtype)
     out[order] = values

@@ -13,11 +13,22 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
-from ..kernels.keyed import descends
+from ..kernels.keyed import descends, gather, scatter
+from . import parallel
 from .keys import key_codes, keyed_sort
 from .memory import empty, zeros
 
-__all__ = ["Column", "Ordered", "arrange", "running", "segments", "times_of", "totals"]
+__all__ = [
+    "Column",
+    "Ordered",
+    "arrange",
+    "moved",
+    "running",
+    "segments",
+    "take",
+    "times_of",
+    "totals",
+]
 
 
 class Ordered(Protocol):
@@ -141,6 +152,56 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     out = empty(len(lo), prefix.dtype)
     frame_totals(prefix, np.asarray(lo, np.int64), np.asarray(hi, np.int64), out)
     return out
+
+
+def _words(array: Any) -> np.ndarray | None:
+    """A fixed-width array without nulls as unsigned words of its width (its own memory),
+    None for any other array."""
+    if isinstance(array, pa.ChunkedArray):
+        if array.num_chunks != 1:
+            return None
+        array = array.chunk(0)
+    width = getattr(array.type, "bit_width", 0)
+    if array.null_count or width not in (8, 16, 32, 64) or pa.types.is_dictionary(array.type):
+        return None
+    words = np.frombuffer(array.buffers()[1], np.dtype(f"u{width // 8}"))
+    return words[array.offset : array.offset + len(array)]
+
+
+def _from_words(type_: pa.DataType, words: np.ndarray) -> pa.Array:
+    return pa.Array.from_buffers(type_, len(words), [None, pa.py_buffer(words)])
+
+
+def take(array: Any, rows: np.ndarray) -> Any:
+    """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
+    without nulls gathered on both cores into the engine's memory."""
+    words = _words(array)
+    if words is None or len(rows) < parallel.PARALLEL_ROWS:
+        return pc.take(array, pa.array(rows))
+    out = empty(len(rows), words.dtype)
+    rows = np.asarray(rows, np.int64)
+    parallel.on_cores(
+        lambda part: gather(words, rows, int(part[0]), int(part[1]), out),
+        parallel.chunks(len(rows)),
+    )
+    return _from_words(array.type, out)
+
+
+def moved(array: Any, order: np.ndarray) -> Any:
+    """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
+    input's order: a fixed-width column without nulls scattered on both cores into the
+    engine's memory, any other by a take of the inverse order."""
+    words = _words(array)
+    if words is None or len(order) < parallel.PARALLEL_ROWS:
+        back = empty(len(order), np.int64)
+        back[order] = np.arange(len(order))
+        return pc.take(array, pa.array(back))
+    out = empty(len(order), words.dtype)
+    parallel.on_cores(
+        lambda part: scatter(words, order, int(part[0]), int(part[1]), out),
+        parallel.chunks(len(order)),
+    )
+    return _from_words(array.type, out)
 
 
 class Column:

@@ -31,7 +31,7 @@ from ..kernels import select_frames as selection
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST, mode_frames
 from ..kernels.specialize import merge
 from . import parallel
-from .columns import Column, running, totals
+from .columns import Column, running, take, totals
 from .entries import Entry
 from .memory import empty, zeros
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
@@ -279,7 +279,7 @@ def _take(array: Any, rows: np.ndarray) -> Any:
 
     null = rows < 0
     if not null.any():
-        return pc.take(array, pa.array(rows))
+        return take(array, rows)
     return pc.take(array, pa.array(np.where(null, 0, rows), mask=null))
 
 

@@ -419,3 +419,17 @@ def times_of_keys(keys, base, top, times):
     for i in range(keys.shape[0]):
         k = keys[i]
         times[i] = -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
+
+
+@kernel
+def gather(values, rows, a, b, out):
+    """``out[i] = values[rows[i]]`` for i in ``[a, b)``."""
+    for i in range(a, b):
+        out[i] = values[rows[i]]
+
+
+@kernel
+def scatter(values, rows, a, b, out):
+    """``out[rows[i]] = values[i]`` for i in ``[a, b)`` (``rows`` a permutation)."""
+    for i in range(a, b):
+        out[rows[i]] = values[i]
