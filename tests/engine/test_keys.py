@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg.engine import keys, parallel
-from windowagg.engine.keys import _sortable, key_codes, keyed_order
+from windowagg.engine.keys import _sortable, key_codes, keyed_order, keyed_sort
 from windowagg.kernels import keyed as kernels
 
 
@@ -24,7 +24,7 @@ from windowagg.kernels import keyed as kernels
     st.booleans(),
     st.integers(0, 2**32 - 1),
 )
-def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, per_key, seed) -> None:
+def test_order_is_lexsorts_and_the_times_follow_it(n, m, kind, threads, per_key, seed) -> None:
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, m, n)
     if kind == "wide":  # four passes of the radix sort, with ties
@@ -38,11 +38,13 @@ def test_order_by_key_and_time_is_lexsorts(n, m, kind, threads, per_key, seed) -
     parallel.PARALLEL_ROWS = 1 if threads else old[0]
     keys.PER_KEY = 1 if per_key else old[1]
     try:
-        order, seg = keyed_order(keyed, times)
+        order, ordered, seg = keyed_sort(keyed, times)
+        assert np.array_equal(keyed_order(keyed, times)[0], order)
     finally:
         parallel.PARALLEL_ROWS, keys.PER_KEY = old
     want = np.lexsort((times, keyed.codes))  # stable: ties in the input's order
     assert np.array_equal(order, want)
+    assert np.array_equal(ordered, times[want])  # the times in that order, from the sort's keys
     assert np.array_equal(seg, np.r_[0, np.cumsum(np.bincount(keyed.codes))])
     finite = times[np.isfinite(times)]
     assert (_sortable(times) is not None) == (kind != "fractional" or not (finite % 1).any())

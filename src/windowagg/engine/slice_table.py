@@ -28,7 +28,7 @@ from ..errors import ArithmeticOverflowError
 from ..kernels import keyed as kernels
 from .columns import times_of
 from .evaluate import sums_stay_small
-from .keys import Keyed, key_codes, keyed_order
+from .keys import Keyed, key_codes, keyed_sort
 from .memory import empty, zeros
 from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan
@@ -223,8 +223,11 @@ def _no_overflow(
 def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Cells as the runs of equal (key, step) in the rows' order by key and step."""
 
-    order, _seg = keyed_order(keyed, steps.astype(float))
+    times = steps.astype(float)
+    times[steps == np.iinfo(np.int64).min] = -np.inf  # no step: sorted first, in no cell
+    order, ordered, seg = keyed_sort(keyed, times)
+    del times
     n = len(steps)
     cell, code, step = empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
-    cells = int(kernels.run_cells(order, keyed.codes, steps, cell, code, step))
+    cells = int(kernels.run_cells(order, ordered, seg, cell, code, step))
     return cell, code[:cells], step[:cells], cells

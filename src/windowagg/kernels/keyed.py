@@ -221,24 +221,24 @@ def slice_cells(codes, steps, span, base, cell, limit):
 
 
 @kernel
-def run_cells(order, codes, steps, cell, code, step):
+def run_cells(order, steps, seg, cell, code, step):
     """Cells as the runs of equal (key code, grid step) of the rows in ``order`` (by key and
-    step): ``cell[i]`` row i's (-1: no step), ``code`` and ``step`` each cell's. Returns the
-    number of cells."""
-    none = np.iinfo(np.int64).min
+    step; ``steps`` in that order, as doubles, -inf for a row without a step; code k's rows
+    are ``seg[k]`` to ``seg[k + 1] - 1``): ``cell[r]`` row r's (-1: no step), ``code`` and
+    ``step`` each cell's. One pass in sorted order, one write per row. Returns the number of
+    cells."""
     j = -1
-    for i in range(order.shape[0]):
-        r = order[i]
-        s = steps[r]
-        if s == none:
-            cell[r] = -1
-            continue
-        c = codes[r]
-        if j < 0 or c != code[j] or s != step[j]:
-            j += 1
-            code[j] = c
-            step[j] = s
-        cell[r] = j
+    for k in range(seg.shape[0] - 1):
+        for i in range(seg[k], seg[k + 1]):
+            s = steps[i]
+            if s == -np.inf:
+                cell[order[i]] = -1
+                continue
+            if j < 0 or code[j] != k or step[j] != s:
+                j += 1
+                code[j] = k
+                step[j] = np.int64(s)
+            cell[order[i]] = j
     return j + 1
 
 
