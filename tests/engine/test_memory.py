@@ -20,7 +20,7 @@ import windowagg
 import windowagg.engine.memory as memory
 import windowagg.engine.rolling_table as rolling_table
 import windowagg.engine.window_table as window_table
-from windowagg.engine.columns import totals
+from windowagg.engine.columns import moved, take, totals
 from windowagg.engine.sweep import Frames
 from windowagg.frames import frame
 from windowagg.tables import rolling_aggregate, window_aggregate
@@ -173,3 +173,25 @@ def test_the_reserve_holds_at_most_its_bytes_and_lets_go_after_the_last_call(mon
     while reserve.buffers and time.monotonic() < deadline:
         time.sleep(0.05)
     assert reserve.buffers == [] and (kept == 0).all()  # arrays in use keep their memory
+
+
+def _whole(x) -> pa.Array:
+    return (x if isinstance(x, pa.ChunkedArray) else pa.chunked_array([x])).combine_chunks()
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        pa.array(np.arange(300_000, dtype=np.int32)),
+        pa.array(np.arange(300_000) * 1.5),
+        pa.array(np.arange(300_000), pa.timestamp("us")),
+        pa.array([None, *range(299_999)], pa.int64()),
+        pa.array([str(i) for i in range(300_000)]),
+        pa.chunked_array([np.arange(150_000.0), np.arange(150_000.0)]),
+    ],
+)
+def test_take_and_moved_equal_arrows_take(array) -> None:
+    order = np.random.default_rng(3).permutation(len(array))
+    taken = take(array, order)
+    assert taken.type == array.type and _whole(taken).equals(_whole(array).take(order))
+    assert _whole(moved(taken, order)).equals(_whole(array))

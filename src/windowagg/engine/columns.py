@@ -161,8 +161,14 @@ def _words(array: Any) -> np.ndarray | None:
         if array.num_chunks != 1:
             return None
         array = array.chunk(0)
-    width = getattr(array.type, "bit_width", 0)
-    if array.null_count or width not in (8, 16, 32, 64) or pa.types.is_dictionary(array.type):
+    if array.null_count or not (
+        pa.types.is_integer(array.type)
+        or pa.types.is_floating(array.type)
+        or pa.types.is_temporal(array.type)
+    ):
+        return None
+    width = array.type.bit_width
+    if width not in (8, 16, 32, 64):
         return None
     words = np.frombuffer(array.buffers()[1], np.dtype(f"u{width // 8}"))
     return words[array.offset : array.offset + len(array)]

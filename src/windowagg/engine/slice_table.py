@@ -26,7 +26,7 @@ import pyarrow as pa
 from ..aggregations import COMBINE
 from ..errors import ArithmeticOverflowError
 from ..kernels import keyed as kernels
-from .columns import times_of
+from .columns import take, times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_sort
 from .memory import empty, zeros
@@ -111,8 +111,8 @@ def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, 
     cols = reduce_cells(
         table, times, cell, cells, specs, rows, wraps=any(e.wraps for e in plan.entries)
     )
-    at = pa.array(keyed.first[cell_code])
-    out = {k: table.column(k).take(at) for k in plan.keys}
+    at = keyed.first[cell_code]
+    out = {k: take(table.column(k), at) for k in plan.keys}
     out[SLICE] = pa.array(cell_step * float(period) + float(offset))
     seg = np.flatnonzero(np.r_[True, cell_code[1:] != cell_code[:-1], True]).astype(np.int64)
     if not cells:

@@ -24,7 +24,8 @@ import pyarrow as pa
 
 from ..kernels.frames import session_windows, sliding_windows, whole_in_place
 from ..slicing import Session, Sliding
-from .columns import arrange, times_of
+from . import parallel
+from .columns import arrange, take, times_of
 from .evaluate import evaluate
 from .memory import empty
 from .slice_table import slice_partials
@@ -82,11 +83,21 @@ def window_bounds(
         return _counted(int(w.size), int(w.slide), times, seg, spans, positions, g)
 
     none = np.empty(0, np.int64)
-    args = (times, seg, float(w.size), float(w.slide))
-    m = sliding_windows(*args, True, np.empty(0), none, none)
-    start, lo, hi = empty(m), empty(m, np.int64), empty(m, np.int64)
-    sliding_windows(*args, False, start, lo, hi)
-    return WindowBounds(start, None, lo, hi, float(w.size))
+    size, slide = float(w.size), float(w.slide)
+    pieces = parallel.parts(seg)  # parts of the keys on both cores: counted, then made
+    counts = parallel.on_cores(
+        lambda part: sliding_windows(times, part, size, slide, True, np.empty(0), none, none),
+        pieces,
+    )
+    at = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    start, lo, hi = empty(int(at[-1])), empty(int(at[-1]), np.int64), empty(int(at[-1]), np.int64)
+
+    def make(j: int) -> None:
+        a, b = at[j], at[j + 1]
+        sliding_windows(times, pieces[j], size, slide, False, start[a:b], lo[a:b], hi[a:b])
+
+    parallel.on_cores(make, list(range(len(pieces))))
+    return WindowBounds(start, None, lo, hi, size)
 
 
 def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) -> WindowBounds:
@@ -199,9 +210,9 @@ def window_table(
         results = evaluate(
             run.entries, table, {None: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
         )
-        at = pa.array(b.lo)
+        at = b.lo
         b = b._replace(lo=_NONE, hi=_NONE)  # each window's rows: read for the last time
-        cols = [table.column(k).take(at) for k in run.keys]
+        cols = [take(table.column(k), at) for k in run.keys]
         cols.append(pa.repeat(pa.scalar(spec, pa.string()), len(at)))
         del at
         start, end = b.start, b.ends()  # the ends before the starts are converted in place
