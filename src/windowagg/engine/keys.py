@@ -135,7 +135,7 @@ def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         kernels.by_code(keyed.codes, sortable[0], seg, order, keys)
         work = empty(2 * n, np.int64), empty(n, np.int64)
         parallel.on_cores(
-            lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(4096, np.int64)),
+            lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(8192, np.int64)),
             parallel.parts(seg),
         )
         del work

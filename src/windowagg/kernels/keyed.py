@@ -88,12 +88,12 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
 def radix_segments(keys, seg, order, keys_work, order_work, counts):
     """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
     same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64; sorted with them, so
-    that it still is), stably: a least
-    significant digit radix sort within the segment, over the span of its own keys, in passes
-    of at most 12 bits, fewer for a short segment (``counts``: 4096 entries, this thread's
-    own). ``keys_work`` (two per row: ``2 * n``) and ``order_work`` (one per row): work space,
-    each segment on its own rows, so that parts of the segments sort on several threads at
-    once. A key's rows fit the cache where all rows do not."""
+    that it still is), stably: a least significant digit radix sort within the segment, over
+    the span of its own keys, in passes of at most 13 bits (three passes for a span of 37
+    bits: 28 hours in microseconds), fewer for a short segment (``counts``: 8192 entries,
+    this thread's own; 64 KiB, in the core's own cache). ``keys_work`` (two per row:
+    ``2 * n``) and ``order_work`` (one per row): work space, each segment on its own rows, so
+    that parts of the segments sort on several threads at once. A key's rows fit the cache where all rows do not."""
     n = order.shape[0]
     for g in range(seg.shape[0] - 1):
         s = seg[g]
@@ -116,7 +116,7 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
         while (hi - lo) >> bits:
             bits += 1
         most = 4  # digits of about the segment's length: its counts fit with its rows
-        while most < 12 and (1 << most) < e - s:
+        while most < 13 and (1 << most) < e - s:
             most += 1
         passes = (bits + most - 1) // most
         width = (bits + passes - 1) // passes
