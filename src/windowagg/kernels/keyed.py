@@ -93,7 +93,8 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
     bits: 28 hours in microseconds), fewer for a short segment (``counts``: 8192 entries,
     this thread's own; 64 KiB, in the core's own cache). ``keys_work`` (two per row:
     ``2 * n``) and ``order_work`` (one per row): work space, each segment on its own rows, so
-    that parts of the segments sort on several threads at once. A key's rows fit the cache where all rows do not."""
+    that parts of the segments sort on several threads at once. A key's rows fit the cache
+    where all rows do not."""
     n = order.shape[0]
     for g in range(seg.shape[0] - 1):
         s = seg[g]
