@@ -8,7 +8,7 @@ tables (``rolling_aggregate``) and window aggregates on them (``window_aggregate
 from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
 from .arrays import sliding_aggregate
 from .combined import combined
-from .engine.memory import keep_freed_memory
+from .engine.memory import keep_freed_memory, release_memory
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
@@ -49,6 +49,7 @@ __all__ = [
     "fifo",
     "keep_freed_memory",
     "ooo",
+    "release_memory",
     "rolling_aggregate",
     "sliding_aggregate",
     "window_aggregate",

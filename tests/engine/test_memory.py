@@ -195,3 +195,13 @@ def test_take_and_moved_equal_arrows_take(array) -> None:
     taken = take(array, order)
     assert taken.type == array.type and _whole(taken).equals(_whole(array).take(order))
     assert _whole(moved(taken, order)).equals(_whole(array))
+
+
+def test_release_memory_lets_the_reserve_go_at_once(monkeypatch) -> None:
+    reserve = memory.Reserve()
+    monkeypatch.setattr(memory, "_reserve", reserve)
+    in_use = memory.zeros(memory.LARGE // 8)
+    del in_use
+    assert len(reserve.buffers) == 1
+    windowagg.release_memory()
+    assert reserve.buffers == []

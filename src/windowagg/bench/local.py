@@ -272,6 +272,7 @@ class Side:
 #: the child process of :func:`peak_memory`
 _PEAK = """
 import json, sys
+from windowagg import release_memory
 from windowagg.bench.core import peak_rss
 from windowagg.bench.local import events
 from windowagg.tables import window_aggregate
@@ -280,6 +281,7 @@ n, keys, spec = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 t = events(n, keys)
 run = lambda: window_aggregate(t, time="ts", windows=spec, aggs={"s": ("sum", "v")}, key="k")
 run()  # warm: compiled code loaded, Arrow's pool grown once
+release_memory()  # the reserve let go: the run's own memory, all of it, is measured
 out, peak = peak_rss(run)
 print(json.dumps({"peak": peak, "input": t.nbytes / 2**20, "output": out.nbytes / 2**20}))
 """

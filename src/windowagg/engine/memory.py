@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["empty", "engine_memory", "keep_freed_memory", "zeros"]
+__all__ = ["empty", "engine_memory", "keep_freed_memory", "release_memory", "zeros"]
 
 _kept: bool | None = None  # whether glibc keeps freed memory (None: the environment not read)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -168,6 +168,12 @@ def _free_count() -> int:
 _FREE = _free_count()
 _reserve = Reserve()
 os.register_at_fork(after_in_child=lambda: globals().update(_reserve=Reserve()))
+
+
+def release_memory() -> None:
+    """Let the engine's reserve of buffers go now, not :data:`RELEASE_AFTER` seconds after the
+    last call (buffers that arrays still use go with their arrays)."""
+    _reserve.release()
 
 
 def empty(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
