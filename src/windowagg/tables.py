@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .engine.columns import arrange, moved, take
 from .engine.entries import names as names_of
-from .engine.memory import empty, engine_memory
+from .engine.memory import engine_memory
 from .engine.rolling_at import check_queries, compute_at
 from .engine.rolling_plan import plan_rolling
 from .engine.rolling_table import compute
@@ -202,32 +202,4 @@ def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
     columns = compute(plan, rows.combine_chunks(), times, seg)
     if order is None:
         return [e.name for e in plan.entries], columns
-    back = None
-    new = []
-    for c in columns:  # back to the input's order: numbers by one scatter, others by a take
-        if pa.types.is_integer(c.type) or pa.types.is_floating(c.type):
-            new.append(_scattered(c, order))
-            continue
-        if back is None:
-            back = empty(len(order), order.dtype)
-            back[order] = np.arange(len(order))
-            back = pa.array(back)
-        new.append(c.take(back))
-    return [e.name for e in plan.entries], new
-
-
-def _scattered(column: Any, order: np.ndarray) -> Any:
-    """A column of numbers in sorted order (row ``order[i]`` of the input at ``i``) put back
-    in the input's order."""
-
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if not column.null_count:
-        return moved(column, order)
-    values = (column.fill_null(0) if column.null_count else column).to_numpy(zero_copy_only=False)
-    out = empty(len(values), values.dtype)
-    out[order] = values
-    mask = None
-    if column.null_count:
-        mask = np.empty(len(order), bool)
-        mask[order] = column.is_null().to_numpy(zero_copy_only=False)
-    return pa.array(out, type=column.type, mask=mask)
+    return [e.name for e in plan.entries], [moved(c, order) for c in columns]

@@ -12,12 +12,14 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 import numpy as np
+import pyarrow as pa
 
 from .aggregations import AGGREGATIONS, AggregationProtocol, facts
 from .compiled.btree_state import BTreeState
 from .compiled.fifo_state import FifoState
 from .fifo import ALGORITHMS
 from .kernels.layout import COUNT
+from .tables import rolling_aggregate, window_aggregate
 
 
 def _families() -> dict[str, AggregationProtocol]:
@@ -32,9 +34,11 @@ def _families() -> dict[str, AggregationProtocol]:
 
 
 def jobs() -> list[tuple[str, str]]:
-    """Every (algorithm, family) pair that has a compiled kernel; ``btree`` for the B-tree."""
+    """Every (algorithm, family) pair that has a compiled kernel; ``btree`` for the B-tree;
+    ``tables`` for the table engine's own kernels (ordering, bounds, cells, selection)."""
     families = _families()
     out = [("btree", fam) for fam in families]  # the longest first: the workers end together
+    out.append(("tables", "all"))
     for name, record in ALGORITHMS.items():
         out.extend((name, fam) for fam, agg in families.items() if record.serves(agg))
     return out
@@ -46,6 +50,9 @@ def compile_one(job: tuple[str, str]) -> tuple[str, str, float]:
     alg, fam = job
     start = time.perf_counter()
     x = np.arange(8, dtype=np.float64)
+    if alg == "tables":
+        _tables()
+        return alg, fam, time.perf_counter() - start
     if alg == "btree":
         BTreeState(fam).slide(0, x, x, x, np.array([3.0]), np.empty((8, 1)))
         return alg, fam, time.perf_counter() - start
@@ -55,6 +62,46 @@ def compile_one(job: tuple[str, str]) -> tuple[str, str, float]:
     if ALGORITHMS[alg].shares_windows:
         state.run(COUNT, values=x, args=x, sizes=np.array([2.0]), out=np.empty((8, 1)))
     return alg, fam, time.perf_counter() - start
+
+
+def _tables() -> None:
+    """The table engine's kernels, through the calls users make: windows of every kind and
+    rolling frames over float and integer values, timestamps and numbers as times, in and out
+    of order, over the rows and over their slices, with and without point-in-time queries."""
+    rng = np.random.default_rng(0)
+    n = 2_000
+    t = rng.permutation(n) * 1_000_000
+    for times in (t.astype("datetime64[us]"), t / 1e6):
+        table = {
+            "k": rng.integers(0, 20, n),
+            "t": times,
+            "v": rng.random(n),
+            "i": rng.integers(0, 9, n),
+        }
+        unit = "" if times.dtype.kind == "f" else "s"
+        aggs = {
+            name: (agg, col)
+            for agg in ("sum", "count", "mean", "min", "max", "stddev", "median")
+            for col in ("v", "i")
+            for name in [f"{agg}_{col}"]
+        }
+        for windows in (f"sliding:60{unit}/10{unit}", f"tumbling:60{unit}", f"session:5{unit}"):
+            window_aggregate(table, time="t", key="k", windows=windows, aggs=aggs)
+        window_aggregate(table, time="t", key="k", windows="count-sliding:50/10", aggs=aggs)
+        sql = {name: entry for name, entry in aggs.items() if entry[0] not in ("stddev", "median")}
+        window_aggregate(table, time="t", key="k", windows=f"sliding:60{unit}/10{unit}", aggs=sql)
+        for frame in (f"range:60{unit}", "rows:50"):
+            frames = {name: (agg, col, frame) for name, (agg, col) in aggs.items()}
+            rolling_aggregate(table, time="t", key="k", aggs=frames)
+            queries = {"k": table["k"][:100], "t": table["t"][:100]}
+            rolling_aggregate(table, time="t", key="k", aggs=frames, at=queries)
+            rolling_aggregate(table, time="t", key="k", aggs={"hi": ("max", "v", frame)})
+    big = {"k": rng.integers(0, 20, 200_000), "t": rng.permutation(200_000) * 1.0}
+    big["v"] = np.where(rng.random(200_000) < 0.01, np.nan, rng.random(200_000))
+    for values in (big["v"], pa.array(big["v"], from_pandas=True)):  # gathers on both cores
+        rolling_aggregate(
+            big | {"v": values}, time="t", key="k", aggs={"s": ("sum", "v", "rows:5")}
+        )
 
 
 def warmup(processes: int = 2, report=print) -> float:

@@ -154,14 +154,14 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def _words(array: Any) -> np.ndarray | None:
-    """A fixed-width array without nulls as unsigned words of its width (its own memory),
-    None for any other array."""
+def _words(array: Any) -> list[np.ndarray] | None:
+    """A fixed-width array as unsigned words of its width (its own memory), with, where it
+    has nulls, whether each value is valid; None for any other array."""
     if isinstance(array, pa.ChunkedArray):
         if array.num_chunks != 1:
             return None
         array = array.chunk(0)
-    if array.null_count or not (
+    if not (
         pa.types.is_integer(array.type)
         or pa.types.is_floating(array.type)
         or pa.types.is_temporal(array.type)
@@ -171,43 +171,48 @@ def _words(array: Any) -> np.ndarray | None:
     if width not in (8, 16, 32, 64):
         return None
     words = np.frombuffer(array.buffers()[1], np.dtype(f"u{width // 8}"))
-    return words[array.offset : array.offset + len(array)]
+    parts = [words[array.offset : array.offset + len(array)]]
+    if array.null_count:  # a null's word is any value: its validity travels with it
+        parts.append(~array.is_null().to_numpy(zero_copy_only=False))
+    return parts
 
 
-def _from_words(type_: pa.DataType, words: np.ndarray) -> pa.Array:
-    return pa.Array.from_buffers(type_, len(words), [None, pa.py_buffer(words)])
+def _from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
+    validity = pa.array(parts[1]).buffers()[1] if len(parts) > 1 else None
+    return pa.Array.from_buffers(type_, len(parts[0]), [validity, pa.py_buffer(parts[0])])
+
+
+def _each(kernel: Any, parts: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+    """``kernel`` (:func:`~windowagg.kernels.keyed.gather` or ``scatter``) over ``rows`` for
+    each of ``parts``, on both cores, into the engine's memory."""
+    rows = np.asarray(rows, np.int64)
+    out = [empty(len(rows), p.dtype) for p in parts]
+    parallel.on_cores(
+        lambda part: [kernel(p, rows, int(part[0]), int(part[1]), o) for p, o in zip(parts, out)],
+        parallel.chunks(len(rows)),
+    )
+    return out
 
 
 def take(array: Any, rows: np.ndarray) -> Any:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
-    without nulls gathered on both cores into the engine's memory."""
-    words = _words(array)
-    if words is None or len(rows) < parallel.PARALLEL_ROWS:
+    gathered on both cores into the engine's memory."""
+    parts = _words(array)
+    if parts is None or len(rows) < parallel.PARALLEL_ROWS:
         return pc.take(array, pa.array(rows))
-    out = empty(len(rows), words.dtype)
-    rows = np.asarray(rows, np.int64)
-    parallel.on_cores(
-        lambda part: gather(words, rows, int(part[0]), int(part[1]), out),
-        parallel.chunks(len(rows)),
-    )
-    return _from_words(array.type, out)
+    return _from_words(array.type, _each(gather, parts, rows))
 
 
 def moved(array: Any, order: np.ndarray) -> Any:
     """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
-    input's order: a fixed-width column without nulls scattered on both cores into the
-    engine's memory, any other by a take of the inverse order."""
-    words = _words(array)
-    if words is None or len(order) < parallel.PARALLEL_ROWS:
+    input's order: a fixed-width column scattered on both cores into the engine's memory,
+    any other by a take of the inverse order."""
+    parts = _words(array)
+    if parts is None or len(order) < parallel.PARALLEL_ROWS:
         back = empty(len(order), np.int64)
         back[order] = np.arange(len(order))
         return pc.take(array, pa.array(back))
-    out = empty(len(order), words.dtype)
-    parallel.on_cores(
-        lambda part: scatter(words, order, int(part[0]), int(part[1]), out),
-        parallel.chunks(len(order)),
-    )
-    return _from_words(array.type, out)
+    return _from_words(array.type, _each(scatter, parts, order))
 
 
 class Column:
