@@ -78,7 +78,7 @@ def arrange(plan: Ordered, table: pa.Table) -> tuple[np.ndarray | None, np.ndarr
     None when the rows are in that order already), the times in that order
     (:func:`times_of`) and the key segments of that order (:func:`segments`). Without
     ``order_by``, the keys' codes and a sort of each key's times, keys in parallel
-    (:func:`windowagg.engine.keys.keyed_order`); ties keep the input's order."""
+    (:func:`windowagg.engine.keys.keyed_sort`); ties keep the input's order."""
 
     times = times_of(plan, table)
     cols = [*plan.keys, plan.time, *plan.order_by]

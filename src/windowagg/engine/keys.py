@@ -20,7 +20,7 @@ from ..kernels import keyed as kernels
 from . import parallel
 from .memory import empty, zeros
 
-__all__ = ["Keyed", "key_codes", "keyed_order", "keyed_sort"]
+__all__ = ["Keyed", "key_codes", "keyed_sort"]
 
 
 class Keyed(NamedTuple):
@@ -105,13 +105,6 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
 #: cache, keys in parallel: faster from about 100 rows per key on); with fewer, one radix sort
 #: of all times, then a counting sort by key
 PER_KEY = 64
-
-
-def keyed_order(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows by key, then time, and the key segments of that order
-    (:func:`keyed_sort`)."""
-    order, _, seg = keyed_sort(keyed, times)
-    return order, seg
 
 
 def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
