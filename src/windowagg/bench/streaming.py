@@ -11,12 +11,17 @@ floor of Spark's Python stateful operator, ``applyInPandasWithState`` with a fun
 does nothing, at the same micro-batches. Each row reports events per second, seconds per
 micro-batch and the state size per key over the replay (Spark's ``stateOperators``). The
 sliding cases run 3 times each (``--quick``: once), in turn, the order rotating, and report the
-median and spread; the 20 built-in queries and the rolling frame run once.
+median and spread; the 20 built-in queries and the rolling frame run once. Every case runs with
+as many shuffle partitions (the stateful operators' partitions) as the session has cores and
+Spark's default HDFS-backed state store, the fastest settings for both sides; the *settings*
+rows run the sliding case at 100k events per micro-batch on both sides under each state store,
+at that number of partitions and at the session's default, once each.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -35,6 +40,27 @@ from .core import Row, checking_now
 KEYS, DELAY = 100, "10 seconds"
 #: files per micro-batch where the replay runs in several (100k events a micro-batch)
 PER = 2
+PARTITIONS, PROVIDER = (
+    "spark.sql.shuffle.partitions",
+    "spark.sql.streaming.stateStore.providerClass",
+)
+#: Spark's state store providers, its default first
+STORES = {
+    "HDFS-backed": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
+    "RocksDB": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
+}
+
+
+def _cores(spark) -> int:
+    """The local session's cores (``local[N]``), else this machine's."""
+    m = re.fullmatch(r"local\[(\d+)\]", spark.conf.get("spark.master", ""))
+    return int(m.group(1)) if m else os.cpu_count() or 1
+
+
+def _settings(spark, partitions: int, store: str) -> None:
+    """Shuffle partitions and state store for the queries started next."""
+    spark.conf.set(PARTITIONS, str(partitions))
+    spark.conf.set(PROVIDER, STORES[store])
 
 
 def _files(root: str, n: int, files: int, seed: int = 7) -> None:
@@ -83,6 +109,10 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     from pyspark.sql import functions as F
 
     spark = spark_session(progress=False)
+    saved = {k: spark.conf.get(k) for k in (PARTITIONS, PROVIDER)}
+    default_partitions = int(saved[PARTITIONS])
+    cores = _cores(spark)
+    _settings(spark, cores, "HDFS-backed")
     n = 40_000 if quick else 1_000_000
     reps = 1 if quick else 3
     files = 4 if quick else 20  # 50k events a file
@@ -235,5 +265,23 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
         f"  rolling range:1h, 100k events per micro-batch: {secs:.2f} s, "
         f"{emitted / secs:,.0f} rows/s"
     )
+    settings = [(p, store) for p in sorted({cores, default_partitions}) for store in STORES]
+    if checking_now():  # answers only: the other state store
+        settings = [(cores, "RocksDB")]
+    for partitions, store in settings:
+        _settings(spark, partitions, store)
+        label = f"settings: {partitions} partitions, {store}"
+        got = {}
+        for name, build in sides[:2]:
+            secs, _, out = _run(spark, src, PER, build, work)
+            got[name] = summary(out)
+            rows.append(
+                Row("streaming", name, "sum", label, files // PER, secs, 0.0, n, got[name][1])
+            )
+            report(f"  sliding 60s/1s, 100k events per micro-batch, {label}: {name} {secs:.2f} s")
+        if got["windowagg"] != got["built-in"]:
+            raise AssertionError(f"{label}: windowagg {got['windowagg']} != {got['built-in']}")
+    for k, v in saved.items():
+        spark.conf.set(k, v)
     shutil.rmtree(work, ignore_errors=True)
     return rows

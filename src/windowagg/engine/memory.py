@@ -34,6 +34,7 @@ import os
 import platform
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -125,6 +126,7 @@ class Reserve:
         self.lock = threading.Lock()
         self.buffers: list[pa.Buffer] = []
         self.timer: threading.Timer | None = None
+        self.deadline = 0.0
 
     def take(self, nbytes: int) -> pa.Buffer:
         """A free buffer of ``nbytes`` to twice that, or a new one from Arrow's default pool
@@ -144,13 +146,28 @@ class Reserve:
 
     def later(self) -> None:
         """Let the buffers go :data:`RELEASE_AFTER` seconds from now, unless a call comes
-        first."""
+        first. One timer thread at a time, and none while the reserve holds nothing: a call
+        moves the deadline, and the timer waits again until it passes."""
         with self.lock:
-            if self.timer is not None:
-                self.timer.cancel()
-            self.timer = threading.Timer(RELEASE_AFTER, self.release)
-            self.timer.daemon = True
-            self.timer.start()
+            if not self.buffers:
+                return
+            self.deadline = time.monotonic() + RELEASE_AFTER
+            if self.timer is None:
+                self._arm(RELEASE_AFTER)
+
+    def _arm(self, seconds: float) -> None:
+        self.timer = threading.Timer(seconds, self._expire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _expire(self) -> None:
+        with self.lock:
+            left = self.deadline - time.monotonic()
+            if left > 0:
+                self._arm(left)
+                return
+            self.timer = None
+            self.buffers = []
 
     def release(self) -> None:
         with self.lock:

@@ -52,23 +52,26 @@ def nan_flag(name: Any) -> str:
 
 def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
-    (pandas gets them as local wall times), NaN restored from its flag."""
+    (pandas gets them as local wall times), NaN restored from its flag. Column by column, as
+    each column's own type says (no schema inferred from the frame)."""
     import pandas as pd
 
     parts = [f for f in frames if len(f)]
     if not parts:
         return None
-    whole = pd.concat(parts, ignore_index=True)
-    pdf = whole[schema.names].copy()
+    whole = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    arrays = []
     for f in schema:
-        if pa.types.is_timestamp(f.type) and f.type.tz and pdf[f.name].dt.tz is None:
-            pdf[f.name] = pdf[f.name].dt.tz_localize(f.type.tz)
-    table = pa.Table.from_pandas(pdf, schema=schema, preserve_index=False)
+        col = whole[f.name]
+        if pa.types.is_timestamp(f.type) and f.type.tz and col.dt.tz is None:
+            col = col.dt.tz_localize(f.type.tz)
+        arrays.append(pa.Array.from_pandas(col, type=f.type))
     for col, flag in flags.items():
-        nan = pa.array(whole[flag].fillna(False).to_numpy(bool))
-        i = table.schema.get_field_index(col)
-        table = table.set_column(i, col, pc.if_else(nan, np.nan, table.column(col)))
-    return table
+        i = schema.get_field_index(col)
+        nan = whole[flag].to_numpy(dtype=bool, na_value=False)
+        if nan.any():
+            arrays[i] = pc.if_else(pa.array(nan), np.nan, arrays[i])
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
