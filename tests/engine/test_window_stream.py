@@ -1,8 +1,9 @@
-"""Windows over a stream, one key at a time (windowagg.engine.window_stream), against the batch
-engine over the same rows: random micro-batches with out-of-order rows, rows late within the
-allowed lateness (windows reported again as updates) and rows too late (dropped, as Spark
-drops them before the function); tumbling, sliding and session windows at once; per slice
-partials (sum, count, max, mean) and rows (a non-commutative user aggregation)."""
+"""Windows over a stream, a group of keys at a time (windowagg.engine.window_stream), against
+the batch engine over the same rows: keys that come and go (a null key too), random
+micro-batches with out-of-order rows, rows late within the allowed lateness (windows reported
+again as updates) and rows too late (dropped, as Spark drops them before the function);
+tumbling, sliding and session windows at once; per slice partials (sum, count, max, mean) and
+rows (a non-commutative user aggregation)."""
 
 from __future__ import annotations
 
@@ -29,19 +30,29 @@ def aggs(mode: str) -> dict:
     return out
 
 
+KEYS = ["a", "b", "c", None]
+
+
 def micro_batches(seed: int) -> list[list[tuple]]:
-    """(time, value) rows per micro-batch: mostly ahead, some behind, some far behind."""
+    """(key, time, value) rows per micro-batch: mostly ahead, some behind, some far behind;
+    a key in a batch or not."""
     rng = random.Random(seed)
     out, top = [], 0
     for _ in range(rng.randrange(4, 9)):
         rows = []
-        for _ in range(rng.randrange(0, 14)):
+        for _ in range(rng.randrange(0, 30)):
             r = rng.random()
             t = top + rng.randrange(0, 12) if r < 0.7 else top - rng.randrange(0, 20)
-            rows.append((t, None if rng.random() < 0.1 else rng.randrange(-5, 9)))
-        top = max([top, *(t for t, _ in rows)])
+            v = None if rng.random() < 0.1 else rng.randrange(-5, 9)
+            rows.append((rng.choice(KEYS), t, v))
+        top = max([top, *(t for _, t, _ in rows)])
         out.append(rows)
     return out
+
+
+def rows_table(rows: list[tuple]) -> pa.Table:
+    names = SCHEMA.names
+    return pa.table({n: [r[i] for r in rows] for i, n in enumerate(names)}, schema=SCHEMA)
 
 
 def replay(stream: WindowStream, batches: list[list[tuple]]):
@@ -49,22 +60,15 @@ def replay(stream: WindowStream, batches: list[list[tuple]]):
     units, reported, top, kept, reports = None, -math.inf, None, [], []
     for rows in [*batches, None]:  # None: the watermark passes everything (the last timeout)
         wm = math.inf if rows is None else (-math.inf if top is None else top - DELAY)
-        live = [(t, v) for t, v in rows or [] if t >= wm - LATENESS]
+        live = [r for r in rows or [] if r[1] >= wm - LATENESS]
         kept += live
-        table = (
-            pa.table(
-                {"k": ["a"] * len(live), "t": [t for t, _ in live], "v": [v for _, v in live]},
-                schema=SCHEMA,
-            )
-            if live
-            else None
-        )
+        table = rows_table(live) if live else None
         step = stream.advance(units, table, reported, wm)
         units, reported = step.units, step.reported
         if step.out is not None:
             reports += [(wm, r) for r in step.out.to_pylist()]
         if rows:
-            top = max([*(t for t, _ in rows), *([] if top is None else [top])])
+            top = max([*(t for _, t, _ in rows), *([] if top is None else [top])])
     return reports, kept
 
 
@@ -78,10 +82,7 @@ def test_stream_reports_equal_batch_windows(mode, seed):
     assert (stream.over is not None) == (mode == "slices")  # the mode this test is about
     reports, kept = replay(stream, micro_batches(seed))
     batch = windowagg.window_aggregate(
-        pa.table(
-            {"k": ["a"] * len(kept), "t": [t for t, _ in kept], "v": [v for _, v in kept]},
-            schema=SCHEMA,
-        ),
+        rows_table(kept),
         time="t",
         windows=WINDOWS,
         aggs=aggs(mode),
@@ -89,16 +90,17 @@ def test_stream_reports_equal_batch_windows(mode, seed):
     )
     names = list(aggs(mode))
     want = {
-        (r["window"], r["window_start"], r["window_end"]): [r[n] for n in names]
+        (r["k"], r["window"], r["window_start"], r["window_end"]): [r[n] for n in names]
         for r in batch.to_pylist()
     }
+    assert len({w[0] for w in want}) > 1  # several keys in one group
     last, seen = {}, []
     for wm, r in reports:
-        w = (r["window"], r["window_start"], r["window_end"])
+        w = (r["k"], r["window"], r["window_start"], r["window_end"])
         assert r["window_end"] <= wm  # reported once the watermark passed its end
         before = w in last or (
-            w[0].startswith("session")
-            and any(x[0] == w[0] and x[1] < w[2] and w[1] < x[2] for x in seen)
+            w[1].startswith("session")
+            and any(x[:2] == w[:2] and x[2] < w[3] and w[2] < x[3] for x in seen)
         )
         assert r["update"] == before, (w, r["update"])
         last[w] = [r[n] for n in names]
@@ -106,8 +108,8 @@ def test_stream_reports_equal_batch_windows(mode, seed):
     for w, values in want.items():
         assert last.get(w) == values, w
     for w in set(last) - set(want):  # a session a late row extended or merged since
-        assert w[0].startswith("session")
-        assert any(x[0] == w[0] and x[1] <= w[1] and w[2] <= x[2] for x in want), w
+        assert w[1].startswith("session")
+        assert any(x[:2] == w[:2] and x[2] <= w[2] and w[3] <= x[3] for x in want), w
 
 
 def test_a_key_keeps_its_open_slices_only():

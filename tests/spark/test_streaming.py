@@ -148,6 +148,50 @@ def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
     assert live_windows(rows) == want
 
 
+def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path):
+    """300 keys (a null key among them) in two micro-batches: every window equals the batch
+    answer, and the query keeps one state row per group of keys, not one per key (each
+    micro-batch runs the engine once per group)."""
+    from windowagg.spark.stream import GROUPS
+
+    rng = random.Random(3)
+    keys = [f"k{i}" for i in range(299)] + [None]
+    files = [
+        [
+            (rng.choice(keys), rng.randrange(0, 300), float(rng.randrange(1, 9)))
+            for _ in range(3000)
+        ],
+        [
+            (rng.choice(keys), rng.randrange(300, 600), float(rng.randrange(1, 9)))
+            for _ in range(3000)
+        ],
+    ]
+    src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
+    src.mkdir()
+    q = start(spark, src, ck, out)
+    try:
+        for i, f in enumerate(files):
+            write(src, i, f)
+            settle(q, 1.0)
+        state_rows = max(
+            p["stateOperators"][0]["numRowsTotal"] for p in q.recentProgress if p["stateOperators"]
+        )
+        write(src, 2, [("z", 100_000, 1.0)])  # the watermark passes every window above
+        settle(q)
+    finally:
+        q.stop()
+    assert 1 < state_rows <= GROUPS < len(keys)
+    rows = spark.read.parquet(str(out)).where(F.col("k").isNull() | (F.col("k") != "z")).collect()
+    assert len({r.k for r in rows}) == len(keys)
+    events = [e for e in kept(files) if e[0] != "z"]
+    batch_df = spark.createDataFrame(
+        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA
+    )
+    batch = window_aggregate(batch_df, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
+    want = {(r.k, r.window, r.window_start, r.window_end): r.value for r in batch.collect()}
+    assert live_windows(rows) == want
+
+
 def test_streaming_needs_a_watermark(spark, tmp_path):
     (tmp_path / "in").mkdir()
     stream = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in"))

@@ -1,6 +1,7 @@
-"""Windows over a stream, one key at a time: what a key keeps between micro-batches and what
-each micro-batch reports, with every window computed by the table engine
-(:func:`windowagg.engine.window_table.window_table`), columns in and columns out.
+"""Windows over a stream, a group of keys at a time (every key of the group at each step): what
+a key keeps between micro-batches and what each micro-batch reports, with every window computed
+by the table engine (:func:`windowagg.engine.window_table.window_table`, all the group's keys
+in one call), columns in and columns out.
 
 A key keeps *units*: the partials of its open slices (Scotty, Section 5: every window is a run
 of whole slices; :func:`windowagg.engine.slice_table.slice_partials`) where every entry merges
@@ -16,7 +17,9 @@ before or a unit of this micro-batch falls in it (a late row): then again, with
 under its new bounds when a late row extended or merged it). Two extra sums per window, of the
 units' ``new`` and ``old`` marks, say which; no Python object per window. A key keeps the units
 that a window ending after ``horizon`` can hold: a sliding window's from ``horizon - size``, a
-session's from the start of its first session ending after ``horizon``.
+session's from the start of its first session ending after ``horizon``. A group's keys share
+``reported``: each step runs every key the group keeps, so each has reported up to the same
+watermark (a key new to the group has no window reported before, and no unit kept).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ..aggregations import COMBINE, resolve
 from ..slicing import Session
 from .columns import times_of
 from .entries import Entry
+from .keys import key_codes
 from .memory import zeros
 from .slice_table import reduce_cells, slice_partials
 from .window_partials import partials
@@ -41,6 +45,7 @@ from .window_table import window_table
 __all__ = ["Advance", "WindowStream"]
 
 NEW, OLD = "__wa_new", "__wa_old"  # a unit of this micro-batch, a unit kept from before
+UNIT = "__wa_u"  # a unit's place in key and time order: a window's first is its key's
 
 
 def _reported(j: int) -> str:
@@ -52,9 +57,9 @@ def _flag(name: str) -> Entry:
 
 
 class Advance(NamedTuple):
-    """One key's micro-batch: ``out`` the windows to report (the window table plus ``update``;
-    None: none), ``units`` what the key keeps (None: nothing), ``reported`` the end up to
-    which every window was reported, ``pending`` the earliest end of a window not yet
+    """A group of keys' micro-batch: ``out`` the windows to report (the window table plus
+    ``update``; None: none), ``units`` what the keys keep (None: nothing), ``reported`` the end
+    up to which every window was reported, ``pending`` the earliest end of a window not yet
     reported (inf: none)."""
 
     out: Any
@@ -64,7 +69,7 @@ class Advance(NamedTuple):
 
 
 class WindowStream:
-    """The windows of ``plan`` over a stream, one key at a time (:meth:`advance`)."""
+    """The windows of ``plan`` over a stream, a group of keys at a time (:meth:`advance`)."""
 
     def __init__(self, plan: WindowPlan, schema: Any):
         self.plan = plan
@@ -73,6 +78,7 @@ class WindowStream:
         probe = slice_partials(plan, schema.empty_table())
         self.over = None if probe is None else probe[1]
         flags = [_flag(NEW), _flag(OLD), *(_flag(_reported(j)) for j in self.sessions)]
+        flags.append(Entry(UNIT, resolve("min"), "min", UNIT, None, pa.int64()))
         self.marked = replace(plan, entries=plan.entries + tuple(flags))
         self.marked_over = (
             None
@@ -99,34 +105,43 @@ class WindowStream:
             return times
         return units.column(self.over.spans[1]).to_numpy(zero_copy_only=False).astype(float)
 
-    def _merge(self, units: Any) -> Any:
-        """Units of one slice combined into one (the kept and the new partials of a slice)."""
+    def _arranged(self, units: Any) -> tuple[Any, np.ndarray]:
+        """Units by key and time, those of one key and slice combined into one (the kept and
+        the new partials of a slice), and the key segments."""
 
         starts = self._times(units)
-        uniq, cell = np.unique(starts, return_inverse=True)
-        if len(uniq) == len(starts):
-            return units.take(np.argsort(starts, kind="stable"))
-        specs = [(p.name, COMBINE[p.fn], p.name) for p in partials(self.plan)]
-        specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
-        cols = reduce_cells(
-            units,
-            starts,
-            cell.astype(np.int64),
-            len(uniq),
-            specs,
-            wraps=any(e.wraps for e in self.plan.entries),
-        )
-        first = zeros(len(uniq), np.int64)
-        first[cell[::-1]] = np.arange(len(cell))[::-1]  # a row of each slice: its keys
-        over = self.over
-        assert over is not None  # units are slices only when the plan merges partials
-        out = {k: units.column(k).take(pa.array(first)) for k in over.keys}
-        out[over.time] = pa.array(uniq)
-        return pa.table(out | cols)
+        codes = key_codes(units, self.plan.keys).codes
+        order = np.lexsort((starts, codes))
+        codes, starts = codes[order], starts[order]
+        edge = np.r_[True, (codes[1:] != codes[:-1]) | (starts[1:] != starts[:-1])]
+        if self.over is None or edge.all():
+            units = units.take(pa.array(order))
+        else:
+            cell = np.empty(len(order), np.int64)
+            cell[order] = np.cumsum(edge) - 1
+            cells = int(np.count_nonzero(edge))
+            specs = [(p.name, COMBINE[p.fn], p.name) for p in partials(self.plan)]
+            specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
+            cols = reduce_cells(
+                units,
+                self._times(units),
+                cell,
+                cells,
+                specs,
+                wraps=any(e.wraps for e in self.plan.entries),
+            )
+            first = pa.array(order[edge])  # a row of each slice: its keys
+            over = self.over
+            out = {k: units.column(k).take(first) for k in over.keys}
+            out[over.time] = pa.array(starts[edge])
+            units, codes = pa.table(out | cols), codes[edge]
+        seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
+        return units, seg
 
     def advance(self, units: Any, rows: Any, reported: float, wm: float) -> Advance:
-        """One key's step: its kept ``units`` (None: none) and the micro-batch's ``rows`` (None:
-        none, a timeout) at watermark ``wm``, everything before ``reported`` reported."""
+        """One step of a group of keys: their kept ``units`` (None: none) and the
+        micro-batch's ``rows`` (None: none, a timeout) at watermark ``wm``, everything before
+        ``reported`` reported (every key of the group runs at every step)."""
 
         parts = []
         for t, new in ((units, 0), (None if rows is None else self.units_of(rows), 1)):
@@ -142,12 +157,8 @@ class WindowStream:
         if not parts:
             return Advance(None, None, max(reported, wm), math.inf)
         whole = pa.concat_tables(parts, promote_options="default").combine_chunks()
-        whole = (
-            self._merge(whole)
-            if self.over is not None
-            else whole.take(np.argsort(self._times(whole), kind="stable"))
-        )
-        seg = np.array([0, whole.num_rows], np.int64)
+        whole, seg = self._arranged(whole)
+        whole = whole.append_column(UNIT, pa.array(np.arange(whole.num_rows, dtype=np.int64)))
         table = window_table(self.marked, whole, self.marked_over, seg)
         spec = table.column("window").to_numpy(zero_copy_only=False)
         start, end = (_micros(table.column(c)) for c in ("window_start", "window_end"))
@@ -157,23 +168,29 @@ class WindowStream:
         update = old & (end <= reported)
         horizon = wm - self.plan.lateness
         times = self._times(whole)
-        last = self._last_times(whole, times)  # sorted too: slices are disjoint in time
+        last = self._last_times(whole, times)  # sorted in each key: slices are disjoint
+        unit_key = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
         keep = zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
             mine = spec == self.plan.specs[j]
             if isinstance(w, Session):  # j in self.sessions
+                # each window's key: the segment of its first unit
+                key = np.searchsorted(seg, table.column(UNIT).to_numpy(), side="right") - 1
                 was = table.column(_reported(j)).to_numpy() > 0
                 update[mine] = was[mine]
                 live = mine & (end > horizon)
-                if live.any():
-                    keep |= last >= start[live].min()
-                hit = mine & report
-                if hit.any():  # mark the units of every reported session
+                if live.any():  # a key keeps its units from its first live session on
+                    first = np.full(len(seg) - 1, np.inf)
+                    np.minimum.at(first, key[live], start[live])
+                    keep |= last >= first[unit_key]
+                hit = np.flatnonzero(mine & report)
+                if len(hit):  # mark the units of every reported session
                     marks = whole.column(_reported(j)).to_numpy().copy()
-                    lo = np.searchsorted(last, start[hit], side="left")
-                    hi = np.searchsorted(last, end[hit], side="left")
-                    for a, b in zip(lo, hi):
-                        marks[a:b] = 1
+                    for i in hit:
+                        a, b = seg[key[i]], seg[key[i] + 1]
+                        lo = a + np.searchsorted(last[a:b], start[i], side="left")
+                        hi = a + np.searchsorted(last[a:b], end[i], side="left")
+                        marks[lo:hi] = 1
                     whole = whole.set_column(
                         whole.schema.get_field_index(_reported(j)), _reported(j), pa.array(marks)
                     )
@@ -186,7 +203,7 @@ class WindowStream:
                 [f.name for f in self.marked.entries[len(self.plan.entries) :]]
             )
             out = out.append_column("update", pa.array(update[report]))
-        kept = whole.filter(pa.array(keep)).drop_columns([NEW, OLD]) if keep.any() else None
+        kept = whole.filter(pa.array(keep)).drop_columns([NEW, OLD, UNIT]) if keep.any() else None
         return Advance(out, kept, max(reported, wm), pending)
 
 

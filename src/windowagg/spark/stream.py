@@ -1,14 +1,16 @@
-"""Streaming ``window_aggregate``: ``applyInPandasWithState``, each key's open slices'
-partials (or rows) kept as one binary state value (PySpark 4.3.0 breaks on array or map state
-fields), and its windows answered by the stream engine
+"""Streaming ``window_aggregate``: ``applyInPandasWithState`` over :data:`GROUPS` groups of keys
+(a hash of the keys), so that each micro-batch runs the engine once per group, for all the
+group's keys at once, not once per key; a group's keys' open
+slices' partials (or rows) kept as one binary state value (PySpark 4.3.0 breaks on array or
+map state fields), and its windows answered by the stream engine
 (:mod:`windowagg.engine.window_stream`, the batch engine inside): every entry,
 Spark's types, SQL's rules (a float column's NaN crosses beside it as a flag, since pandas
 cannot tell NaN from null).
 
-* Emission: each time a key runs (new rows, or its event-time timeout), every window that
-  ends at or before Spark's current watermark and was not reported is reported; the timeout is
-  set to the earliest end of a window still pending, so quiet keys still emit as the watermark
-  passes.
+* Emission: each time a group runs (new rows, or its event-time timeout), every window of its
+  keys that ends at or before Spark's current watermark and was not reported is reported; the
+  timeout is set to the earliest end of a window still pending, so quiet keys still emit as
+  the watermark passes.
 * Lateness: Spark's stateful operator drops rows behind the watermark before they reach the
   function. windowagg hands it a copy of the event time shifted by ``allowed_lateness`` (plus
   one microsecond) and marked as the watermarked column, so Spark drops exactly the rows with
@@ -16,10 +18,11 @@ cannot tell NaN from null).
   (``stateOperators[].numRowsDroppedByWatermark``); later rows change windows already
   reported, which are reported again with ``update = true`` (a session a late row extends or
   merges, under its new bounds).
-* State: a key keeps the partials of the slices (the rows, where an entry has no SQL partial)
-  of the windows a late row may still change (those ending after ``watermark -
-  allowed_lateness``) and the end up to which it reported; a window that ended before that is
-  final, reported once, and never looked at again.
+* State: a group keeps, for each of its keys, the partials of the slices (the rows, where an
+  entry has no SQL partial) of the windows a late row may still change (those ending after
+  ``watermark - allowed_lateness``), the end up to which it reported and the number of groups
+  (a checkpoint written with another is refused: its keys would fall in other groups); a
+  window that ended before that is final, reported once, and never looked at again.
 * Output: a call's windows cross to the JVM as one row of arrays, exploded in Spark SQL.
 * Restarts: the state lives in Spark's state store and the output in an exactly-once sink, so a
   query restarted from its checkpoint neither loses nor repeats a window.
@@ -42,7 +45,12 @@ from ..engine.window_stream import WindowStream
 from .batch import T, key_columns, key_names, quoted, time_sql
 from .plan import arrow_schema, output_schema
 
-WM, K = "__wa_wm", "__wa_k"
+WM, K, G = "__wa_wm", "__wa_k", "__wa_g"  # the watermarked time, no key's key, the group
+#: groups of keys: a micro-batch runs the engine once per group with rows or a timeout (a call
+#: costs milliseconds in Spark's Python workers, whatever its rows), and the groups spread over
+#: the shuffle partitions. Fixed, not derived from the session: a restarted query finds each
+#: key's state in the group it was written to.
+GROUPS = 32
 SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
 
 
@@ -75,15 +83,22 @@ def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
 
 
 def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
-    """The per-key function: the key's kept units and the new rows through the stream engine
-    (:class:`windowagg.engine.window_stream.WindowStream`)."""
+    """The per-group function: the group's kept units and the new rows of its keys through the
+    stream engine (:class:`windowagg.engine.window_stream.WindowStream`)."""
     stream = None
 
     def run(key: tuple, frames: Any, state: Any) -> Any:
         nonlocal stream
         if stream is None:
             stream = WindowStream(over, schema)
-        units, reported = pickle.loads(state.get[0]) if state.exists else (None, -math.inf)
+        units, reported = None, -math.inf
+        if state.exists:
+            units, reported, made = pickle.loads(state.get[0])
+            if made != GROUPS:
+                raise ValueError(
+                    f"this query's checkpoint holds its keys in {made} groups and this "
+                    f"windowagg makes {GROUPS}: start the query from a new checkpoint"
+                )
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
@@ -94,7 +109,8 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         if step.units is None:
             state.remove()
             return
-        state.update((pickle.dumps((step.units, step.reported), protocol=pickle.HIGHEST_PROTOCOL),))
+        kept = (step.units, step.reported, GROUPS)
+        state.update((pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL),))
         if step.pending < math.inf:
             # fires once the watermark reaches the end (Spark: when it passes the timestamp)
             state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000) - 1, wm_ms))
@@ -159,11 +175,11 @@ def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ())
 
 
 def _crossing(plan: WindowPlan, out: Any) -> Any:
-    """The reported windows as :func:`listed` columns: each window's spec as its index, its
-    bounds as microseconds."""
+    """The reported windows as :func:`listed` columns: the keys, each window's spec as its
+    index, its bounds as microseconds."""
 
-    keys = out.num_columns - len(plan.entries) - 4  # keys, window, start, end, entries, update
-    arrays = {
+    arrays = {k: out.column(k) for k in key_names(plan)}
+    arrays |= {
         SPEC: pc.index_in(out.column("window"), value_set=pa.array(plan.specs)),
         START: out.column("window_start").cast(pa.int64()),
         END: out.column("window_end").cast(pa.int64()),
@@ -171,10 +187,7 @@ def _crossing(plan: WindowPlan, out: Any) -> Any:
     for e in plan.entries:
         arrays[e.name] = out.column(e.name)
     arrays["update"] = out.column("update")
-    table = listed(arrays)
-    for i in reversed(range(keys)):
-        table = table.add_column(0, out.schema.field(i).name, out.column(i).slice(0, 1))
-    return table
+    return listed(arrays)
 
 
 def run_stream(df: Any, plan: WindowPlan) -> Any:
@@ -240,24 +253,28 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     nkeys = len(plan.keys)
     key_fields = [StructField(n, f.dataType) for n, f in zip(knames, out_fields[:nkeys])]
     listed_out = [
+        *key_fields,
         StructField(SPEC, IntegerType()),
         StructField(START, LongType()),
         StructField(END, LongType()),
         *out_fields[nkeys + 3 :],
         StructField("update", BooleanType()),
     ]
-    internal = StructType(
-        [*(key_fields or [StructField(K, IntegerType())]), *listed_fields(listed_out)]
-    )
+    internal = StructType(listed_fields(listed_out))
     state = StructType([StructField("rows", BinaryType())])
-    out = base.groupBy(*knames).applyInPandasWithState(
-        _func(plan, over, schema, flags),
-        internal,
-        state,
-        "append",
-        GroupStateTimeout.EventTimeTimeout,
+    group = F.pmod(F.xxhash64(*knames), F.lit(GROUPS)).cast("int").alias(G)
+    out = (
+        base.select("*", group)
+        .groupBy(G)
+        .applyInPandasWithState(
+            _func(plan, over, schema, flags),
+            internal,
+            state,
+            "append",
+            GroupStateTimeout.EventTimeTimeout,
+        )
     )
-    out = unlisted(out, listed_out, knames)
+    out = unlisted(out, listed_out)
     specs = F.array(*[F.lit(x) for x in plan.specs])
     return out.select(
         *[F.col(n).alias(k) for k, n in zip(plan.keys, knames)],
