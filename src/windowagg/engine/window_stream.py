@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..aggregations import COMBINE, resolve
 from ..slicing import Session
@@ -160,7 +161,8 @@ class WindowStream:
         whole, seg = self._arranged(whole)
         whole = whole.append_column(UNIT, pa.array(np.arange(whole.num_rows, dtype=np.int64)))
         table = window_table(self.marked, whole, self.marked_over, seg)
-        spec = table.column("window").to_numpy(zero_copy_only=False)
+        spec = pc.index_in(table.column("window"), value_set=pa.array(self.plan.specs))
+        spec = spec.to_numpy(zero_copy_only=False)  # each window's spec, by its index
         start, end = (_micros(table.column(c)) for c in ("window_start", "window_end"))
         new = table.column(NEW).to_numpy() > 0
         old = table.column(OLD).to_numpy() > 0
@@ -172,7 +174,7 @@ class WindowStream:
         unit_key = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
         keep = zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
-            mine = spec == self.plan.specs[j]
+            mine = spec == j
             if isinstance(w, Session):  # j in self.sessions
                 # each window's key: the segment of its first unit
                 key = np.searchsorted(seg, table.column(UNIT).to_numpy(), side="right") - 1
