@@ -148,27 +148,43 @@ def test_stream_with_late_files_and_a_restart_equals_batch(spark, tmp_path):
     assert live_windows(rows) == want
 
 
-def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path):
-    """300 keys (a null key among them) in two micro-batches: every window equals the batch
-    answer, and the query keeps one state row per group of keys, not one per key (each
-    micro-batch runs the engine once per group)."""
+MANY_ROLLING = {"s": ("sum", "v", "range:60s"), "hi": ("max", "v", "range:-90s,-10s")}
+
+
+@pytest.mark.parametrize("kind", ["windows", "rolling"])
+def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path, kind):
+    """300 keys (a null key among them) in two micro-batches: every window (every row's
+    frames) equals the batch answer, and the query keeps one state row per group of keys, not
+    one per key (each micro-batch runs the engine once per group)."""
+    from windowagg.spark import rolling_aggregate
     from windowagg.spark.stream import GROUPS
+
+    def run(df):
+        if kind == "rolling":
+            return rolling_aggregate(df, time="ts", key="k", aggs=MANY_ROLLING)
+        return window_aggregate(df, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
 
     rng = random.Random(3)
     keys = [f"k{i}" for i in range(299)] + [None]
     files = [
         [
-            (rng.choice(keys), rng.randrange(0, 300), float(rng.randrange(1, 9)))
+            (rng.choice(keys), rng.randrange(a, a + 300), float(rng.randrange(1, 9)))
             for _ in range(3000)
-        ],
-        [
-            (rng.choice(keys), rng.randrange(300, 600), float(rng.randrange(1, 9)))
-            for _ in range(3000)
-        ],
+        ]
+        for a in (0, 300)
     ]
     src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
     src.mkdir()
-    q = start(spark, src, ck, out)
+    stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
+    q = (
+        run(stream.withWatermark("ts", f"{DELAY_S} seconds"))
+        .writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(ck))
+        .outputMode("append")
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
     try:
         for i, f in enumerate(files):
             write(src, i, f)
@@ -176,18 +192,22 @@ def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path):
         state_rows = max(
             p["stateOperators"][0]["numRowsTotal"] for p in q.recentProgress if p["stateOperators"]
         )
-        write(src, 2, [("z", 100_000, 1.0)])  # the watermark passes every window above
+        write(src, 2, [("z", 100_000, 1.0)])  # the watermark passes every row above
         settle(q)
     finally:
         q.stop()
     assert 1 < state_rows <= GROUPS < len(keys)
-    rows = spark.read.parquet(str(out)).where(F.col("k").isNull() | (F.col("k") != "z")).collect()
-    assert len({r.k for r in rows}) == len(keys)
+    got = spark.read.parquet(str(out)).where(F.col("k").isNull() | (F.col("k") != "z"))
     events = [e for e in kept(files) if e[0] != "z"]
-    batch_df = spark.createDataFrame(
-        [(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA
+    batch = run(
+        spark.createDataFrame([(k, T0 + dt.timedelta(seconds=s), v) for k, s, v in events], SCHEMA)
     )
-    batch = window_aggregate(batch_df, time="ts", value="v", windows=WINDOWS, agg="sum", key="k")
+    if kind == "rolling":
+        assert got.count() == len(events)
+        assert sorted(map(repr, got.collect())) == sorted(map(repr, batch.collect()))
+        return
+    rows = got.collect()
+    assert len({r.k for r in rows}) == len(keys)
     want = {(r.k, r.window, r.window_start, r.window_end): r.value for r in batch.collect()}
     assert live_windows(rows) == want
 

@@ -15,7 +15,6 @@ FIFO window once, whatever the frame.
 from __future__ import annotations
 
 import math
-import pickle
 from typing import Any
 
 import pyarrow as pa
@@ -27,7 +26,18 @@ from ..engine.rolling_plan import RollingPlan
 from ..engine.rolling_stream import DONE, RollingStream
 from .batch import cores, quoted
 from .plan import arrow_schema, entry_field
-from .stream import K, listed, listed_fields, nan_flag, state_rows, unlisted, watermark_delay_ms
+from .stream import (
+    G,
+    group_of,
+    keep_state,
+    kept_state,
+    listed,
+    listed_fields,
+    nan_flag,
+    state_rows,
+    unlisted,
+    watermark_delay_ms,
+)
 
 
 def output_schema(df: Any, plan: RollingPlan) -> Any:
@@ -81,11 +91,11 @@ def run_rolling(df: Any, plan: RollingPlan) -> Any:
 
 
 def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
-    """The per-key function of a stream: the key's kept rows and the new ones; every row
-    behind the watermark answered once, with its frames' values."""
+    """The per-group function of a stream: the group's keys' kept rows and the new ones; every
+    row behind the watermark answered once, with its frames' values."""
 
     def run(key: tuple, frames: Any, state: Any) -> Any:
-        carry = pickle.loads(state.get[0]) if state.exists else None
+        carry = kept_state(state)
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
@@ -99,7 +109,7 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
         if carry is None or not carry.num_rows:
             state.remove()
             return
-        state.update((pickle.dumps(carry, protocol=pickle.HIGHEST_PROTOCOL),))
+        keep_state(state, carry)
         waiting = times_of(plan, carry.filter(pc.invert(carry.column(DONE))))
         if len(waiting):  # wake when the watermark passes the first row still to answer
             state.setTimeoutTimestamp(max(int(waiting.min() // 1000), wm_ms))
@@ -110,8 +120,9 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
 
 
 def _run_stream(df: Any, plan: RollingPlan) -> Any:
-    """``rolling_aggregate`` on a stream: ``applyInPandasWithState`` per key, the rows a later
-    frame can still hold kept as state, each row emitted once the watermark passes it."""
+    """``rolling_aggregate`` on a stream: ``applyInPandasWithState`` per group of keys
+    (:func:`~windowagg.spark.stream.group_of`), the rows a later frame can still hold kept as
+    state, each row emitted once the watermark passes it."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
@@ -124,14 +135,14 @@ def _run_stream(df: Any, plan: RollingPlan) -> Any:
     schema = arrow_schema(df)
     floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
     flags = {c: nan_flag(i) for i, c in enumerate(floats)}
-    extra = [] if plan.keys else [F.lit(0).alias(K)]
+    keys = [F.col(quoted(k)) for k in plan.keys] or [F.lit(0)]
     base = df.select(
         *[F.col(quoted(c)) for c in df.columns],
-        *extra,
         *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
+        group_of(keys),
     )
     fields = list(output_schema(df, plan).fields)
-    out = base.groupBy(*[F.col(quoted(k)) for k in plan.keys or [K]]).applyInPandasWithState(
+    out = base.groupBy(G).applyInPandasWithState(
         _stream_func(plan, schema, flags),
         StructType(listed_fields(fields)),
         StructType([StructField("rows", BinaryType())]),

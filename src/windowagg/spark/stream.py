@@ -82,6 +82,31 @@ def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
+def group_of(keys: list[Any]) -> Any:
+    """The group of keys a row's ``keys`` (columns) fall in, for ``groupBy``."""
+    from pyspark.sql import functions as F
+
+    return F.pmod(F.xxhash64(*keys), F.lit(GROUPS)).cast("int").alias(G)
+
+
+def kept_state(state: Any) -> Any:
+    """What a group kept (None: nothing), checked against the number of groups it was written
+    with."""
+    if not state.exists:
+        return None
+    kept, made = pickle.loads(state.get[0])
+    if made != GROUPS:
+        raise ValueError(
+            f"this query's checkpoint holds its keys in {made} groups and this windowagg "
+            f"makes {GROUPS}: start the query from a new checkpoint"
+        )
+    return kept
+
+
+def keep_state(state: Any, kept: Any) -> None:
+    state.update((pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL),))
+
+
 def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
     """The per-group function: the group's kept units and the new rows of its keys through the
     stream engine (:class:`windowagg.engine.window_stream.WindowStream`)."""
@@ -91,14 +116,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         nonlocal stream
         if stream is None:
             stream = WindowStream(over, schema)
-        units, reported = None, -math.inf
-        if state.exists:
-            units, reported, made = pickle.loads(state.get[0])
-            if made != GROUPS:
-                raise ValueError(
-                    f"this query's checkpoint holds its keys in {made} groups and this "
-                    f"windowagg makes {GROUPS}: start the query from a new checkpoint"
-                )
+        units, reported = kept_state(state) or (None, -math.inf)
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()
         wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
@@ -109,8 +127,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
         if step.units is None:
             state.remove()
             return
-        kept = (step.units, step.reported, GROUPS)
-        state.update((pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL),))
+        keep_state(state, (step.units, step.reported))
         if step.pending < math.inf:
             # fires once the watermark reaches the end (Spark: when it passes the timestamp)
             state.setTimeoutTimestamp(max(math.ceil(step.pending / 1000) - 1, wm_ms))
@@ -262,9 +279,8 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     ]
     internal = StructType(listed_fields(listed_out))
     state = StructType([StructField("rows", BinaryType())])
-    group = F.pmod(F.xxhash64(*knames), F.lit(GROUPS)).cast("int").alias(G)
     out = (
-        base.select("*", group)
+        base.select("*", group_of(knames))
         .groupBy(G)
         .applyInPandasWithState(
             _func(plan, over, schema, flags),
