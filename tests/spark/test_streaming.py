@@ -212,6 +212,23 @@ def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path, kind):
     assert live_windows(rows) == want
 
 
+def test_a_checkpoint_with_another_number_of_groups_is_refused():
+    """A group's state records the number of groups it was written with: keys hashed into
+    another number would be looked for in other groups, so such a state stops the query."""
+    import pickle
+
+    from windowagg.spark import stream
+
+    class State:
+        exists = True
+        get = (pickle.dumps(("kept", stream.GROUPS)),)
+
+    assert stream.kept_state(State()) == "kept"
+    State.get = (pickle.dumps(("kept", stream.GROUPS * 2)),)
+    with pytest.raises(ValueError, match="start the query from a new checkpoint"):
+        stream.kept_state(State())
+
+
 def test_streaming_needs_a_watermark(spark, tmp_path):
     (tmp_path / "in").mkdir()
     stream = spark.readStream.schema(SCHEMA).json(str(tmp_path / "in"))
