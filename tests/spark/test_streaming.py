@@ -58,6 +58,18 @@ def write(folder, i, rows):
             f.write(json.dumps({"k": k, "ts": str(T0 + dt.timedelta(seconds=s)), "v": v}) + "\n")
 
 
+def sink(res, out, ck):
+    """``res`` written to parquet files in ``out`` (append, a micro-batch every 300 ms)."""
+    return (
+        res.writeStream.format("parquet")
+        .option("path", str(out))
+        .option("checkpointLocation", str(ck))
+        .outputMode("append")
+        .trigger(processingTime="300 milliseconds")
+        .start()
+    )
+
+
 def start(spark, src, ck, out):
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
     stream = stream.withWatermark("ts", f"{DELAY_S} seconds")
@@ -70,14 +82,7 @@ def start(spark, src, ck, out):
         key="k",
         allowed_lateness=LATENESS_S,
     )
-    return (
-        res.writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(ck))
-        .outputMode("append")
-        .trigger(processingTime="300 milliseconds")
-        .start()
-    )
+    return sink(res, out, ck)
 
 
 def settle(q, seconds=4.0):
@@ -176,15 +181,7 @@ def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path, kind):
     src, ck, out = tmp_path / "in", tmp_path / "ck", tmp_path / "out"
     src.mkdir()
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(src))
-    q = (
-        run(stream.withWatermark("ts", f"{DELAY_S} seconds"))
-        .writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(ck))
-        .outputMode("append")
-        .trigger(processingTime="300 milliseconds")
-        .start()
-    )
+    q = sink(run(stream.withWatermark("ts", f"{DELAY_S} seconds")), out, ck)
     try:
         for i, f in enumerate(files):
             write(src, i, f)
@@ -329,14 +326,7 @@ def test_many_aggregations_on_a_stream_equal_sparks_own_values_and_types(spark, 
         key="k",
         allowed_lateness=LATENESS_S,
     )
-    q = (
-        res.writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(ck))
-        .outputMode("append")
-        .trigger(processingTime="300 milliseconds")
-        .start()
-    )
+    q = sink(res, out, ck)
     try:
         for n, f in enumerate(files):
             with open(src / f"part-{n}.json", "w") as fh:
@@ -416,14 +406,7 @@ def test_rolling_frames_on_a_stream_equal_batch_on_the_rows_kept(spark, tmp_path
         res = rolling_aggregate(
             stream.withWatermark("ts", f"{DELAY_S} seconds"), time="ts", key="k", aggs=ROLLING
         )
-        return (
-            res.writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(ck))
-            .outputMode("append")
-            .trigger(processingTime="300 milliseconds")
-            .start()
-        )
+        return sink(res, out, ck)
 
     for part in (files[:2], files[2:]):
         q = begin()
