@@ -79,7 +79,8 @@ class WindowStream:
         probe = slice_partials(plan, schema.empty_table())
         self.over = None if probe is None else probe[1]
         flags = [_flag(NEW), _flag(OLD), *(_flag(_reported(j)) for j in self.sessions)]
-        flags.append(Entry(UNIT, resolve("min"), "min", UNIT, None, pa.int64()))
+        if self.sessions:  # a session's key: the segment of its first unit
+            flags.append(Entry(UNIT, resolve("min"), "min", UNIT, None, pa.int64()))
         self.marked = replace(plan, entries=plan.entries + tuple(flags))
         self.marked_over = (
             None
@@ -110,10 +111,11 @@ class WindowStream:
         """Units by key and time, those of one key and slice combined into one (the kept and
         the new partials of a slice), and the key segments."""
 
-        starts = self._times(units)
+        times = self._times(units)
         codes = key_codes(units, self.plan.keys).codes
-        order = np.lexsort((starts, codes))
-        codes, starts = codes[order], starts[order]
+        order = np.lexsort((times, codes))
+        starts = times[order]
+        codes = codes[order]
         edge = np.r_[True, (codes[1:] != codes[:-1]) | (starts[1:] != starts[:-1])]
         if self.over is None or edge.all():
             units = units.take(pa.array(order))
@@ -125,7 +127,7 @@ class WindowStream:
             specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
             cols = reduce_cells(
                 units,
-                self._times(units),
+                times,
                 cell,
                 cells,
                 specs,
@@ -159,7 +161,8 @@ class WindowStream:
             return Advance(None, None, max(reported, wm), math.inf)
         whole = pa.concat_tables(parts, promote_options="default").combine_chunks()
         whole, seg = self._arranged(whole)
-        whole = whole.append_column(UNIT, pa.array(np.arange(whole.num_rows, dtype=np.int64)))
+        if self.sessions:
+            whole = whole.append_column(UNIT, pa.array(np.arange(whole.num_rows, dtype=np.int64)))
         table = window_table(self.marked, whole, self.marked_over, seg)
         spec = pc.index_in(table.column("window"), value_set=pa.array(self.plan.specs))
         spec = spec.to_numpy(zero_copy_only=False)  # each window's spec, by its index
@@ -171,13 +174,13 @@ class WindowStream:
         horizon = wm - self.plan.lateness
         times = self._times(whole)
         last = self._last_times(whole, times)  # sorted in each key: slices are disjoint
-        unit_key = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
+        if self.sessions:  # each unit's key, and each window's (that of its first unit)
+            unit_key = np.repeat(np.arange(len(seg) - 1), np.diff(seg))
+            key = np.searchsorted(seg, table.column(UNIT).to_numpy(), side="right") - 1
         keep = zeros(whole.num_rows, bool)
         for j, w in enumerate(self.plan.windows):
             mine = spec == j
             if isinstance(w, Session):  # j in self.sessions
-                # each window's key: the segment of its first unit
-                key = np.searchsorted(seg, table.column(UNIT).to_numpy(), side="right") - 1
                 was = table.column(_reported(j)).to_numpy() > 0
                 update[mine] = was[mine]
                 live = mine & (end > horizon)
@@ -205,7 +208,8 @@ class WindowStream:
                 [f.name for f in self.marked.entries[len(self.plan.entries) :]]
             )
             out = out.append_column("update", pa.array(update[report]))
-        kept = whole.filter(pa.array(keep)).drop_columns([NEW, OLD, UNIT]) if keep.any() else None
+        marks = [c for c in (NEW, OLD, UNIT) if c in whole.column_names]
+        kept = whole.filter(pa.array(keep)).drop_columns(marks) if keep.any() else None
         return Advance(out, kept, max(reported, wm), pending)
 
 
