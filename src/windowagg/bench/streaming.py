@@ -21,7 +21,6 @@ at that number of partitions and at the session's default, once each.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import statistics
 import tempfile
@@ -34,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..spark import rolling_aggregate, window_aggregate
+from ..spark.batch import cores as spark_cores
 from ..spark.session import spark_session
 from ..spark.stream import G, group_of
 from .core import Row, checking_now
@@ -50,12 +50,6 @@ STORES = {
     "HDFS-backed": "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider",
     "RocksDB": "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
 }
-
-
-def _cores(spark) -> int:
-    """The local session's cores (``local[N]``), else this machine's."""
-    m = re.fullmatch(r"local\[(\d+)\]", spark.conf.get("spark.master", ""))
-    return int(m.group(1)) if m else os.cpu_count() or 1
 
 
 def _settings(spark, partitions: int, store: str) -> None:
@@ -112,7 +106,7 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     spark = spark_session(progress=False)
     saved = {k: spark.conf.get(k) for k in (PARTITIONS, PROVIDER)}
     default_partitions = int(saved[PARTITIONS])
-    cores = _cores(spark)
+    cores = spark_cores(spark.range(1))  # a local session: its threads
     _settings(spark, cores, "HDFS-backed")
     n = 40_000 if quick else 1_000_000
     reps = 1 if quick else 3
