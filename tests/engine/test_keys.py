@@ -106,3 +106,18 @@ def test_slice_cells_give_each_key_and_step_its_own_cell(n, m, spread, seed) -> 
     assert list(zip(code[:left].tolist(), step[:left].tolist())) == pairs
     assert (code[cell[timed]] == codes[timed]).all() and (step[cell[timed]] == steps[timed]).all()
     assert rows[:left].sum() == timed.sum()
+
+
+def test_bursts_of_near_times_in_long_keys_sort_stably() -> None:
+    """Keys of many rows whose times come in bursts (many rows within a few microseconds,
+    bursts far apart): a burst fills one digit of the first pass and is sorted by its own
+    radix passes, ties in the input's order."""
+    rng = np.random.default_rng(7)
+    n = 300_000
+    codes = rng.integers(0, 2, n)
+    bursts = rng.integers(0, 2**40, 200)[rng.integers(0, 200, n)]
+    times = (bursts + rng.integers(0, 5000, n)).astype(float)
+    keyed = key_codes(pa.table({"k": codes}), ["k"])
+    order, ordered, _ = keyed_sort(keyed, times)
+    want = np.lexsort((times, keyed.codes))
+    assert np.array_equal(order, want) and np.array_equal(ordered, times[want])

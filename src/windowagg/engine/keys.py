@@ -10,6 +10,7 @@ several columns combine lexicographically.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -101,6 +102,26 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     return keys, int(span).bit_length(), float(lo), int(span) - 1
 
 
+def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """A counting sort of the rows by code, stable, in parts of the rows on the cores: each
+    part counts its codes, a part's rows of code k go after the earlier parts' rows of code k.
+    Fills ``seg`` (zeroed) and ``order``; returns ``keys`` in that order."""
+    codes, n = keyed.codes, len(keyed.codes)
+    pieces = parallel.chunks(n)
+    counts = [np.zeros(keyed.m, np.int64) for _ in pieces]
+    parallel.on_cores(
+        lambda j: kernels.code_counts(codes, *pieces[j], counts[j]), range(len(pieces))
+    )
+    np.cumsum(sum(counts), out=seg[1:])
+    places = list(itertools.accumulate(counts[:-1], initial=seg[:-1].copy()))
+    out = empty(n, np.int64)
+    parallel.on_cores(
+        lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], order, out),
+        range(len(pieces)),
+    )
+    return out
+
+
 #: rows per key, on average, from which each key's times are sorted on their own (in the
 #: cache, keys in parallel: faster from about 100 rows per key on); with fewer, one radix sort
 #: of all times, then a counting sort by key
@@ -124,11 +145,12 @@ def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     times = np.ascontiguousarray(times, float)
     sortable = _sortable(times) if n else None
     if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
-        keys = empty(n, np.int64)
-        kernels.by_code(keyed.codes, sortable[0], seg, order, keys)
-        work = empty(2 * n, np.int64), empty(n, np.int64)
+        keys = _by_code(keyed, sortable[0], seg, order)
+        work = empty(n, np.int64), empty(n, np.int64)
         parallel.on_cores(
-            lambda part: kernels.radix_segments(keys, part, order, *work, np.empty(8192, np.int64)),
+            lambda part: kernels.radix_segments(
+                keys, part, order, *work, np.empty(1 << 15, np.int64)
+            ),
             parallel.parts(seg),
         )
         del work

@@ -84,74 +84,139 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
                 order[i] = work_rows[i]
 
 
+#: a run of at most this many rows is sorted by insertion (stable; in the cache)
+SMALL_RUN = 32
+
+
+@inline
+def _insertion(keys, order, s, e):
+    """``keys[s:e]`` sorted, stably, each row of ``order`` moved with its key."""
+    for i in range(s + 1, e):
+        k = keys[i]
+        if k >= keys[i - 1]:
+            continue
+        o = order[i]
+        j = i - 1
+        while j >= s and keys[j] > k:
+            keys[j + 1] = keys[j]
+            order[j + 1] = order[j]
+            j -= 1
+        keys[j + 1] = k
+        order[j + 1] = o
+
+
+@inline
+def _lsd(keys, s, e, order, keys_work, order_work, counts):
+    """``keys[s:e]`` sorted, stably, by a least significant digit radix sort over the span
+    of its own keys, in passes of at most 13 bits (fewer for a short run), each row of
+    ``order`` moved with its key; the passes go back and forth between the arrays and
+    ``keys_work``, ``order_work`` (work space at the run's own rows); ``counts``: 8192
+    entries."""
+    lo = keys[s]
+    hi = lo
+    for i in range(s, e):
+        lo = min(lo, keys[i])
+        hi = max(hi, keys[i])
+    bits = 0
+    while (hi - lo) >> bits:
+        bits += 1
+    most = 4  # digits of about the run's length: its counts fit with its rows
+    while most < 13 and (1 << most) < e - s:
+        most += 1
+    passes = (bits + most - 1) // most
+    width = (bits + passes - 1) // passes if passes else 0
+    mask = (1 << width) - 1
+    shift = 0
+    flipped = False  # whether the rows are in the work space
+    for _ in range(passes):
+        src_k, src_o = (keys_work, order_work) if flipped else (keys, order)
+        dst_k, dst_o = (keys, order) if flipped else (keys_work, order_work)
+        for d in range(mask + 1):
+            counts[d] = 0
+        for i in range(s, e):
+            counts[((src_k[i] - lo) >> shift) & mask] += 1
+        total = s
+        for d in range(mask + 1):
+            c = counts[d]
+            counts[d] = total
+            total += c
+        for i in range(s, e):
+            d = ((src_k[i] - lo) >> shift) & mask
+            j = counts[d]
+            dst_k[j] = src_k[i]
+            dst_o[j] = src_o[i]
+            counts[d] = j + 1
+        flipped = not flipped
+        shift += width
+    if flipped:
+        for i in range(s, e):
+            keys[i] = keys_work[i]
+            order[i] = order_work[i]
+
+
 @kernel
 def radix_segments(keys, seg, order, keys_work, order_work, counts):
     """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
     same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64; sorted with them, so
-    that it still is), stably: a least significant digit radix sort within the segment, over
-    the span of its own keys, in passes of at most 13 bits (three passes for a span of 37
-    bits: 28 hours in microseconds), fewer for a short segment (``counts``: 8192 entries,
-    this thread's own; 64 KiB, in the core's own cache). ``keys_work`` (two per row:
-    ``2 * n``) and ``order_work`` (one per row): work space, each segment on its own rows, so
-    that parts of the segments sort on several threads at once. A key's rows fit the cache
-    where all rows do not."""
-    n = order.shape[0]
+    that it still is), stably. A segment already in order is left after one linear check; a
+    short one is sorted by insertion; others by one most significant digit pass over the span
+    of its own keys (about eight rows per digit, at most 2**14 digits), each digit's rows
+    then by insertion, or, where a digit holds more than ``SMALL_RUN`` rows (bursts of equal
+    or near times), by a least significant digit radix sort of that digit's rows
+    (:func:`_lsd`). ``keys_work`` and ``order_work`` (one per row): work space, each segment
+    on its own rows, so that parts of the segments sort on several threads at once;
+    ``counts``: 32768 entries, this thread's own. A key's rows fit the cache where all rows
+    do not."""
     for g in range(seg.shape[0] - 1):
         s = seg[g]
         e = seg[g + 1]
-        lo = keys[s] if e > s else 0
+        if e - s <= SMALL_RUN:
+            _insertion(keys, order, s, e)
+            continue
+        lo = keys[s]
         hi = lo
         ordered = True
         for i in range(s, e):
             v = keys[i]
-            keys_work[i] = v
-            if v < lo:
-                lo = v
-            if v > hi:
-                hi = v
-            if i > s and v < keys_work[i - 1]:
+            lo = min(lo, v)
+            hi = max(hi, v)
+            if i > s and v < keys[i - 1]:
                 ordered = False
         if ordered:
             continue
         bits = 0
         while (hi - lo) >> bits:
             bits += 1
-        most = 4  # digits of about the segment's length: its counts fit with its rows
-        while most < 13 and (1 << most) < e - s:
-            most += 1
-        passes = (bits + most - 1) // most
-        width = (bits + passes - 1) // passes
-        mask = (1 << width) - 1
-        shift = 0
-        flipped = False  # whether the rows are in the second half of the work space
-        for _ in range(passes):
-            for d in range(mask + 1):
-                counts[d] = 0
-            a = n if flipped else 0
-            b = 0 if flipped else n
-            for i in range(s, e):
-                counts[((keys_work[a + i] - lo) >> shift) & mask] += 1
-            total = s
-            for d in range(mask + 1):
-                c = counts[d]
-                counts[d] = total
-                total += c
-            for i in range(s, e):
-                d = ((keys_work[a + i] - lo) >> shift) & mask
-                j = counts[d]
-                keys_work[b + j] = keys_work[a + i]
-                if flipped:
-                    order[j] = order_work[i]
-                else:
-                    order_work[j] = order[i]
-                counts[d] += 1
-            flipped = not flipped
-            shift += width
-        for i in range(s, e):  # the sorted keys back in ``keys``, in the rows' places
-            keys[i] = keys_work[n + i] if flipped else keys_work[i]
-        if flipped:
-            for i in range(s, e):
-                order[i] = order_work[i]
+        width = 1  # digits: about eight rows each
+        while width < 14 and (1 << (width + 3)) < e - s:
+            width += 1
+        width = min(width, bits)
+        shift = bits - width
+        digits = 1 << width
+        for d in range(digits + 1):
+            counts[d] = 0
+        for i in range(s, e):
+            counts[((keys[i] - lo) >> shift) + 1] += 1
+        counts[0] = s
+        for d in range(1, digits + 1):
+            counts[d] += counts[d - 1]
+        for i in range(s, e):  # stable: each digit's rows in their order
+            d = (keys[i] - lo) >> shift
+            j = counts[d]
+            keys_work[j] = keys[i]
+            order_work[j] = order[i]
+            counts[d] = j + 1
+        for i in range(s, e):
+            keys[i] = keys_work[i]
+            order[i] = order_work[i]
+        a = s  # digit d's rows are now [counts[d - 1], counts[d])
+        for d in range(digits):
+            b = counts[d]
+            if b - a <= SMALL_RUN:
+                _insertion(keys, order, a, b)
+            else:
+                _lsd(keys, a, b, order, keys_work, order_work, counts[digits + 1 :])
+            a = b
 
 
 @kernel
@@ -345,22 +410,24 @@ def radix_order(keys, bits, order, keys_work, order_work, counts):
 
 
 @kernel
-def by_code(codes, keys, seg, order, keys_out):
-    """``order``: the rows by code, stably, and ``keys_out[i]``: ``keys`` of row ``order[i]``
-    (one pass reading the rows in order; each code's rows written in one run); ``seg`` (m + 1
-    entries, zeroed): code k's rows are ``order[seg[k]:seg[k + 1]]``."""
-    for i in range(codes.shape[0]):
-        seg[codes[i] + 1] += 1
-    for k in range(1, seg.shape[0]):
-        seg[k] += seg[k - 1]
-    for i in range(codes.shape[0]):
+def code_counts(codes, a, b, counts):
+    """``counts[k]``: the rows of code k among rows ``[a, b)``."""
+    for i in range(a, b):
+        counts[codes[i]] += 1
+
+
+@kernel
+def by_code(codes, keys, a, b, place, order, keys_out):
+    """Rows ``[a, b)`` by code, stably: row i goes to ``place[codes[i]]`` (the place of its
+    code's next row, moved on) of ``order``, and its ``keys[i]`` to the same place of
+    ``keys_out`` (one pass reading the rows in order; each code's rows written in one run).
+    Parts of the rows run on several threads at once, each with its own ``place``."""
+    for i in range(a, b):
         k = codes[i]
-        order[seg[k]] = i
-        keys_out[seg[k]] = keys[i]
-        seg[k] += 1
-    for k in range(seg.shape[0] - 1, 0, -1):
-        seg[k] = seg[k - 1]
-    seg[0] = 0
+        j = place[k]
+        order[j] = i
+        keys_out[j] = keys[i]
+        place[k] = j + 1
 
 
 @kernel
