@@ -92,7 +92,7 @@ def test_slice_cells_give_each_key_and_step_its_own_cell(n, m, spread, seed) -> 
     span = np.empty(2 * m, np.int64)
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base, cell = np.zeros(m + 1, np.int64), np.empty(n, np.int64)
-    cells = int(kernels.slice_cells(codes, steps, span, base, cell, n + m))
+    cells = int(kernels.slice_cells(codes, steps, span, base, cell, n + m, 2**62))
     timed = steps != np.iinfo(np.int64).min
     assert (cell[~timed] == -1).all()
     pairs = sorted({(int(c), int(s)) for c, s in zip(codes[timed], steps[timed])})
@@ -100,7 +100,7 @@ def test_slice_cells_give_each_key_and_step_its_own_cell(n, m, spread, seed) -> 
         set(cell[timed].tolist())
     )  # one cell per (key, step), and the same cell for the same pair
     rows = np.zeros(cells, np.int64)
-    kernels.cell_rows(cell, np.ones(n, bool), rows)
+    kernels.cell_rows(cell, np.ones(n, bool), rows, np.empty(0, np.int64))
     code, step, new = (np.empty(cells, np.int64) for _ in range(3))
     left = int(kernels.compact_cells(cell, rows, span, base, code, step, new))
     assert list(zip(code[:left].tolist(), step[:left].tolist())) == pairs

@@ -369,6 +369,25 @@ def test_sparse_cells_are_the_runs_of_the_rows_by_key_and_slice(monkeypatch, spe
     assert calls == [1]
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_windows_of_one_slice_are_their_slices_partials(monkeypatch, sparse) -> None:
+    """Tumbling windows over the slices of their own grid hold one slice each: sum, min and
+    max are the slice's partials as they are (nulls and NaN included), with no sweep and no
+    selection over the windows, equal to the definition."""
+    from windowagg.engine import evaluate, slice_table
+
+    def refuse(*a, **k):
+        raise AssertionError("a sweep or a selection over windows of one slice")
+
+    monkeypatch.setattr(evaluate, "rolling", refuse)
+    monkeypatch.setattr(evaluate, "select_rows", refuse)
+    if sparse:
+        monkeypatch.setattr(slice_table, "SPARSE", 0)
+    rows = random_rows(57, 300)
+    aggs = {f"{a}_{c}": (a, c) for a in ("sum", "min", "max") for c in ("x", "i")}
+    check(rows, arrow(rows), "tumbling:10", aggs)
+
+
 def test_parts_of_the_keys_on_threads_equal_one_pass(monkeypatch) -> None:
     """With the keys in parts on threads (here from 1 row on), windows and rolling frames
     equal the answers of one pass over every key: the sort of each key's times, the FIFO

@@ -488,6 +488,10 @@ def _ends(frame: Frame | None) -> tuple | None:
     return None if frame is None else (frame.kind, frame.end)
 
 
+#: aggregations whose value over one row is that row's value (nulls and NaN included)
+ONE_ROW = ("sum", "min", "max")
+
+
 def evaluate(entries: Any, table: pa.Table, frames: dict, times_col: Any) -> list[pa.Array]:
     """Every entry's column over the bounds of its frame (``frames``: frame ->
     :class:`~windowagg.engine.sweep.Frames`, one answer per row, or per given pair of
@@ -498,6 +502,12 @@ def evaluate(entries: Any, table: pa.Table, frames: dict, times_col: Any) -> lis
     out = []
     for e in entries:
         fr = frames[e.frame]
+        if e.sql in ONE_ROW and e.column and not (e.counts or e.other or e.states):
+            one = fr.one_row()
+            if one is not None:  # every window one row (one slice): the row's value
+                col = table.column(e.column).combine_chunks()
+                out.append((col if one is True else take(col, one)).cast(e.type))
+                continue
         if e.column is None:  # count(*): the frame's rows
             lo, hi = fr.bounds()
             out.append(pa.array(hi - lo, pa.int64()))

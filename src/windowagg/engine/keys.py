@@ -110,14 +110,14 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray)
     pieces = parallel.chunks(n)
     counts = [np.zeros(keyed.m, np.int64) for _ in pieces]
     parallel.on_cores(
-        lambda j: kernels.code_counts(codes, *pieces[j], counts[j]), range(len(pieces))
+        lambda j: kernels.code_counts(codes, *pieces[j], counts[j]), list(range(len(pieces)))
     )
     np.cumsum(sum(counts), out=seg[1:])
     places = list(itertools.accumulate(counts[:-1], initial=seg[:-1].copy()))
     out = empty(n, np.int64)
     parallel.on_cores(
         lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], order, out),
-        range(len(pieces)),
+        list(range(len(pieces))),
     )
     return out
 
@@ -128,7 +128,9 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray)
 PER_KEY = 64
 
 
-def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def keyed_sort(
+    keyed: Keyed, times: np.ndarray | None, sortable: tuple | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows by key, then time (stable: ties keep the input's order), and the key
     segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``, with the times in
     that order (from the sorted keys, where the radix sort has them). Times in whole
@@ -137,13 +139,15 @@ def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     key's times over their own span (a key's rows fit the cache; parts of the keys on
     threads); else a radix sort of all times, then a counting sort by key; both stable, O(n).
     Other times: a counting sort by key, then each key's times merge-sorted, parts of the keys
-    on threads."""
+    on threads. ``sortable``: the times as :func:`_sortable` gives them, where the caller has
+    them as integers already (``times`` is then None)."""
 
     n = len(keyed.codes)
     seg = zeros(keyed.m + 1, np.int64)
     order = empty(n, np.int64)
-    times = np.ascontiguousarray(times, float)
-    sortable = _sortable(times) if n else None
+    if sortable is None:
+        times = np.ascontiguousarray(times, float)
+        sortable = _sortable(times) if n else None
     if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
         keys = _by_code(keyed, sortable[0], seg, order)
         work = empty(n, np.int64), empty(n, np.int64)
@@ -159,6 +163,9 @@ def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         return order, ordered, seg
     if sortable is not None:  # rows by time, then (stably) by key
         keys, bits = sortable[:2]
+        if times is None:  # the times from the keys, before the sort overwrites them
+            times = empty(n)
+            kernels.times_of_keys(keys, *sortable[2:], times)
         by_time = empty(n, np.int64)
         kernels.radix_order(
             keys,
@@ -170,6 +177,7 @@ def keyed_sort(keyed: Keyed, times: np.ndarray) -> tuple[np.ndarray, np.ndarray,
         )
         kernels.order_of_code(keyed.codes, by_time, seg, order)
         return order, np.take(times, order, out=empty(n)), seg
+    assert times is not None  # other times: the caller's floats
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times

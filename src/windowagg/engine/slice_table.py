@@ -18,6 +18,7 @@ with NaN the largest, the first and last time (sessions).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ import pyarrow as pa
 from ..aggregations import COMBINE
 from ..errors import ArithmeticOverflowError
 from ..kernels import keyed as kernels
+from . import parallel
 from .columns import take, times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_sort
@@ -83,15 +85,17 @@ def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, 
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base = zeros(keyed.m + 1, np.int64)
     cell = empty(n, np.int64)
-    cells = int(kernels.slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m))
-    runs = cells > SPARSE * n + keyed.m
+    sparse = SPARSE * n + keyed.m
+    cells = int(kernels.slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m, sparse))
+    runs = cells > sparse
+    order = None  # the rows in their cells' order (None: the input's)
     if runs:  # every cell holds a row
-        cell, cell_code, cell_step, cells = _runs(keyed, steps)
+        order, cell, cell_code, cell_step, rows, cells = _runs(keyed, steps)
     del steps  # from here on, each row's cell is all that is read of it (and its columns)
     keyed = keyed._replace(codes=np.empty(0, np.int64))
-    rows = zeros(cells, np.int64)
-    kernels.cell_rows(cell, np.ones(n, bool), rows)
     if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
+        rows = zeros(cells, np.int64)
+        kernels.cell_rows(cell, np.ones(n, bool), rows, np.empty(0, np.int64))
         cell_code, cell_step = empty(cells, np.int64), empty(cells, np.int64)
         new = empty(cells, np.int64)
         cells = int(kernels.compact_cells(cell, rows, span, base, cell_code, cell_step, new))
@@ -109,7 +113,7 @@ def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, 
         for p in parts
     ]
     cols = reduce_cells(
-        table, times, cell, cells, specs, rows, wraps=any(e.wraps for e in plan.entries)
+        table, times, cell, cells, specs, rows, any(e.wraps for e in plan.entries), order
     )
     at = keyed.first[cell_code]
     out = {k: take(table.column(k), at) for k in plan.keys}
@@ -129,16 +133,26 @@ def reduce_cells(
     specs: list,
     rows: Any = None,
     wraps: bool = False,
+    order: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Per cell (``cell[i]``: row i's, -1: none), one Arrow column per ``(name, fn, column)``
     of ``specs``: ``rows`` (the cell's rows; ``rows`` when given), ``count`` (its valid
     values), ``sum`` (``fsum``: in doubles), ``min`` or ``max`` of ``column`` (None: the
     times) by Spark's rules, one compiled pass per column and kind. An integer sum beyond a
     long's range raises :class:`~windowagg.errors.ArithmeticOverflowError` unless it
-    ``wraps`` (Spark with ANSI mode off)."""
+    ``wraps`` (Spark with ANSI mode off). ``order``: ``cell[i]`` is the cell of row
+    ``order[i]`` (cells in sequence: the cells are written in sequence, the rows read at
+    random, rather than the other way round)."""
 
     n = len(cell)
     done: dict[tuple, tuple] = {}
+    parts = [(0, n)] if order is None else _cell_parts(cell)
+
+    def each(kernel: Any, *arrays: Any) -> None:
+        """``kernel(cell, *arrays, order)`` over the rows, in parts of whole cells on the
+        cores where the rows are in their cells' order."""
+        by = np.empty(0, np.int64) if order is None else order
+        parallel.on_cores(lambda p: kernel(cell[p[0] : p[1]], *arrays, by[p[0] : p[1]]), parts)
 
     def valid_of(name: str) -> np.ndarray:
         col = table.column(name)
@@ -166,7 +180,7 @@ def reduce_cells(
             values, valid, type_ = column(name)
             lo, hi = empty(cells, values.dtype), empty(cells, values.dtype)
             counts = zeros(cells, np.int64)
-            kernels.cell_extremes(cell, values, valid, lo, hi, counts)
+            each(kernels.cell_extremes, values, valid, lo, hi, counts)
             done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
 
@@ -176,8 +190,10 @@ def reduce_cells(
             values, valid, _ = column(name)
             wide = np.float64 if floats or np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = zeros(cells, wide), zeros(cells, np.int64)
-            kernels.cell_sums(cell, values.astype(wide, copy=False), valid, total, counts)
+            each(kernels.cell_sums, values.astype(wide, copy=False), valid, total, counts)
             if wide is np.int64 and not wraps:
+                if order is not None:
+                    values, valid = values[order], valid[order]
                 _no_overflow(name, values, valid, cell, cells)
             done[("s", name, floats)] = (total, counts)
         return done[("s", name, floats)]
@@ -187,12 +203,12 @@ def reduce_cells(
         if fn == "rows":
             if rows is None:
                 counts = zeros(cells, np.int64)
-                kernels.cell_rows(cell, np.ones(n, bool), counts)
+                each(kernels.cell_rows, np.ones(n, bool), counts)
                 rows = pa.array(counts)
             cols[name] = rows
         elif fn == "count":
             counts = zeros(cells, np.int64)
-            kernels.cell_rows(cell, valid_of(col), counts)
+            each(kernels.cell_rows, valid_of(col), counts)
             cols[name] = pa.array(counts)
         elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
             total, counts = sums(col, fn == "fsum")
@@ -202,6 +218,21 @@ def reduce_cells(
             out = pa.array(lo if fn == "min" else hi, mask=none)
             cols[name] = out if type_ is None else out.cast(type_)
     return cols
+
+
+def _cell_parts(cell: np.ndarray) -> list[tuple[int, int]]:
+    """Rows in their cells' order (``cell[i]``: the i-th row's cell, or -1) in one part per
+    core, each cut where a cell ends, so that no cell is written from two threads."""
+    n = len(cell)
+    cuts = [0]
+    for piece in parallel.chunks(n)[1:]:
+        x = max(int(piece[0]), cuts[-1] + 1)
+        if x < n:
+            after = cell[x:] != cell[x - 1]
+            x = x + int(np.argmax(after)) if after.any() else n
+        if x < n:
+            cuts.append(x)
+    return list(itertools.pairwise([*cuts, n]))
 
 
 def _no_overflow(
@@ -220,14 +251,18 @@ def _no_overflow(
             raise ArithmeticOverflowError.of_sum(f"column {name!r}", total)
 
 
-def _runs(keyed: Keyed, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Cells as the runs of equal (key, step) in the rows' order by key and step."""
+def _runs(
+    keyed: Keyed, steps: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Cells as the runs of equal (key, step) in the rows' order by key and step (the steps
+    sorted as integers): that order, each row's cell in it, and each cell's key code, step
+    and rows."""
 
-    times = steps.astype(float)
-    times[steps == np.iinfo(np.int64).min] = -np.inf  # no step: sorted first, in no cell
-    order, ordered, seg = keyed_sort(keyed, times)
-    del times
     n = len(steps)
-    cell, code, step = empty(n, np.int64), empty(n, np.int64), empty(n, np.int64)
-    cells = int(kernels.run_cells(order, ordered, seg, cell, code, step))
-    return cell, code[:cells], step[:cells], cells
+    keys = empty(n, np.int64)
+    lo, top = kernels.step_keys(steps, keys)
+    order, ordered, seg = keyed_sort(keyed, None, (keys, int(top).bit_length(), float(lo), -1))
+    del keys
+    cell, code, step, rows = (empty(n, np.int64) for _ in range(4))
+    cells = int(kernels.run_cells(ordered, seg, cell, code, step, rows))
+    return order, cell, code[:cells], step[:cells], rows[:cells], cells

@@ -53,6 +53,7 @@ class Frames:
         self.frame: Frame | None = frame
         self.lo: np.ndarray | None = None
         self.hi: np.ndarray | None = None
+        self._one_row: np.ndarray | bool | None = None  # one_row(), once asked
         if frame.kind == "rows":
             n = len(self.times)
             self.lo, self.hi = empty(n, np.int64), empty(n, np.int64)
@@ -69,6 +70,7 @@ class Frames:
         self.seg = np.array([0, len(times)], np.int64)
         self.frame = None
         self.lo, self.hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+        self._one_row = None
         return self
 
     def holds_own_row(self) -> bool:
@@ -78,6 +80,19 @@ class Frames:
         if f is None:
             return False
         return (f.start is None or f.start <= 0) and (f.end is None or f.end >= 0)
+
+    def one_row(self) -> np.ndarray | bool | None:
+        """Where given bounds hold one row each (windows of one slice each, over a table of
+        partials): True where those rows are every row in order, else the rows; None where
+        some frame holds another number of rows, and for per-row frames."""
+        if self.frame is not None:
+            return None
+        if self._one_row is None:
+            lo, hi = self.bounds()
+            one = len(lo) > 0 and bool((hi - lo == 1).all())
+            every = one and lo[0] == 0 and lo[-1] == len(lo) - 1 == len(self.times) - 1
+            self._one_row = (True if every else lo) if one else False
+        return None if self._one_row is False else self._one_row
 
     @property
     def found(self) -> bool:

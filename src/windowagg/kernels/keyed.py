@@ -238,7 +238,7 @@ def slice_index(times, period, offset, out):
 
 
 @kernel
-def slice_cells(codes, steps, span, base, cell, limit):
+def slice_cells(codes, steps, span, base, cell, limit, sparse):
     """Every key's run of cells, from its first slice to its last: ``span`` (int64, two per
     code, interleaved so that a row touches one cache line of it: ``span[2k]`` at the largest
     int64, ``span[2k + 1]`` at the smallest) gets code k's first step in ``span[2k]``,
@@ -246,7 +246,8 @@ def slice_cells(codes, steps, span, base, cell, limit):
     ``span[2k + 1]`` is work space. Where every key's run from the first step of all to the
     last is at most ``limit`` cells in all, every key gets that run: a row's cell is then
     computed from its code and step alone, with no lookup per key (many keys: random reads of
-    per-key arrays). Returns the number of cells."""
+    per-key arrays). Where the keys' runs hold more than ``sparse`` cells in all, ``cell`` is
+    left unwritten (the caller numbers cells another way). Returns the number of cells."""
     none = np.iinfo(np.int64).min
     m = base.shape[0] - 1
     lo = np.iinfo(np.int64).max
@@ -280,6 +281,8 @@ def slice_cells(codes, steps, span, base, cell, limit):
         first, last = span[2 * k], span[2 * k + 1]
         base[k + 1] = base[k] + (last - first + 1 if last >= first else 0)
         span[2 * k + 1] = base[k] - first  # base - first: one read per row below
+    if base[m] > sparse:
+        return base[m]
     for i in range(codes.shape[0]):
         j = steps[i]
         cell[i] = -1 if j == none else span[2 * codes[i] + 1] + j
@@ -287,24 +290,27 @@ def slice_cells(codes, steps, span, base, cell, limit):
 
 
 @kernel
-def run_cells(order, steps, seg, cell, code, step):
-    """Cells as the runs of equal (key code, grid step) of the rows in ``order`` (by key and
-    step; ``steps`` in that order, as doubles, -inf for a row without a step; code k's rows
-    are ``seg[k]`` to ``seg[k + 1] - 1``): ``cell[r]`` row r's (-1: no step), ``code`` and
-    ``step`` each cell's. One pass in sorted order, one write per row. Returns the number of
+def run_cells(steps, seg, cell, code, step, rows):
+    """Cells as the runs of equal (key code, grid step) of the rows in order by key and
+    step (``steps`` in that order, as doubles, -inf for a row without a step; code k's rows
+    are ``seg[k]`` to ``seg[k + 1] - 1``): ``cell[i]`` the cell of the i-th row in that
+    order (-1: no step; cells ascend with i), ``code``, ``step`` and ``rows`` (its row count) each
+    cell's. One pass in sorted order, every write in sequence. Returns the number of
     cells."""
     j = -1
     for k in range(seg.shape[0] - 1):
         for i in range(seg[k], seg[k + 1]):
             s = steps[i]
             if s == -np.inf:
-                cell[order[i]] = -1
+                cell[i] = -1
                 continue
             if j < 0 or code[j] != k or step[j] != s:
                 j += 1
                 code[j] = k
                 step[j] = np.int64(s)
-            cell[order[i]] = j
+                rows[j] = 0
+            cell[i] = j
+            rows[j] += 1
     return j + 1
 
 
@@ -330,32 +336,41 @@ def compact_cells(cell, rows, span, base, code, step, new):
 
 
 @kernel
-def cell_rows(cell, valid, rows):
-    """``rows[c]``: the valid rows in cell c (rows without a time, cell -1, in none)."""
+def cell_rows(cell, valid, rows, order):
+    """``rows[c]``: the valid rows in cell c (rows without a time, cell -1, in none).
+    ``order`` (here and in the other cell kernels): empty, ``cell[i]`` is row i's; else
+    ``cell[i]`` is row ``order[i]``'s (the rows in their cells' order: the cells are then
+    written in sequence, the rows read at random)."""
+    whole = order.shape[0] == 0
     for i in range(cell.shape[0]):
-        if cell[i] >= 0 and valid[i]:
+        r = i if whole else order[i]
+        if cell[i] >= 0 and valid[r]:
             rows[cell[i]] += 1
 
 
 @kernel
-def cell_sums(cell, values, valid, sums, counts):
+def cell_sums(cell, values, valid, sums, counts, order):
     """Each cell's sum and count of the valid values (NaN adds as a value: the sum is NaN)."""
+    whole = order.shape[0] == 0
     for i in range(cell.shape[0]):
         c = cell[i]
-        if c >= 0 and valid[i]:
-            sums[c] += values[i]
+        r = i if whole else order[i]
+        if c >= 0 and valid[r]:
+            sums[c] += values[r]
             counts[c] += 1
 
 
 @kernel
-def cell_extremes(cell, values, valid, lo, hi, counts):
+def cell_extremes(cell, values, valid, lo, hi, counts, order):
     """Each cell's smallest and largest valid value, NaN the largest (Spark's order), and the
     count of valid values (0: the cell has none, ``lo``/``hi`` undefined)."""
+    whole = order.shape[0] == 0
     for i in range(cell.shape[0]):
         c = cell[i]
-        if c < 0 or not valid[i]:
+        r = i if whole else order[i]
+        if c < 0 or not valid[r]:
             continue
-        x = values[i]
+        x = values[r]
         if counts[c] == 0:
             lo[c] = x
             hi[c] = x
@@ -468,6 +483,25 @@ def sortable_keys(times, base, top, keys):
     for i in range(times.shape[0]):
         t = times[i]
         keys[i] = int(t - base) + 1 if np.isfinite(t) else (0 if t < 0 else top)
+
+
+@kernel
+def step_keys(steps, keys):
+    """Grid steps as sort keys from 1 up (the smallest int64, no step, 0); returns the
+    smallest step (0 where there is none) and the largest key."""
+    none = np.iinfo(np.int64).min
+    lo = np.iinfo(np.int64).max
+    for j in steps:
+        if j != none and j < lo:
+            lo = j
+    if lo == np.iinfo(np.int64).max:
+        lo = 0
+    top = 0
+    for i in range(steps.shape[0]):
+        j = steps[i]
+        keys[i] = 0 if j == none else j - lo + 1
+        top = max(top, keys[i])
+    return lo, top
 
 
 @kernel
