@@ -10,7 +10,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windowagg.engine import keys, parallel
+from windowagg.engine import parallel
 from windowagg.engine.keys import _sortable, key_codes, keyed_sort
 from windowagg.kernels import keyed as kernels
 
@@ -21,26 +21,24 @@ from windowagg.kernels import keyed as kernels
     st.integers(1, 9),
     st.sampled_from(["whole", "fractional", "wide"]),
     st.booleans(),
-    st.booleans(),
     st.integers(0, 2**32 - 1),
 )
-def test_order_is_lexsorts_and_the_times_follow_it(n, m, kind, threads, per_key, seed) -> None:
+def test_order_is_lexsorts_and_the_times_follow_it(n, m, kind, threads, seed) -> None:
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, m, n)
-    if kind == "wide":  # four passes of the radix sort, with ties
+    if kind == "wide":  # radix passes over a span of 2^41, with ties
         times = rng.integers(-(2**40), 2**40, 20)[rng.integers(0, 20, n)].astype(float)
     else:
         times = rng.integers(-50, 50, n).astype(float) * (1.0 if kind == "whole" else 0.37)
     times[rng.random(n) < 0.05] = -np.inf
     times[rng.random(n) < 0.05] = np.inf
     keyed = key_codes(pa.table({"k": codes}), ["k"])
-    old = parallel.PARALLEL_ROWS, keys.PER_KEY
-    parallel.PARALLEL_ROWS = 1 if threads else old[0]
-    keys.PER_KEY = 1 if per_key else old[1]
+    old = parallel.PARALLEL_ROWS
+    parallel.PARALLEL_ROWS = 1 if threads else old
     try:
         order, ordered, seg = keyed_sort(keyed, times)
     finally:
-        parallel.PARALLEL_ROWS, keys.PER_KEY = old
+        parallel.PARALLEL_ROWS = old
     want = np.lexsort((times, keyed.codes))  # stable: ties in the input's order
     assert np.array_equal(order, want)
     assert np.array_equal(ordered, times[want])  # the times in that order, from the sort's keys
@@ -50,10 +48,11 @@ def test_order_is_lexsorts_and_the_times_follow_it(n, m, kind, threads, per_key,
 
 
 def test_the_radix_sort_runs_for_timestamps(monkeypatch) -> None:
-    """Whole-number times take the radix sort (not a comparison sort per key)."""
+    """Whole-number times take the radix sort of each key's times (not a comparison sort),
+    whether keys hold a few rows each or many."""
     calls = []
-    real = kernels.radix_order
-    monkeypatch.setattr(kernels, "radix_order", lambda *a: (calls.append(1), real(*a))[1])
+    real = kernels.radix_segments
+    monkeypatch.setattr(kernels, "radix_segments", lambda *a: (calls.append(1), real(*a))[1])
     times = np.array([5.0, 3.0, 3.0, 9.0, -np.inf, np.inf]) * 1e6
     order, _, _ = keyed_sort(key_codes(pa.table({"k": [1, 1, 2, 1, 2, 1]}), ["k"]), times)
     assert calls == [1]

@@ -122,25 +122,20 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray)
     return out
 
 
-#: rows per key, on average, from which each key's times are sorted on their own (in the
-#: cache, keys in parallel: faster from about 100 rows per key on); with fewer, one radix sort
-#: of all times, then a counting sort by key
-PER_KEY = 64
-
-
 def keyed_sort(
     keyed: Keyed, times: np.ndarray | None, sortable: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows by key, then time (stable: ties keep the input's order), and the key
     segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``, with the times in
     that order (from the sorted keys, where the radix sort has them). Times in whole
-    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): where keys hold
-    ``PER_KEY`` rows or more on average, a counting sort by key, then a radix sort of each
-    key's times over their own span (a key's rows fit the cache; parts of the keys on
-    threads); else a radix sort of all times, then a counting sort by key; both stable, O(n).
-    Other times: a counting sort by key, then each key's times merge-sorted, parts of the keys
-    on threads. ``sortable``: the times as :func:`_sortable` gives them, where the caller has
-    them as integers already (``times`` is then None)."""
+    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a counting sort
+    by key on both cores, then each key's times sorted over their own span
+    (:func:`windowagg.kernels.keyed.radix_segments`: insertion for a few rows, else one
+    radix pass then insertion; a key's rows fit the cache; parts of the keys on threads),
+    O(n) for spread times. Other times: a counting sort by key, then each key's times
+    merge-sorted, parts of the keys on threads. ``sortable``: the times as
+    :func:`_sortable` gives them, where the caller has them as integers already (``times``
+    is then None)."""
 
     n = len(keyed.codes)
     seg = zeros(keyed.m + 1, np.int64)
@@ -148,7 +143,7 @@ def keyed_sort(
     if sortable is None:
         times = np.ascontiguousarray(times, float)
         sortable = _sortable(times) if n else None
-    if sortable is not None and n >= PER_KEY * keyed.m:  # by key, then each key's times
+    if sortable is not None:  # by key, then each key's times
         keys = _by_code(keyed, sortable[0], seg, order)
         work = empty(n, np.int64), empty(n, np.int64)
         parallel.on_cores(
@@ -161,22 +156,6 @@ def keyed_sort(
         ordered = empty(n)
         kernels.times_of_keys(keys, *sortable[2:], ordered)
         return order, ordered, seg
-    if sortable is not None:  # rows by time, then (stably) by key
-        keys, bits = sortable[:2]
-        if times is None:  # the times from the keys, before the sort overwrites them
-            times = empty(n)
-            kernels.times_of_keys(keys, *sortable[2:], times)
-        by_time = empty(n, np.int64)
-        kernels.radix_order(
-            keys,
-            bits,
-            by_time,
-            empty(n, np.int64),
-            empty(n, np.int64),
-            np.empty(4096, np.int64),
-        )
-        kernels.order_of_code(keyed.codes, by_time, seg, order)
-        return order, np.take(times, order, out=empty(n)), seg
     assert times is not None  # other times: the caller's floats
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order

@@ -2,13 +2,13 @@
 sorted order), a key's rows are one segment of the row order, and a slice (Scotty, Section 5:
 the span between two window edges) of a key is one cell of a flat array.
 
-* :func:`radix_order` and :func:`order_of_code`: the order by key, then time, stable (ties
-  keep the input's order) for whole-number times: a radix sort of the times, then a counting
-  sort by key, O(n). :func:`order_of_code` and :func:`sort_segments`, for other times: a
-  counting sort by code, then each key's rows merge-sorted by time, parts of the keys on
-  threads (:func:`windowagg.engine.parallel.on_cores`), a key already in time order in one
-  linear check. One global sort of (key, time) pairs costs O(n log n) comparisons of two
-  columns.
+* :func:`by_code` and :func:`radix_segments`: the order by key, then time, stable (ties keep
+  the input's order) for whole-number times: a counting sort by key (parts of the rows on
+  threads), then each key's times sorted over their own span (insertion for a few rows, else
+  one most significant digit pass, then insertion, or radix passes for a burst), parts of the
+  keys on threads (:func:`windowagg.engine.parallel.on_cores`). :func:`order_of_code` and
+  :func:`sort_segments`, for other times: a counting sort by code, then each key's rows
+  merge-sorted by time, a key already in time order in one linear check.
 * :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,
   slice) before any sort (slices are fewer than rows): every key's slices from its first to its
   last are one run of cells, and each row adds itself to its cell, O(n).
@@ -387,41 +387,6 @@ def first_rows(codes, first):
     """``first[k]`` (filled with the row count): the first row of code k."""
     for i in range(codes.shape[0] - 1, -1, -1):
         first[codes[i]] = i
-
-
-@kernel
-def radix_order(keys, bits, order, keys_work, order_work, counts):
-    """``order``: the rows by ``keys`` (int64, 0 to ``2**bits - 1``), stably: a least
-    significant digit radix sort, 12 bits per pass, each key moved with its row. ``keys`` is
-    overwritten; ``keys_work``, ``order_work`` (one per row) and ``counts`` (4096) are work
-    space."""
-    n = keys.shape[0]
-    for i in range(n):
-        order[i] = i
-    shift = 0
-    flipped = False
-    while shift < bits:
-        src_k, src_o = (keys_work, order_work) if flipped else (keys, order)
-        dst_k, dst_o = (keys, order) if flipped else (keys_work, order_work)
-        for d in range(4096):
-            counts[d] = 0
-        for i in range(n):
-            counts[(src_k[i] >> shift) & 4095] += 1
-        total = 0
-        for d in range(4096):
-            c = counts[d]
-            counts[d] = total
-            total += c
-        for i in range(n):
-            d = (src_k[i] >> shift) & 4095
-            dst_k[counts[d]] = src_k[i]
-            dst_o[counts[d]] = src_o[i]
-            counts[d] += 1
-        flipped = not flipped
-        shift += 12
-    if flipped:
-        for i in range(n):
-            order[i] = order_work[i]
 
 
 @kernel
