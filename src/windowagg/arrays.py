@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .aggregations import AggLike, AggregationProtocol, check_values, facts, is_missing, resolve
 from .combined import Combined
@@ -39,11 +40,11 @@ __all__ = ["sliding_aggregate"]
 
 
 def sliding_aggregate(
-    values: Any,
+    values: npt.ArrayLike,
     *,
     size: Any,
     agg: AggLike = "sum",
-    times: Any = None,
+    times: npt.ArrayLike | None = None,
     algorithm: str = "auto",
     aggs: dict | None = None,
 ) -> Any:
@@ -215,7 +216,7 @@ def _btree(algorithm, agg, vals, t, sizes) -> np.ndarray:
 # --- the input policy ------------------------------------------------------------------------
 
 
-def _values(xs: Any) -> np.ndarray:
+def _values(xs: npt.ArrayLike) -> np.ndarray:
     arr = np.asarray(xs)
     if arr.ndim != 1:
         raise ValueError(f"values must be one-dimensional, got shape {arr.shape}")

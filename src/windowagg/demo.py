@@ -153,6 +153,7 @@ def run_demo(
     busiest = (
         revenue.where(F.col("window") == "sliding:1h/15m").orderBy(F.col("fares").desc()).first()
     )
+    assert busiest is not None  # the demo's data has trips
     log(
         f"  busiest hour: zone {busiest['zone']}, {busiest['window_start']:%a %H:%M}-"
         f"{busiest['window_end']:%H:%M}, {busiest['trips']} trips, fares "
@@ -273,6 +274,7 @@ def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
         f"{'yes' if bad == 0 else f'NO ({bad} differ)'}"
     )
     top = ours.orderBy(F.col("trips_15m").desc(), "pickup").first()
+    assert top is not None  # the demo's data has trips
     log(
         f"  busiest moment: zone {top['zone']}, {top['trips_15m']} trips within 15 minutes of "
         f"{top['pickup']:%a %H:%M}"
@@ -331,6 +333,7 @@ def _point_in_time(df: Any, log: Any) -> bool:
     bad = joined.where(functools.reduce(lambda x, y: x | y, differ)).count()
     log(f"  Spark's range join and group by agree: {'yes' if bad == 0 else f'NO ({bad} differ)'}")
     top = ours.orderBy(F.col("trips_prev_1h").desc(), "pickup").first()
+    assert top is not None  # the sample has pickups
     log(
         f"  the busiest hour before a sampled pickup: zone {top['zone']}, {top['trips_prev_1h']} "
         f"trips and {top['fares_prev_1h']:,.2f} in fares before {top['pickup']:%a %H:%M}"

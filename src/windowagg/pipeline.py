@@ -12,7 +12,7 @@ when complete: a failed run leaves nothing at the output path.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
 
 from . import pipeline_local, pipeline_spark
 from .run_args import RunArgs, UserError, check
@@ -20,7 +20,7 @@ from .run_args import RunArgs, UserError, check
 __all__ = ["RunArgs", "UserError", "run"]
 
 
-def run(args: RunArgs, log: Any = None) -> dict:
+def run(args: RunArgs, log: Callable[[str], None] | None = None) -> dict:
     """The pipeline; returns a small summary. Raises UserError for the user's mistakes."""
     log = log or (lambda msg: print(msg, flush=True))  # progress: stdout; errors: stderr
     src, fmt = check(args)

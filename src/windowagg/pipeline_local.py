@@ -9,8 +9,8 @@ beside the output, renamed into place when complete.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,7 +34,7 @@ from .tables import rolling_aggregate, window_aggregate
 __all__ = ["compute", "prepare_time", "read"]
 
 
-def read(src: Path, fmt: str) -> Any:
+def read(src: Path, fmt: str) -> pa.Table:
     """The input as one ``pyarrow.Table`` (every file of a directory, in name order)."""
 
     try:
@@ -43,7 +43,7 @@ def read(src: Path, fmt: str) -> Any:
         raise UserError(f"cannot read {src}: {str(e).splitlines()[0]}") from None
 
 
-def prepare_time(table: Any, args: RunArgs, column: str | None = None) -> Any:
+def prepare_time(table: pa.Table, args: RunArgs, column: str | None = None) -> pa.Table:
     """The time column (``--time``'s, or ``column`` of the queries) as a timestamp (strings:
     ISO-8601; numbers: epoch in --time-unit), or plain numbers with --time-unit none; dates and
     timestamps as they are."""
@@ -77,7 +77,7 @@ def prepare_time(table: Any, args: RunArgs, column: str | None = None) -> Any:
     raise UserError(f"--time: column {name!r} is {col.type}, not a time")
 
 
-def _write(table: Any, fmt: str) -> Any:
+def _write(table: pa.Table, fmt: str) -> Callable[[Path], None]:
     def write(directory: Path) -> None:
         directory.mkdir()
         if fmt == "csv":
@@ -88,7 +88,7 @@ def _write(table: Any, fmt: str) -> Any:
     return write
 
 
-def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
+def compute(args: RunArgs, src: Path, fmt: str, log: Callable[[str], None]) -> int:
     """Read, compute and write on one machine; the number of rows written."""
 
     log(f"reading {src} ({fmt}, local engine)")

@@ -6,8 +6,9 @@ directory beside the output, renamed into place when complete."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .run_args import (
     UNITS,
@@ -21,10 +22,13 @@ from .run_args import (
 )
 from .spark import SparkUnavailable, rolling_aggregate, spark_session, window_aggregate
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
 __all__ = ["compute", "prepare_time", "read", "spark_writer"]
 
 
-def read(spark: Any, src: Path, fmt: str) -> Any:
+def read(spark: SparkSession, src: Path, fmt: str) -> DataFrame:
     reader = spark.read
     if fmt == "csv":
         return reader.option("header", True).option("inferSchema", True).csv(str(src))
@@ -33,7 +37,7 @@ def read(spark: Any, src: Path, fmt: str) -> Any:
     return reader.parquet(str(src))
 
 
-def prepare_time(df: Any, args: RunArgs, column: str | None = None) -> Any:
+def prepare_time(df: DataFrame, args: RunArgs, column: str | None = None) -> DataFrame:
     """The time column (``--time``'s, or ``column`` of the queries) as a timestamp (strings:
     ISO-8601; numbers: epoch in --time-unit), or plain numbers with --time-unit none."""
     from pyspark.sql import functions as F
@@ -77,7 +81,7 @@ def prepare_time(df: Any, args: RunArgs, column: str | None = None) -> Any:
     raise UserError(f"--time: column {name!r} is {ttype.simpleString()}, not a time")
 
 
-def spark_writer(result: Any, fmt: str) -> Any:
+def spark_writer(result: DataFrame, fmt: str) -> Callable[[Path], None]:
     """Writes a Spark DataFrame into a directory that does not exist yet."""
 
     def write(directory: Path) -> None:
@@ -90,7 +94,7 @@ def spark_writer(result: Any, fmt: str) -> Any:
     return write
 
 
-def compute(args: RunArgs, src: Path, fmt: str, log: Any) -> int:
+def compute(args: RunArgs, src: Path, fmt: str, log: Callable[[str], None]) -> int:
     """Read, compute and write on Spark; the number of rows written."""
 
     master = args.master or "local[2]"

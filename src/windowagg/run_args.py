@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,12 @@ class RunArgs:
     remote: str | None = None  # a Spark Connect server (--remote) instead of a master
 
 
-def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, Any, str]]:
+def rolling_entries(
+    specs: tuple[str, ...] | list[str],
+) -> dict[str, tuple[str, str | tuple[str, ...], str]]:
     """``NAME=AGG:COLUMN:FRAME`` (the frame has its own colon: ``range:1h``; two columns as
     ``X,Y``) as ``aggs``."""
-    aggs: dict[str, tuple[str, Any, str]] = {}
+    aggs: dict[str, tuple[str, str | tuple[str, ...], str]] = {}
     for spec in specs:
         name, eq, rest = spec.partition("=")
         parts = rest.split(":", 2)
@@ -71,7 +74,7 @@ def rolling_entries(specs: tuple[str, ...] | list[str]) -> dict[str, tuple[str, 
     return aggs
 
 
-def _columns(text: str) -> Any:
+def _columns(text: str) -> str | tuple[str, ...]:
     """A column, or the pair ``X,Y`` of a two-column aggregation (``max_by:price,time``)."""
     names = tuple(c.strip() for c in text.split(","))
     return names[0] if len(names) == 1 else names
@@ -90,7 +93,7 @@ def _split_outside_parens(text: str) -> tuple[str, str | None]:
 
 def window_entries(
     specs: tuple[str, ...] | list[str] | str | None, value: str | None
-) -> dict[str, tuple[str, Any]]:
+) -> dict[str, tuple[str, str | tuple[str, ...] | None]]:
     """``[NAME=]AGG[:COLUMN]`` (repeatable; two columns as ``X,Y``) as ``aggs``: without a
     column, ``--value``'s
     (``count`` without either counts rows); the name defaults to ``AGG_COLUMN`` (``sum_fare``,
@@ -100,7 +103,7 @@ def window_entries(
     specs = [specs] if isinstance(specs, str) else list(specs or [])
     if not specs:
         raise UserError("give --agg with --window, like --agg sum:fare (or --rolling)")
-    aggs: dict[str, tuple[str, Any]] = {}
+    aggs: dict[str, tuple[str, str | tuple[str, ...] | None]] = {}
     for spec in specs:
         m = re.fullmatch(r"\s*([A-Za-z_][\w.]*)\s*=(.*)", spec)
         name, rest = (m.group(1), m.group(2)) if m else (None, spec)
@@ -190,7 +193,7 @@ def check(args: RunArgs) -> tuple[Path, str]:
             except (ValueError, TypeError) as e:
                 raise UserError(f"--rolling {name}: {e}") from None
         return src, fmt
-    for name, (agg, _column) in window_entries(args.agg, args.value).items():
+    for name, (agg, _col) in window_entries(args.agg, args.value).items():
         try:
             resolve(agg)
         except (ValueError, TypeError) as e:
@@ -223,7 +226,7 @@ def check_columns(columns: list[str], args: RunArgs) -> None:
             )
 
 
-def write_atomically(write: Any, out: Path) -> int:
+def write_atomically(write: Callable[[Path], None], out: Path) -> int:
     """``write`` a temporary sibling directory, then rename it into place."""
     out = out.resolve()
     tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"

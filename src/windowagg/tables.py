@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .engine.columns import arrange, moved, take
+from .engine.columns import ArrowColumn, arrange, moved, take
 from .engine.entries import names as names_of
 from .engine.memory import engine_memory
 from .engine.rolling_at import check_queries, compute_at
-from .engine.rolling_plan import plan_rolling
+from .engine.rolling_plan import RollingPlan, plan_rolling
 from .engine.rolling_table import compute
 from .engine.window_plan import plan_windows
 from .engine.window_table import window_table
@@ -23,12 +23,12 @@ from .engine.window_table import window_table
 __all__ = ["rolling_aggregate", "window_aggregate"]
 
 
-def _polars(table: Any) -> bool:
+def _polars(table: object) -> bool:
     """Whether ``table`` is a Polars DataFrame (without importing Polars for any other)."""
     return type(table).__module__.split(".")[0] == "polars" and hasattr(table, "to_arrow")
 
 
-def _to_arrow(table: Any) -> tuple[Any, str]:
+def _to_arrow(table: Any) -> tuple[pa.Table, str]:
     if isinstance(table, pa.Table):
         return table, "arrow"
     if _polars(table):
@@ -47,7 +47,7 @@ def _to_arrow(table: Any) -> tuple[Any, str]:
     )
 
 
-def _from_arrow(out: Any, kind: str) -> Any:
+def _from_arrow(out: pa.Table, kind: str) -> Any:
     """A result table in the kind of table the input was."""
     if kind == "arrow":
         return out
@@ -166,7 +166,9 @@ def rolling_aggregate(
     return _with_columns(table, arrow, kind, names, new)
 
 
-def _with_columns(table: Any, arrow: pa.Table, kind: str, names: list[str], new: list) -> Any:
+def _with_columns(
+    table: Any, arrow: pa.Table, kind: str, names: list[str], new: list[ArrowColumn]
+) -> Any:
     """``table`` (``arrow`` as Arrow, of ``kind``) with the new columns after its own."""
     if kind in ("arrow", "polars"):
         out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
@@ -181,13 +183,13 @@ def _with_columns(table: Any, arrow: pa.Table, kind: str, names: list[str], new:
     return out
 
 
-def _read(plan: Any, arrow: pa.Table) -> pa.Table:
+def _read(plan: RollingPlan, arrow: pa.Table) -> pa.Table:
     """The columns the plan reads: keys, time, order and the entries' inputs."""
     inputs = [c for e in plan.entries for c in e.inputs]
     return arrow.select(list(dict.fromkeys([*plan.keys, plan.time, *plan.order_by, *inputs])))
 
 
-def _rolling_columns(plan: Any, arrow: Any) -> tuple[list[str], list[Any]]:
+def _rolling_columns(plan: RollingPlan, arrow: pa.Table) -> tuple[list[str], list[ArrowColumn]]:
     """The entries' names and columns, in the input's row order."""
 
     order, times, seg = arrange(plan, arrow)

@@ -96,6 +96,7 @@ def _ours(df, entries: dict):
     def run() -> np.ndarray:
         out = rolling_aggregate(df, time="ts", key="k", aggs=aggs)
         row = out.agg(*[F.sum(c).alias(c) for c in entries]).first()
+        assert row is not None  # an aggregate has one row
         return np.array([float(row[c]) for c in entries])
 
     return run

@@ -105,7 +105,7 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
 
     spark = spark_session(progress=False)
     saved = {k: spark.conf.get(k) for k in (PARTITIONS, PROVIDER)}
-    default_partitions = int(saved[PARTITIONS])
+    default_partitions = int(saved[PARTITIONS] or 8)
     cores = spark_cores(spark.range(1))  # a local session: its threads
     _settings(spark, cores, "HDFS-backed")
     n = 40_000 if quick else 1_000_000
@@ -277,7 +277,10 @@ def streaming_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             report(f"  sliding 60s/1s, 100k events per micro-batch, {label}: {name} {secs:.2f} s")
         if got["windowagg"] != got["built-in"]:
             raise AssertionError(f"{label}: windowagg {got['windowagg']} != {got['built-in']}")
-    for k, v in saved.items():
-        spark.conf.set(k, v)
+    for k, was in saved.items():
+        if was is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, was)
     shutil.rmtree(work, ignore_errors=True)
     return rows

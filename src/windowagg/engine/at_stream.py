@@ -12,7 +12,9 @@ stream. After a round, with ``q`` the time of the earliest open query (or the fr
 events kept are those at or after ``q`` plus the start of the widest range frame, and each
 key's last events before ``q`` that a rows frame counts back over (a frame without a start keeps
 every event). A round takes at least twice the rows it keeps, so that re-reading them costs at
-most about half of the work. Each round is answered by :func:`~windowagg.engine.rolling_at.
+most about half of the work, and at least ``min_rows`` (262,144: a round's fixed costs spread
+over enough rows; a partition of 3M rows with one-day frames took 0.61 s in rounds of 65,536
+and 0.35 s in rounds of 262,144). Each round is answered by :func:`~windowagg.engine.rolling_at.
 compute_at`, exactly as a whole table is.
 """
 
@@ -44,7 +46,7 @@ class AtStream:
         reads: list[str],
         asked: dict[str, str],
         event: str,
-        min_rows: int = 65536,
+        min_rows: int = 1 << 18,
     ):
         self.plan, self.reads, self.asked, self.event = plan, reads, asked, event
         self.min_rows = min_rows

@@ -5,10 +5,12 @@ column read once for every entry over it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -18,7 +20,11 @@ from . import parallel
 from .keys import key_codes, keyed_sort
 from .memory import empty, zeros
 
+#: a column as Arrow holds it: one array, or the chunks of a table's column
+ArrowColumn: TypeAlias = "pa.Array | pa.ChunkedArray"
+
 __all__ = [
+    "ArrowColumn",
     "Column",
     "Ordered",
     "arrange",
@@ -134,7 +140,7 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     return t
 
 
-def running(x: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+def running(x: np.ndarray, dtype: npt.DTypeLike = np.int64) -> np.ndarray:
     """Prefix sums of ``x`` with a leading 0 (``np.r_[0, np.cumsum(x)]``), in an array of the
     engine's (:func:`windowagg.engine.memory.empty`)."""
     out = empty(len(x) + 1, dtype)
@@ -154,7 +160,7 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def _words(array: Any) -> list[np.ndarray] | None:
+def _words(array: ArrowColumn) -> list[np.ndarray] | None:
     """A fixed-width array as unsigned words of its width (its own memory), with, where it
     has nulls, whether each value is valid; None for any other array."""
     if isinstance(array, pa.ChunkedArray):
@@ -182,7 +188,9 @@ def _from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
     return pa.Array.from_buffers(type_, len(parts[0]), [validity, pa.py_buffer(parts[0])])
 
 
-def _each(kernel: Any, parts: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+def _each(
+    kernel: Callable[..., object], parts: list[np.ndarray], rows: np.ndarray
+) -> list[np.ndarray]:
     """``kernel`` (:func:`~windowagg.kernels.keyed.gather` or ``scatter``) over ``rows`` for
     each of ``parts``, on both cores, into the engine's memory."""
     rows = np.asarray(rows, np.int64)
@@ -194,7 +202,7 @@ def _each(kernel: Any, parts: list[np.ndarray], rows: np.ndarray) -> list[np.nda
     return out
 
 
-def take(array: Any, rows: np.ndarray) -> Any:
+def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
     gathered on both cores into the engine's memory."""
     parts = _words(array)
@@ -203,7 +211,7 @@ def take(array: Any, rows: np.ndarray) -> Any:
     return _from_words(array.type, _each(gather, parts, rows))
 
 
-def moved(array: Any, order: np.ndarray) -> Any:
+def moved(array: ArrowColumn, order: np.ndarray) -> ArrowColumn:
     """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
     input's order: a fixed-width column scattered on both cores into the engine's memory,
     any other by a take of the inverse order."""

@@ -16,6 +16,7 @@ NaN is missing), in time order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -149,7 +150,7 @@ def _is_orderable(t: pa.DataType) -> bool:
 
 def check_entry(
     name: str, agg: AggregationProtocol, column: Any, fields: dict
-) -> tuple[Any, Any, Any, Any, Any]:
+) -> tuple[AggregationProtocol, str | None, str | None, str | None, pa.DataType]:
     """One entry's aggregation (resolved), SQL rule, column (None: rows, ``count(*)``), second
     column (two-column aggregations: ``(x, y)``; else None) and input type, checked against the
     columns (``fields``: name -> pyarrow type)."""
@@ -200,7 +201,7 @@ def is_timestamp(time: str, ttype: pa.DataType, purpose: str) -> bool:
     )
 
 
-def names(value: Any, what: str) -> tuple[str, ...]:
+def names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
     names = (value,) if isinstance(value, str) else tuple(value)

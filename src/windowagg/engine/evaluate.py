@@ -15,9 +15,9 @@ first and last row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +31,7 @@ from ..kernels import select_frames as selection
 from ..kernels.order_stats import ABOVE, BELOW, NEAREST, mode_frames
 from ..kernels.specialize import merge
 from . import parallel
-from .columns import Column, running, take, totals
+from .columns import ArrowColumn, Column, running, take, totals
 from .entries import Entry
 from .memory import empty, zeros
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
@@ -49,7 +49,7 @@ def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return lo, hi, col._cache[key]
 
 
-def _with_nulls(values: Any, null: np.ndarray, type_: pa.DataType) -> pa.Array:
+def _with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     return pa.array(values, type=type_, mask=null if null.any() else None)
 
 
@@ -274,7 +274,7 @@ def _rule(e: Entry) -> tuple[int, bool]:
     return f.fewest, f.zero_null
 
 
-def _take(array: Any, rows: np.ndarray) -> Any:
+def _take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows``, null where a row is -1."""
 
     null = rows < 0
@@ -454,7 +454,7 @@ def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
     return pa.ListArray.from_arrays(pa.array(offsets), values).cast(e.type)
 
 
-def _library(col: Column, fr: Frames, times_col: Any, entry: Entry) -> pa.Array:
+def _library(col: Column, fr: Frames, times_col: ArrowColumn | None, entry: Entry) -> pa.Array:
     """Any other aggregation, the user's own included: over the non-null values."""
 
     f = facts(entry.agg)
@@ -492,7 +492,9 @@ def _ends(frame: Frame | None) -> tuple | None:
 ONE_ROW = ("sum", "min", "max")
 
 
-def evaluate(entries: Any, table: pa.Table, frames: dict, times_col: Any) -> list[pa.Array]:
+def evaluate(
+    entries: Sequence[Entry], table: pa.Table, frames: dict, times_col: ArrowColumn | None
+) -> list[ArrowColumn]:
     """Every entry's column over the bounds of its frame (``frames``: frame ->
     :class:`~windowagg.engine.sweep.Frames`, one answer per row, or per given pair of
     bounds: a window's rows), in the order of ``entries``."""
@@ -545,7 +547,7 @@ def evaluate(entries: Any, table: pa.Table, frames: dict, times_col: Any) -> lis
 
 
 def _entry(
-    col: Column, fr: Frames, times_col: Any, e: Entry, counts: Column | None = None
+    col: Column, fr: Frames, times_col: ArrowColumn | None, e: Entry, counts: Column | None = None
 ) -> pa.Array:
     if e.sql in ("first", "last"):
         lo, hi = fr.bounds()

@@ -11,7 +11,7 @@ several columns combine lexicographically.
 from __future__ import annotations
 
 import itertools
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +33,7 @@ class Keyed(NamedTuple):
     first: np.ndarray
 
 
-def _column_codes(col: Any) -> tuple[np.ndarray, int]:
+def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:
     if isinstance(col, pa.ChunkedArray):
         col = col.combine_chunks()
     if pa.types.is_integer(col.type) and not col.null_count and len(col):

@@ -37,9 +37,9 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 __all__ = ["empty", "engine_memory", "keep_freed_memory", "release_memory", "zeros"]
@@ -193,7 +193,7 @@ def release_memory() -> None:
     _reserve.release()
 
 
-def empty(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
+def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> np.ndarray:
     """An uninitialised array for the engine's work or output. A large one (:data:`LARGE`
     bytes or more) comes from the engine's :class:`Reserve`, whose buffers come from Arrow's
     default memory pool (arrays that become output columns are Arrow's memory already);
@@ -207,7 +207,7 @@ def empty(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
     return np.frombuffer(buffer, dtype, count).reshape(shape)
 
 
-def zeros(shape: int | tuple[int, ...], dtype: Any = float) -> np.ndarray:
+def zeros(shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> np.ndarray:
     """:func:`empty`, filled with zeros."""
     out = empty(shape, dtype)
     out.fill(0)

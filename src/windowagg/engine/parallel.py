@@ -4,13 +4,17 @@ chunks, each on a thread (the compiled kernels release the GIL)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TypeVar
 
 import numba
 import numpy as np
 
 __all__ = ["chunks", "on_cores", "parts"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: rows below which one core answers every key (a thread's start costs more than it saves)
 PARALLEL_ROWS = 100_000
@@ -40,7 +44,7 @@ def chunks(n: int) -> list[np.ndarray]:
     return [np.array([a, b], np.int64) for a, b in itertools.pairwise(cuts)]
 
 
-def on_cores(run: Any, pieces: list) -> list:
+def on_cores(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
     """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
     if len(pieces) == 1:
         return [run(pieces[0])]

@@ -6,8 +6,10 @@ that Spark's names follow). Every user error is raised here, before any work.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+import pyarrow as pa
 
 from ..durations import MICROS
 from ..frames import Frame, FrameError, frame
@@ -34,7 +36,14 @@ class RollingPlan:
         return any(e.frame is not None and e.frame.looks_forward for e in self.entries)
 
 
-def plan_rolling(schema: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:
+def plan_rolling(
+    schema: pa.Schema,
+    *,
+    time: str,
+    key: str | Iterable[str] | None,
+    aggs: Mapping[str, tuple],
+    order_by: str | Iterable[str] | None,
+) -> RollingPlan:
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries."""
     fields = {f.name: f.type for f in schema}
     keys, order = names(key, "key"), names(order_by, "order_by")

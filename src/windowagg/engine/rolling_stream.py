@@ -21,8 +21,6 @@ costs at most about half of the work.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -59,11 +57,11 @@ class RollingStream:
         self.ordered = ordered  # batches come sorted by time; else behind a watermark
         self.columns = columns  # the input columns that go out again
         self.min_rows = min_rows
-        self.pending: list[Any] = []  # batches not yet processed
+        self.pending: list[pa.RecordBatch] = []  # batches not yet processed
         self.pending_rows = 0
-        self.carry: Any = None  # kept rows, grouped by key, with the DONE column
+        self.carry: pa.Table | None = None  # kept rows, grouped by key, with the DONE column
 
-    def feed(self, batch: Any) -> list[Any]:
+    def feed(self, batch: pa.RecordBatch) -> list[pa.RecordBatch]:
         """Take one batch; return the record batches of the rows answered so far."""
         if batch.num_rows:
             self.pending.append(batch)
@@ -73,10 +71,12 @@ class RollingStream:
             return []
         return self._round(final=False)
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[pa.RecordBatch]:
         return self._round(final=True)
 
-    def advance(self, carry: Any, rows: Any, watermark: float) -> tuple[list[Any], Any]:
+    def advance(
+        self, carry: pa.Table | None, rows: pa.Table | None, watermark: float
+    ) -> tuple[list[pa.RecordBatch], pa.Table | None]:
         """A stream whose rows come in any order, none behind ``watermark`` (Spark drops
         them): the kept rows ``carry`` (None: none) and the new ``rows`` (None: none); every
         row before the watermark is answered once (its frames, which end at or before it, hold
@@ -86,7 +86,7 @@ class RollingStream:
         out = self._round(final=False, frontier=watermark)
         return out, self.carry
 
-    def _round(self, final: bool, frontier: float | None = None) -> list[Any]:
+    def _round(self, final: bool, frontier: float | None = None) -> list[pa.RecordBatch]:
         new = pa.Table.from_batches(self.pending) if self.pending else None
         self.pending, self.pending_rows = [], 0
         if new is not None:

@@ -19,7 +19,7 @@ with NaN the largest, the first and last time (sessions).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +43,7 @@ SLICE = "__wa_s"
 SPARSE = 2
 
 
-def _compiled(fn: str, t: Any) -> bool:
+def _compiled(fn: str, t: pa.DataType) -> bool:
     """Whether the compiled pass takes partial ``fn`` of a column of type ``t``: counts of
     any column, sums of numbers, min and max of numbers, timestamps and dates (the others,
     Spark SQL's alone, leave the rows to the window engine)."""
@@ -61,7 +61,9 @@ def _compiled(fn: str, t: Any) -> bool:
     )
 
 
-def slice_partials(plan: WindowPlan, table: pa.Table) -> tuple[Any, WindowPlan, np.ndarray] | None:
+def slice_partials(
+    plan: WindowPlan, table: pa.Table
+) -> tuple[pa.Table, WindowPlan, np.ndarray] | None:
     """The partials table (key columns, ``SLICE``, one column per partial), the plan that
     answers ``plan`` over it, and its key segments; None where the call needs the rows
     (entries without SQL partials, count windows, grids that are not one, non-numeric
@@ -131,10 +133,10 @@ def reduce_cells(
     cell: np.ndarray,
     cells: int,
     specs: list,
-    rows: Any = None,
+    rows: pa.Array | None = None,
     wraps: bool = False,
     order: np.ndarray | None = None,
-) -> dict[str, Any]:
+) -> dict[str, pa.Array]:
     """Per cell (``cell[i]``: row i's, -1: none), one Arrow column per ``(name, fn, column)``
     of ``specs``: ``rows`` (the cell's rows; ``rows`` when given), ``count`` (its valid
     values), ``sum`` (``fsum``: in doubles), ``min`` or ``max`` of ``column`` (None: the
@@ -148,7 +150,7 @@ def reduce_cells(
     done: dict[tuple, tuple] = {}
     parts = [(0, n)] if order is None else _cell_parts(cell)
 
-    def each(kernel: Any, *arrays: Any) -> None:
+    def each(kernel: Callable[..., None], *arrays: np.ndarray) -> None:
         """``kernel(cell, *arrays, order)`` over the rows, in parts of whole cells on the
         cores where the rows are in their cells' order."""
         by = np.empty(0, np.int64) if order is None else order
@@ -162,7 +164,7 @@ def reduce_cells(
             else ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
         )
 
-    def column(name: str | None) -> tuple[np.ndarray, np.ndarray, Any]:
+    def column(name: str | None) -> tuple[np.ndarray, np.ndarray, pa.DataType | None]:
         if name is None:  # the times: every row with one is in a cell
             return times, np.ones(n, bool), None
         col, valid = table.column(name), valid_of(name)
@@ -198,7 +200,7 @@ def reduce_cells(
             done[("s", name, floats)] = (total, counts)
         return done[("s", name, floats)]
 
-    cols: dict[str, Any] = {}
+    cols: dict[str, pa.Array] = {}
     for name, fn, col in specs:
         if fn == "rows":
             if rows is None:

@@ -10,13 +10,13 @@ included, its result over the window's non-null values.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow as pa
 
 from ..durations import MICROS
-from ..slicing import Session, Sliding
+from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
 from .entries import Entry, check_entry, is_timestamp, names, result_type
 
@@ -34,7 +34,7 @@ class WindowPlan:
     windows: tuple[Sliding | Session, ...]  # tumbling and count windows are Sliding
     specs: tuple[str, ...]  # each window's canonical spec, as the output's ``window`` says it
     entries: tuple[Entry, ...]  # ``frame`` is None: each window's bounds are the frame
-    bound: Any = None  # window_start and window_end: a pyarrow timestamp type, or float64
+    bound: pa.DataType = None  # window_start and window_end: a pyarrow timestamp type, or float64
     lateness: float = 0.0  # streaming: in the time column's internal unit
     order_by: tuple[str, ...] = ()
     spans: tuple[str, str] | None = None  # rows that are partials: their first and last time
@@ -46,7 +46,13 @@ class WindowPlan:
 
 
 def plan_windows(
-    schema: Any, *, time: str, windows: Any, aggs: Any, key: Any = None, allowed_lateness: Any = 0
+    schema: pa.Schema,
+    *,
+    time: str,
+    windows: str | Window | Iterable[str | Window],
+    aggs: Mapping[str, tuple],
+    key: str | Iterable[str] | None = None,
+    allowed_lateness: float = 0,
 ) -> WindowPlan:
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries:
     ``aggs`` maps an output name to ``(aggregation, column)`` (``count`` takes ``None`` or

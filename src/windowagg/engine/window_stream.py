@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -63,8 +63,8 @@ class Advance(NamedTuple):
     up to which every window was reported, ``pending`` the earliest end of a window not yet
     reported (inf: none)."""
 
-    out: Any
-    units: Any
+    out: pa.Table | None
+    units: pa.Table | None
     reported: float
     pending: float
 
@@ -72,7 +72,7 @@ class Advance(NamedTuple):
 class WindowStream:
     """The windows of ``plan`` over a stream, a group of keys at a time (:meth:`advance`)."""
 
-    def __init__(self, plan: WindowPlan, schema: Any):
+    def __init__(self, plan: WindowPlan, schema: pa.Schema):
         self.plan = plan
         self.sessions = [j for j, w in enumerate(plan.windows) if isinstance(w, Session)]
         # the mode is the schema's, not the rows': decided once on an empty table
@@ -88,7 +88,7 @@ class WindowStream:
             else replace(self.over, entries=self.over.entries + tuple(flags))
         )
 
-    def units_of(self, rows: Any) -> Any:
+    def units_of(self, rows: pa.Table) -> pa.Table:
         """A micro-batch's rows as units: per slice partials, or the rows themselves."""
 
         if self.over is None:
@@ -97,17 +97,17 @@ class WindowStream:
         assert reduced is not None  # the schema's mode: decided once, in __init__
         return reduced[0]
 
-    def _times(self, units: Any) -> np.ndarray:
+    def _times(self, units: pa.Table) -> np.ndarray:
         """Each unit's time: a slice's start, a row's time."""
         return times_of(self.over if self.over is not None else self.plan, units)
 
-    def _last_times(self, units: Any, times: np.ndarray) -> np.ndarray:
+    def _last_times(self, units: pa.Table, times: np.ndarray) -> np.ndarray:
         """Each unit's last time: a slice's last row's, a row's own."""
         if self.over is None or self.over.spans is None:
             return times
         return units.column(self.over.spans[1]).to_numpy(zero_copy_only=False).astype(float)
 
-    def _arranged(self, units: Any) -> tuple[Any, np.ndarray]:
+    def _arranged(self, units: pa.Table) -> tuple[pa.Table, np.ndarray]:
         """Units by key and time, those of one key and slice combined into one (the kept and
         the new partials of a slice), and the key segments."""
 
@@ -141,7 +141,9 @@ class WindowStream:
         seg = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1], True]).astype(np.int64)
         return units, seg
 
-    def advance(self, units: Any, rows: Any, reported: float, wm: float) -> Advance:
+    def advance(
+        self, units: pa.Table | None, rows: pa.Table | None, reported: float, wm: float
+    ) -> Advance:
         """One step of a group of keys: their kept ``units`` (None: none) and the
         micro-batch's ``rows`` (None: none, a timeout) at watermark ``wm``, everything before
         ``reported`` reported (every key of the group runs at every step)."""
@@ -213,7 +215,7 @@ class WindowStream:
         return Advance(out, kept, max(reported, wm), pending)
 
 
-def _micros(col: Any) -> np.ndarray:
+def _micros(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if pa.types.is_timestamp(col.type):
         return col.cast(pa.int64()).to_numpy().astype(float)
     return col.to_numpy(zero_copy_only=False).astype(float)

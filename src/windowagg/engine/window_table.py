@@ -17,7 +17,8 @@ sweep (each row enters and leaves once) for every other aggregation, the user's 
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -112,7 +113,7 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
     return WindowBounds(start, end, lo, hi)
 
 
-def grain(windows: Any) -> int:
+def grain(windows: Iterable[Sliding | Session]) -> int:
     """The rows per slice of count windows: the greatest common divisor of their sizes and
     slides (a window is then a run of whole slices)."""
 
@@ -120,7 +121,7 @@ def grain(windows: Any) -> int:
         *[
             int(x)
             for w in windows
-            if getattr(w, "measure", "time") == "count"
+            if isinstance(w, Sliding) and w.measure == "count"
             for x in (w.size, w.slide)
         ]
     )
@@ -131,7 +132,7 @@ def _counted(
     slide: int,
     times: np.ndarray,
     seg: np.ndarray,
-    spans: Any = None,
+    spans: tuple[np.ndarray, np.ndarray] | None = None,
     positions: np.ndarray | None = None,
     g: int = 1,
 ) -> WindowBounds:
@@ -153,7 +154,7 @@ def _counted(
     return WindowBounds(a[lo], b[hi - 1], lo, hi)
 
 
-def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
+def output_schema(plan: WindowPlan, key_fields: list[pa.Field]) -> pa.Schema:
     """The output's Arrow schema: the key columns (``key_fields``), ``window``,
     ``window_start``, ``window_end`` (timestamps for a timestamp or date time column, else
     doubles), then one column per entry in its result type."""
@@ -170,7 +171,7 @@ def output_schema(plan: WindowPlan, key_fields: list[Any]) -> Any:
 
 def window_table(
     plan: WindowPlan, table: pa.Table, over: WindowPlan | None = None, seg: np.ndarray | None = None
-) -> Any:
+) -> pa.Table:
     """Every window's row: the keys, the window's spec and bounds, every entry (a
     ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and
     start). ``over``: the plan that reads ``table`` when its rows are partials
@@ -225,7 +226,7 @@ def window_table(
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _bound(x: np.ndarray, type_: Any) -> Any:
+def _bound(x: np.ndarray, type_: pa.DataType) -> pa.Array:
     """Window bounds as the output's column; timestamps are converted in ``x``'s own memory
     (the caller's array, not used after)."""
 

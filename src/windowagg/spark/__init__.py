@@ -6,7 +6,8 @@ that imports pyspark, lazily."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..aggregations import AggLike
 from ..engine.entries import names
@@ -17,20 +18,25 @@ from .rolling_at import run_at
 from .session import SparkUnavailable, require_pyspark, spark_session
 from .stream import run_stream
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from ..slicing import Window
+
 __all__ = ["SparkUnavailable", "rolling_aggregate", "spark_session", "window_aggregate"]
 
 
 def window_aggregate(
-    df: Any,
+    df: DataFrame,
     *,
     time: str,
-    windows: Any,
+    windows: str | Window | Iterable[str | Window],
     aggs: dict | None = None,
     value: str | None = None,
     agg: AggLike | None = None,
-    key: Any = None,
-    allowed_lateness: Any = 0,
-) -> Any:
+    key: str | Iterable[str] | None = None,
+    allowed_lateness: float = 0,
+) -> DataFrame:
     """Windowed aggregates per key, several in one pass: what
     ``df.groupBy(key, F.window(time, ...)).agg(...)`` computes, for every window type.
 
@@ -93,16 +99,16 @@ def window_aggregate(
 
 
 def rolling_aggregate(
-    df: Any,
+    df: DataFrame,
     *,
     time: str,
-    key: Any = None,
+    key: str | Iterable[str] | None = None,
     aggs: dict,
-    order_by: Any = None,
-    at: Any = None,
+    order_by: str | Iterable[str] | None = None,
+    at: DataFrame | None = None,
     at_time: str | None = None,
-    at_key: Any = None,
-) -> Any:
+    at_key: str | Iterable[str] | None = None,
+) -> DataFrame:
     """Per-row window functions: ``df`` with every row and column, plus one column per entry
     of ``aggs``, a dict ``output name -> (aggregation, column, frame)``; with ``at``, the same
     frames over ``df``'s rows placed at the rows of another DataFrame (point-in-time

@@ -23,20 +23,24 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from ..engine.columns import segments, times_of
 from ..engine.memory import engine_memory
-from ..engine.window_partials import counted, grids, mergeable, over_partials, partials
+from ..engine.window_partials import Partial, counted, grids, mergeable, over_partials, partials
 from ..engine.window_plan import WindowPlan
 from ..engine.window_stream import WindowStream
 from ..engine.window_table import grain, window_table
 from ..engine.window_table import output_schema as arrow_output_schema
 from ..slicing import Sliding
 from .plan import output_schema
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
 
 T, S, K, R = "__wa_t", "__wa_s", "__wa_k", "__wa_r"  # internal column names
 
@@ -55,7 +59,7 @@ def time_sql(plan: WindowPlan, col: str | None = None) -> str:
     return f"CAST({col} AS DOUBLE)"
 
 
-def internal_time(plan: WindowPlan) -> Any:
+def internal_time(plan: WindowPlan) -> Column:
     from pyspark.sql import functions as F
 
     return F.expr(time_sql(plan))
@@ -76,7 +80,7 @@ def slice_sql(grids: list, t: str) -> str:
     return floors[0] if len(floors) == 1 else f"greatest({', '.join(floors)})"
 
 
-def cores(df: Any) -> int:
+def cores(df: DataFrame) -> int:
     """Partitions for a Python stage: one per core, since every Python task has a fixed cost
     (window_aggregate's partials and rolling_aggregate's rows). Read from the session's
     settings alone, as Spark Connect allows (no SparkContext): ``spark.default.parallelism``,
@@ -91,10 +95,10 @@ def cores(df: Any) -> int:
     executors, each = (conf.get(f"spark.executor.{k}", None) for k in ("instances", "cores"))
     if executors is not None and each is not None:
         return max(1, int(executors) * int(each))
-    return max(1, int(conf.get("spark.sql.shuffle.partitions")))
+    return max(1, int(conf.get("spark.sql.shuffle.partitions") or 1))
 
 
-def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
+def spark_call(fn: str, column: str | None, other: str | None = None) -> Column:
     """Spark's own aggregate ``fn`` (a name of :data:`windowagg.aggregations.SQL`, each
     Spark's too, or a partial's kind: ``fsum``, a slice's sum in doubles, or a field of its
     state, :data:`windowagg.aggregations.STATES`) of ``column`` (None: the rows),
@@ -127,12 +131,12 @@ def spark_call(fn: str, column: str | None, other: str | None = None) -> Any:
     return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
 
 
-def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
+def _partials_query(df: DataFrame, plan: WindowPlan, grids: list) -> DataFrame:
     """The (key, slice) partials of every entry in Spark SQL, straight from the input: one
     groupBy over expressions (every DataFrame step costs the driver an analysis of the plan)."""
     from pyspark.sql import functions as F
 
-    def call(p) -> Any:
+    def call(p: Partial) -> Column:
         if p.fn in ("tmin", "tmax"):  # a slice's first and last time, converted once per slice
             return F.expr(time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})"))
         return spark_call(p.fn, p.column, p.other)
@@ -148,7 +152,7 @@ def _partials_query(df: Any, plan: WindowPlan, grids: list) -> Any:
     )
 
 
-def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
+def _tumbling_rows(df: DataFrame, plan: WindowPlan) -> DataFrame | None:
     """One tumbling count window of SQL-merged entries, answered in Spark SQL alone: each run
     of ``size`` rows of a key (its rows numbered in time order) is a window, its bounds the
     times of its first and last row; the last, incomplete run is in no window. None where the
@@ -181,7 +185,7 @@ def _tumbling_rows(df: Any, plan: WindowPlan) -> Any | None:
     return out.where(F.col(R) == int(w.size)).select(*named)
 
 
-def _ranked(df: Any, plan: WindowPlan, g: int) -> Any:
+def _ranked(df: DataFrame, plan: WindowPlan, g: int) -> DataFrame:
     """The rows with a time, each with its run of ``g`` rows of its key in time order (column
     ``S``); nulls and NaN times are in no window."""
     from pyspark.sql import Window
@@ -210,8 +214,8 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int 
     run = plan if over is None else over
     streamable = by_key and all(w.measure == "time" for w in plan.windows)
 
-    def go(batches: Any) -> Any:
-        def answer(table: Any) -> list:
+    def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def answer(table: pa.Table) -> list[pa.RecordBatch]:
             with engine_memory():
                 return window_table(plan, table, over).to_batches()
 
@@ -262,13 +266,13 @@ class _Big:
     """One key's rows in time order, piece by piece, through the stream engine; its windows
     as the batch engine gives them (no ``update`` column: nothing arrives late)."""
 
-    def __init__(self, plan: WindowPlan, run: WindowPlan, schema: Any):
+    def __init__(self, plan: WindowPlan, run: WindowPlan, schema: pa.Schema):
         self.run = replace(run, lateness=0.0)
         self.stream = WindowStream(self.run, schema)
         self.out = arrow_output_schema(plan, [schema.field(k) for k in run.keys])
         self.units, self.reported = None, -float("inf")
 
-    def feed(self, rows: Any, final: bool) -> list:
+    def feed(self, rows: pa.Table | None, final: bool) -> list[pa.RecordBatch]:
         wm = float("inf") if final or rows is None else float(times_of(self.run, rows)[-1])
         with engine_memory():
             step = self.stream.advance(self.units, rows, self.reported, wm)
@@ -285,20 +289,20 @@ def key_names(plan: WindowPlan) -> list[str]:
     return [f"{K}{i}" for i in range(len(plan.keys))]
 
 
-def key_columns(plan: WindowPlan) -> list[Any]:
+def key_columns(plan: WindowPlan) -> list[Column]:
     """The key columns under their internal names."""
     from pyspark.sql import functions as F
 
     return [F.col(quoted(k)).alias(n) for k, n in zip(plan.keys, key_names(plan))]
 
 
-def _spread(df: Any, plan: WindowPlan) -> Any:
+def _spread(df: DataFrame, plan: WindowPlan) -> DataFrame:
     """The rows in a partition per core by key (one partition without keys)."""
     keys = key_names(plan)
     return df.repartition(cores(df), *keys) if keys else df.repartition(1)
 
 
-def partials_by_key(df: Any, plan: WindowPlan) -> Any:
+def partials_by_key(df: DataFrame, plan: WindowPlan) -> DataFrame:
     """What the Python stage of a plan of SQL-merged entries reads: the (key, slice) partials
     in a partition per core by key (count windows' partials are clustered by key already, by
     their row numbers)."""
@@ -307,7 +311,7 @@ def partials_by_key(df: Any, plan: WindowPlan) -> Any:
     return pre if counted(plan) else _spread(pre, plan)
 
 
-def run_batch(df: Any, plan: WindowPlan) -> Any:
+def run_batch(df: DataFrame, plan: WindowPlan) -> DataFrame:
     from pyspark.sql import functions as F
 
     schema = output_schema(df, plan)

@@ -5,15 +5,27 @@ column's Spark type."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
+
+import pyarrow as pa
 
 from ..aggregations import facts
+from ..engine.entries import Entry
 from ..engine.rolling_plan import RollingPlan, plan_rolling
 from ..engine.window_plan import WindowPlan, plan_windows
+from ..slicing import Window
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructField, StructType
+
+#: a plan of either front end
+Plan = TypeVar("Plan", WindowPlan, RollingPlan)
 
 
-def arrow_schema(df: Any) -> Any:
+def arrow_schema(df: DataFrame) -> pa.Schema:
     """The DataFrame's schema as the Arrow batches of ``mapInArrow`` carry it."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -21,7 +33,7 @@ def arrow_schema(df: Any) -> Any:
     return to_arrow_schema(df.schema, timezone=tz)
 
 
-def entry_field(e: Any, types: dict, time: str) -> Any:
+def entry_field(e: Entry, types: dict[str, DataType], time: str) -> StructField:
     """An entry's output field in Spark's types: the input column's own type where the result
     is one of its values (min, max, first, last, mode, max_by, ...), an array of it for
     collect_list and collect_set (never null), the time column's for an arg (argmin, argmax),
@@ -30,10 +42,11 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
     from pyspark.sql.types import ArrayType, StructField
 
     record = facts(e.agg)
+    column = e.column or ""  # a result that is one of the values has a column
     if e.sql is not None and record.keeps_type:
-        t = types[e.column]
+        t = types[column]
     elif e.sql is not None and record.result == "list":
-        return StructField(e.name, ArrayType(types[e.column], False), False)
+        return StructField(e.name, ArrayType(types[column], False), False)
     elif e.sql is None and record.result == "arg" and getattr(e.agg, "result_type", None) is None:
         t = types[time]
     else:
@@ -42,7 +55,13 @@ def entry_field(e: Any, types: dict, time: str) -> Any:
 
 
 def make_plan(
-    df: Any, *, time: str, windows: Any, aggs: Any, key: Any, allowed_lateness: Any
+    df: DataFrame,
+    *,
+    time: str,
+    windows: str | Window | Iterable[str | Window],
+    aggs: Mapping[str, tuple],
+    key: str | Iterable[str] | None,
+    allowed_lateness: float,
 ) -> WindowPlan:
     """The windows' plan over ``df``'s schema, under the session's SQL rules."""
     plan = plan_windows(
@@ -56,13 +75,20 @@ def make_plan(
     return with_session_rules(df, plan)
 
 
-def make_rolling_plan(df: Any, *, time: str, key: Any, aggs: Any, order_by: Any) -> RollingPlan:
+def make_rolling_plan(
+    df: DataFrame,
+    *,
+    time: str,
+    key: str | Iterable[str] | None,
+    aggs: Mapping[str, tuple],
+    order_by: str | Iterable[str] | None,
+) -> RollingPlan:
     """The rolling frames' plan over ``df``'s schema, under the session's SQL rules."""
     plan = plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
     return with_session_rules(df, plan)
 
 
-def with_session_rules(df: Any, plan: Any) -> Any:
+def with_session_rules(df: DataFrame, plan: Plan) -> Plan:
     """The plan under the session's SQL rules: with ``spark.sql.ansi.enabled`` off, integer sums
     wrap as Java's longs do; on (Spark 4's default), they raise, as the engine does by
     default."""
@@ -73,7 +99,7 @@ def with_session_rules(df: Any, plan: Any) -> Any:
     return replace(plan, entries=tuple(replace(e, wraps=True) for e in plan.entries))
 
 
-def output_schema(df: Any, plan: WindowPlan) -> Any:
+def output_schema(df: DataFrame, plan: WindowPlan) -> StructType:
     """The key columns, ``window``, ``window_start``, ``window_end`` (the time column's
     timestamp type, doubles for numbers), then one column per entry."""
     from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType

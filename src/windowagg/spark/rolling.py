@@ -15,7 +15,8 @@ FIFO window once, whatever the frame.
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,8 +40,12 @@ from .stream import (
     watermark_delay_ms,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
-def output_schema(df: Any, plan: RollingPlan) -> Any:
+
+def output_schema(df: DataFrame, plan: RollingPlan) -> StructType:
     """The input's schema plus one field per entry (:func:`~windowagg.spark.plan.entry_field`)."""
     from pyspark.sql.types import StructType
 
@@ -50,7 +55,7 @@ def output_schema(df: Any, plan: RollingPlan) -> Any:
 
 
 def _worker(plan: RollingPlan, columns: list[str]):
-    def go(batches: Any) -> Any:
+    def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stream = RollingStream(plan, columns)
         for batch in batches:
             with engine_memory():
@@ -63,7 +68,7 @@ def _worker(plan: RollingPlan, columns: list[str]):
     return go
 
 
-def run_rolling(df: Any, plan: RollingPlan) -> Any:
+def run_rolling(df: DataFrame, plan: RollingPlan) -> DataFrame:
     """Every row of ``df`` with the plan's frames (Spark's batch or Structured Streaming)."""
     from pyspark.sql import functions as F
 
@@ -78,7 +83,7 @@ def run_rolling(df: Any, plan: RollingPlan) -> Any:
         return _run_stream(df, plan)
     schema = output_schema(df, plan)
 
-    def col(name: str) -> Any:
+    def col(name: str) -> Column:
         return F.col(quoted(name))
 
     keyed = [col(k) for k in plan.keys]
@@ -90,7 +95,7 @@ def run_rolling(df: Any, plan: RollingPlan) -> Any:
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
 
 
-def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
+def _stream_func(plan: RollingPlan, schema: pa.Schema, flags: dict):
     """The per-group function of a stream: the group's keys' kept rows and the new ones; every
     row behind the watermark answered once, with its frames' values."""
 
@@ -119,7 +124,7 @@ def _stream_func(plan: RollingPlan, schema: Any, flags: dict):
     return run
 
 
-def _run_stream(df: Any, plan: RollingPlan) -> Any:
+def _run_stream(df: DataFrame, plan: RollingPlan) -> DataFrame:
     """``rolling_aggregate`` on a stream: ``applyInPandasWithState`` per group of keys
     (:func:`~windowagg.spark.stream.group_of`), the rows a later frame can still hold kept as
     state, each row emitted once the watermark passes it."""

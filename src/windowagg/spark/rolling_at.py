@@ -13,7 +13,10 @@ whole with one column per entry.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
 
 from ..engine.at_stream import AtStream
 from ..engine.memory import engine_memory
@@ -22,13 +25,18 @@ from ..engine.rolling_plan import RollingPlan
 from .batch import cores, quoted
 from .plan import arrow_schema, entry_field
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
 __all__ = ["run_at"]
 
 #: the union's column that tells an event (true) from a query (false)
 EVENT = "__wa_event"
 
 
-def run_at(events: Any, queries: Any, plan: RollingPlan, at_time: str, at_keys: tuple) -> Any:
+def run_at(
+    events: DataFrame, queries: DataFrame, plan: RollingPlan, at_time: str, at_keys: tuple
+) -> DataFrame:
     """The query rows of ``queries`` with the plan's entries over ``events`` at their times."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
@@ -37,7 +45,7 @@ def run_at(events: Any, queries: Any, plan: RollingPlan, at_time: str, at_keys: 
         raise ValueError("at= takes batch DataFrames (events and queries)")
     check_queries(plan, arrow_schema(events), arrow_schema(queries), at_time, at_keys)
 
-    def col(name: str) -> Any:
+    def col(name: str) -> Column:
         return F.col(quoted(name))
 
     types = {f.name: f.dataType for f in events.schema.fields}
@@ -73,7 +81,7 @@ def run_at(events: Any, queries: Any, plan: RollingPlan, at_time: str, at_keys: 
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):
-    def go(batches: Any) -> Any:
+    def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         stream = AtStream(plan, reads, asked, EVENT)
         for batch in batches:
             with engine_memory():

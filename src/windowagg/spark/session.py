@@ -10,14 +10,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 class SparkUnavailable(RuntimeError):
     """Spark cannot start here (no pyspark, or no Java 17+)."""
 
 
-def require_pyspark() -> Any:
+def require_pyspark() -> ModuleType:
     try:
         import pyspark
     except ImportError:
@@ -94,7 +98,7 @@ def _static(progress: bool) -> dict[str, str]:
     }
 
 
-def _start(builder: Any, settings: dict[str, str]) -> Any:
+def _start(builder: SparkSession.Builder, settings: dict[str, str]) -> SparkSession:
     """``builder``'s session with ``settings``. The JVM inherits standard error: it points at
     a log file while the JVM starts, so that its chatter stays out of a command's stderr
     (Python's errors still go there)."""
@@ -111,7 +115,7 @@ def _start(builder: Any, settings: dict[str, str]) -> Any:
         os.close(saved)
 
 
-def connect_session(remote: str, progress: bool = True) -> Any:
+def connect_session(remote: str, progress: bool = True) -> SparkSession:
     """A Spark Connect session on ``remote``: ``sc://host:port``, a server running elsewhere
     (windowagg installed where its workers run), or ``local[N]``, a Connect server pyspark
     starts in this process with its workers on this interpreter. windowagg's
@@ -131,7 +135,7 @@ def spark_session(
     app: str = "windowagg",
     progress: bool = True,
     remote: str | None = None,
-) -> Any:
+) -> SparkSession:
     """The active Spark session, or a new one (``master``: ``local[N]`` or a cluster URL;
     ``progress``: Spark's console progress bar for long stages; ``remote``: a Spark Connect
     server instead, :func:`connect_session`)."""

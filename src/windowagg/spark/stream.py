@@ -32,18 +32,26 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..engine.columns import ArrowColumn
 from ..engine.memory import engine_memory
 from ..engine.window_plan import WindowPlan
 from ..engine.window_stream import WindowStream
 from .batch import T, key_columns, key_names, quoted, time_sql
 from .plan import arrow_schema, output_schema
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.streaming.state import GroupState
+    from pyspark.sql.types import StructField
 
 WM, K, G = "__wa_wm", "__wa_k", "__wa_g"  # the watermarked time, no key's key, the group
 #: groups of keys: a micro-batch runs the engine once per group with rows or a timeout (a call
@@ -54,11 +62,13 @@ GROUPS = 32
 SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
 
 
-def nan_flag(name: Any) -> str:
+def nan_flag(name: str | int) -> str:
     return f"__wa_n{name}"
 
 
-def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
+def state_rows(
+    schema: pa.Schema, frames: Iterable[pd.DataFrame], flags: dict[str, str]
+) -> pa.Table | None:
     """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
     (pandas gets them as local wall times), NaN restored from its flag. Column by column, as
     each column's own type says (no schema inferred from the frame)."""
@@ -82,14 +92,14 @@ def state_rows(schema: Any, frames: Any, flags: dict) -> Any:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def group_of(keys: list[Any]) -> Any:
+def group_of(keys: Sequence[Column | str]) -> Column:
     """The group of keys a row's ``keys`` (columns) fall in, for ``groupBy``."""
     from pyspark.sql import functions as F
 
     return F.pmod(F.xxhash64(*keys), F.lit(GROUPS)).cast("int").alias(G)
 
 
-def kept_state(state: Any) -> Any:
+def kept_state(state: GroupState) -> Any:
     """What a group kept (None: nothing), checked against the number of groups it was written
     with."""
     if not state.exists:
@@ -103,11 +113,11 @@ def kept_state(state: Any) -> Any:
     return kept
 
 
-def keep_state(state: Any, kept: Any) -> None:
+def keep_state(state: GroupState, kept: Any) -> None:
     state.update((pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL),))
 
 
-def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
+def _func(plan: WindowPlan, over: WindowPlan, schema: pa.Schema, flags: dict[str, str]):
     """The per-group function: the group's kept units and the new rows of its keys through the
     stream engine (:class:`windowagg.engine.window_stream.WindowStream`)."""
     stream = None
@@ -137,7 +147,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: Any, flags: dict):
     return run
 
 
-def listed(columns: dict[str, Any]) -> Any:
+def listed(columns: dict[str, ArrowColumn]) -> pa.Table:
     """Rows as they cross to the JVM from a per-key function: one row, each column one array
     (Spark explodes them again, :func:`unlisted`; a row each through pandas costs several
     times more), a float's NaN as an array of flags beside it (pandas cannot tell NaN from
@@ -156,7 +166,7 @@ def listed(columns: dict[str, Any]) -> Any:
     return pa.table(cols)
 
 
-def listed_fields(fields: list[Any]) -> list[Any]:
+def listed_fields(fields: list[StructField]) -> list[StructField]:
     """The per-key function's output fields for :func:`listed` columns of ``fields``."""
     from pyspark.sql.types import ArrayType, BooleanType, DoubleType, FloatType, StructField
 
@@ -168,7 +178,9 @@ def listed_fields(fields: list[Any]) -> list[Any]:
     return out
 
 
-def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ()) -> Any:
+def unlisted(
+    df: DataFrame, fields: list[StructField], keep: tuple[str, ...] | list[str] = ()
+) -> DataFrame:
     """:func:`listed` rows exploded back into one row per element (``keep``: columns beside
     the arrays, repeated), NaN restored from its flags."""
     from pyspark.sql import functions as F
@@ -178,7 +190,7 @@ def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ())
     zipped = F.explode(F.arrays_zip(*[F.col(quoted(n)) for n in arrays])).alias(Z)
     z = F.col(Z)
 
-    def value(f: Any) -> Any:
+    def value(f: StructField) -> Column:
         if not isinstance(f.dataType, DoubleType | FloatType):
             return z.getField(f.name).alias(f.name)
         nan = z.getField(nan_flag(f.name))
@@ -191,7 +203,7 @@ def unlisted(df: Any, fields: list[Any], keep: tuple[str, ...] | list[str] = ())
     return df.select(*keep, zipped).select(*keep, *[value(f) for f in fields])
 
 
-def _crossing(plan: WindowPlan, out: Any) -> Any:
+def _crossing(plan: WindowPlan, out: pa.Table) -> pa.Table:
     """The reported windows as :func:`listed` columns: the keys, each window's spec as its
     index, its bounds as microseconds."""
 
@@ -207,7 +219,7 @@ def _crossing(plan: WindowPlan, out: Any) -> Any:
     return listed(arrays)
 
 
-def run_stream(df: Any, plan: WindowPlan) -> Any:
+def run_stream(df: DataFrame, plan: WindowPlan) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import (
@@ -302,7 +314,7 @@ def run_stream(df: Any, plan: WindowPlan) -> Any:
     )
 
 
-def watermark_delay_ms(df: Any, time: str) -> int:
+def watermark_delay_ms(df: DataFrame, time: str) -> int:
     for f in df.schema.fields:
         if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
             return int(f.metadata["spark.watermarkDelayMs"])
