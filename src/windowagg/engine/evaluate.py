@@ -10,7 +10,8 @@ differences (integers wrap as Java's longs do); float sums, means and stddevs, a
 aggregation run the FIFO sweep; ``min``/``max`` select the row, so the result is the input
 value itself, in its type, with one SlickDeque for every frame over the column that ends with
 the same bound (:mod:`windowagg.kernels.select_frames`); ``first``/``last`` take the frame's
-first and last row.
+first and last row. Where every given frame holds one row (a tumbling window of one slice,
+over partials), ``sum``, ``min`` and ``max`` are that row's value, with no sweep.
 """
 
 from __future__ import annotations

@@ -8,8 +8,10 @@ greatest common divisor, :func:`windowagg.engine.window_partials.grids`); a key'
 its first to its last are one run of cells of a flat array, and every row adds itself to its
 cell in one pass (:mod:`windowagg.kernels.keyed`), all keys at once. Where the keys' runs
 would hold many more cells than there are rows (a long grid between sparse rows), the cells
-are the runs of equal (key, step) in the rows' order by key and step instead. Cells without a
-row are dropped; what is left is in key and slice order already.
+are the runs of equal (key, step) in the rows' order by key and step instead (the steps sorted
+as integers), and each column is reduced in that order, cells written in sequence, parts of
+whole cells on both cores. Cells without a row are dropped; what is left is in key and slice
+order already.
 
 Partials per cell follow Spark's rules, as the SQL aggregates would: a sum of the valid values
 (NaN makes it NaN, a cell without a value is null), counts, min and max in the column's type
