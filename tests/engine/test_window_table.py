@@ -8,6 +8,7 @@ before any work."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import math
 from decimal import Decimal
 
@@ -351,22 +352,40 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     assert calls == {"order_of_code": 1, "sort_segments": 1}
 
 
+@pytest.mark.parametrize("threads", [False, True])
 @pytest.mark.parametrize("spec", ["tumbling:10", "sliding:12/4"])
-def test_sparse_cells_are_the_runs_of_the_rows_by_key_and_slice(monkeypatch, spec) -> None:
+def test_sparse_cells_are_the_runs_of_the_rows_by_key_and_slice(monkeypatch, spec, threads) -> None:
     """Where the keys' runs of cells would be too sparse to lay out flat, the cells are the
     runs of equal (key, slice) of the rows sorted by key and slice (forced here for every
-    table): the compiled pass that numbers them runs, and the windows equal the definition."""
+    table): the compiled pass that numbers them runs, and the windows equal the definition;
+    with ``threads``, the cells are reduced in parts of whole cells on several threads."""
     import windowagg.kernels.keyed as keyed
-    from windowagg.engine import slice_table
+    from windowagg.engine import parallel, slice_table
 
     calls = []
     real = keyed.run_cells
     monkeypatch.setattr(slice_table, "SPARSE", 0)
     monkeypatch.setattr(keyed, "run_cells", lambda *a: (calls.append(1), real(*a))[1])
+    parts = []
+    if threads:
+        cut = slice_table._cell_parts
+
+        def cells_whole(cell):
+            got = cut(cell)
+            assert got[0][0] == 0 and got[-1][1] == len(cell)
+            for (_, b), (a, _) in itertools.pairwise(got):  # parts meet between two cells
+                assert a == b and cell[a] != cell[a - 1]
+            parts.append(got)
+            return got
+
+        monkeypatch.setattr(parallel, "PARALLEL_ROWS", 1)
+        monkeypatch.setattr(slice_table, "_cell_parts", cells_whole)
     rows = random_rows(31, 300)
     aggs = {f"{a}_{c}": (a, c) for a in ("sum", "count", "mean", "min", "max") for c in "xi"}
     check(rows, arrow(rows), spec, aggs | {"n": ("count", "*")})
     assert calls == [1]
+    if threads:  # cut between cells: no cell in two parts
+        assert parts and len(parts[0]) >= 2
 
 
 @pytest.mark.parametrize("sparse", [False, True])
