@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import numbers
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import TypeAlias, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -38,16 +39,45 @@ from .slicing.clock import naive_utc
 
 __all__ = ["sliding_aggregate"]
 
+#: a window's size: a number (elements, or the times' unit) or a duration
+Size: TypeAlias = float | str | _dt.timedelta | np.timedelta64
+#: one size, or several answered from one shared structure
+Sizes: TypeAlias = Size | Sequence[Size] | np.ndarray
+
+
+@overload
+def sliding_aggregate(
+    values: npt.ArrayLike,
+    *,
+    size: Sizes,
+    agg: AggLike = "sum",
+    times: npt.ArrayLike | None = None,
+    algorithm: str = "auto",
+    aggs: None = None,
+) -> np.ndarray: ...
+
+
+@overload
+def sliding_aggregate(
+    values: npt.ArrayLike,
+    *,
+    size: Sizes,
+    agg: AggLike = "sum",
+    times: npt.ArrayLike | None = None,
+    algorithm: str = "auto",
+    aggs: Mapping[str, AggLike],
+) -> dict[str, np.ndarray]: ...
+
 
 def sliding_aggregate(
     values: npt.ArrayLike,
     *,
-    size: Any,
+    size: Sizes,
     agg: AggLike = "sum",
     times: npt.ArrayLike | None = None,
     algorithm: str = "auto",
-    aggs: dict | None = None,
-) -> Any:
+    aggs: Mapping[str, AggLike] | None = None,
+) -> np.ndarray | dict[str, np.ndarray]:
     """Aggregate a sliding window ending at every element.
 
     Parameters
@@ -114,11 +144,11 @@ def sliding_aggregate(
         if kernel is not None and OOO_ALGORITHMS[algorithm].compiled:
             out = _btree(algorithm, agg, vals, t, sizes)
         else:
-            out = _ooo_python(algorithm, agg, vals, t, sizes)
+            out = _rows(_ooo_rows(algorithm, agg, vals, t, sizes), len(sizes), agg)
     elif kernel is not None:
         out = _fifo_compiled(algorithm, agg, vals, t, sizes, many)
     else:
-        out = _fifo_python(algorithm, agg, vals, t, sizes)
+        out = _rows(_fifo_rows(algorithm, agg, vals, t, sizes), len(sizes), agg)
     if base is not None and facts(agg).result == "arg":  # the arg is the element's time
         out = _to_datetime(out, base)
     return out if many else out[:, 0]
@@ -145,7 +175,7 @@ def _several(values, size, times, algorithm, aggs) -> dict[str, np.ndarray]:
     return {n: out[n] for n in parts}
 
 
-def _product(values, size, times, algorithm, agg) -> dict[str, np.ndarray]:
+def _product(values, size, times, algorithm, agg: Combined) -> dict[str, np.ndarray]:
     """One Python pass of a product aggregation, split into one array per part."""
     vals = _values(values)
     t, base = (None, None) if times is None else _times(times, len(vals))
@@ -153,16 +183,17 @@ def _product(values, size, times, algorithm, agg) -> dict[str, np.ndarray]:
     in_order = t is None or bool(np.all(t[1:] >= t[:-1]))
     algorithm = _choose(algorithm, agg.parts[0], many, in_order, t is not None)
     run = (
-        _ooo_python
+        _ooo_rows
         if algorithm in OOO_ALGORITHMS and (algorithm not in FIFO_ALGORITHMS or not in_order)
-        else _fifo_python
+        else _fifo_rows
     )
-    results = run(algorithm, agg, vals, t, sizes, raw=True)
+    # the product's results: a dict of the parts' results, or None for an empty window
+    results = cast(list[list[dict[str, object] | None]], run(algorithm, agg, vals, t, sizes))
     out = {}
     for name in agg.names:
         col = np.array(
             [[np.nan if r is None or r[name] is None else r[name] for r in row] for row in results],
-            float,
+            dtype=np.float64,
         ).reshape(len(vals), len(sizes))
         out[name] = col if many else col[:, 0]
     return out
@@ -241,7 +272,7 @@ def _values(xs: npt.ArrayLike) -> np.ndarray:
     )
 
 
-def _times(times: Any, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
+def _times(times: npt.ArrayLike, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
     """Times as float64 (datetimes: nanoseconds since the earliest, which is returned too)."""
     utc = naive_utc(times)  # tz-aware pandas
     if utc is not None:
@@ -275,15 +306,15 @@ def _times(times: Any, n: int) -> tuple[np.ndarray, np.datetime64 | None]:
     return t, None
 
 
-def _sizes(size: Any, timed: bool, datetimes: bool) -> tuple[list[float], bool]:
+def _sizes(size: Sizes, timed: bool, datetimes: bool) -> tuple[list[float], bool]:
     many = isinstance(size, list | tuple | np.ndarray)
-    items = list(size) if many else [size]
+    items: list[object] = list(size) if isinstance(size, list | tuple | np.ndarray) else [size]
     if many and not items:
         raise ValueError("size must not be an empty list")
     return [_size(s, timed, datetimes) for s in items], many
 
 
-def _size(s: Any, timed: bool, datetimes: bool) -> float:
+def _size(s: object, timed: bool, datetimes: bool) -> float:
     duration = isinstance(s, np.timedelta64 | _dt.timedelta | str)
     if datetimes and not duration:
         raise ValueError(
@@ -299,7 +330,7 @@ def _size(s: Any, timed: bool, datetimes: bool) -> float:
             s = parse(s, 1e9)  # nanoseconds
         except SpecError as e:
             raise ValueError(f"size: {e}") from None
-    elif duration:
+    elif isinstance(s, np.timedelta64 | _dt.timedelta):
         s = np.timedelta64(s) / np.timedelta64(1, "ns")
     if isinstance(s, bool) or not isinstance(s, numbers.Real) or not float(s) > 0:
         raise ValueError(f"size must be a positive number, got {s!r}")
@@ -372,7 +403,7 @@ def _check_scalar(agg: AggregationProtocol, where: str = "") -> None:
         )
 
 
-def _number(r: Any, agg: AggregationProtocol) -> float:
+def _number(r: object, agg: AggregationProtocol) -> float:
     """A lowered result as a float (None: NaN); anything else names what ``lower`` gave."""
     if r is None:
         return np.nan
@@ -385,19 +416,20 @@ def _number(r: Any, agg: AggregationProtocol) -> float:
     )
 
 
-def _rows(rows: list[list[Any]], k: int, agg: AggregationProtocol) -> np.ndarray:
-    out = np.array([[_number(r, agg) for r in row] for row in rows], float)
+def _rows(rows: list[list[object]], k: int, agg: AggregationProtocol) -> np.ndarray:
+    """Each element's results (``_fifo_rows``, ``_ooo_rows``) as an ``(n, k)`` float array."""
+    out = np.array([[_number(r, agg) for r in row] for row in rows], dtype=np.float64)
     return out.reshape(len(rows), k)
 
 
-def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
-    """The Python reference for aggregations without a kernel (FIFO, in-order); ``raw``: the
-    results themselves, one list per element, not numbers."""
+def _fifo_rows(algorithm, agg, vals, t, sizes) -> list[list[object]]:
+    """The Python reference for aggregations without a kernel (FIFO, in-order): each element's
+    results, one per size."""
 
     largest = max(sizes)
     options = {"ranges": [int(s) for s in sizes]} if algorithm == "slickdeque" else {}
     w = fifo(algorithm, agg, backend="python", **options)
-    rows = []
+    rows: list[list[object]] = []
     window_times: list[float] = []
     pairs = facts(agg).pairs
     many = len(sizes) > 1
@@ -417,16 +449,17 @@ def _fifo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
             rows.append([w.query(last=r) if r < len(w) else w.query() for r in rs])
         else:
             rows.append([w.query()])
-    return rows if raw else _rows(rows, len(sizes), agg)
+    return rows
 
 
-def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
-    """Out-of-order times over the Python reference of an out-of-order aggregator."""
+def _ooo_rows(algorithm, agg, vals, t, sizes) -> list[list[object]]:
+    """Out-of-order times over the Python reference of an out-of-order aggregator: each
+    element's results, one per size."""
 
     if t is None:  # a count window is a time window over the positions
         t = np.arange(len(vals), dtype=np.float64)
     tw = TimeWindow(ooo(algorithm, agg, backend="python"), max(sizes))
-    rows = []
+    rows: list[list[object]] = []
     pairs = facts(agg).pairs
     for i in range(len(vals)):
         tw.insert(t[i], (t[i], vals[i]) if pairs else vals[i])
@@ -435,4 +468,4 @@ def _ooo_python(algorithm, agg, vals, t, sizes, raw: bool = False) -> Any:
             rows.append([tw.aggregator.query(np.nextafter(now - s, np.inf), now) for s in sizes])
         else:
             rows.append([tw.query()])
-    return rows if raw else _rows(rows, len(sizes), agg)
+    return rows

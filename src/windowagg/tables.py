@@ -6,9 +6,11 @@ engine: :mod:`windowagg.engine` runs here and inside every Spark worker)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast, overload
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from .engine.columns import ArrowColumn, arrange, moved, take
@@ -19,8 +21,20 @@ from .engine.rolling_plan import RollingPlan, plan_rolling
 from .engine.rolling_table import compute
 from .engine.window_plan import plan_windows
 from .engine.window_table import window_table
+from .slicing import Window
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import polars as pl
 
 __all__ = ["rolling_aggregate", "window_aggregate"]
+
+#: any kind of table the functions take (``at=`` may be of another kind than the events)
+AnyTable: TypeAlias = "pd.DataFrame | pl.DataFrame | pa.Table | Mapping[str, npt.ArrayLike]"
+#: a table the functions take; the result is a table of the same kind
+Table = TypeVar("Table", bound=AnyTable)
+#: grouping or ordering columns: one name, several, or none
+Columns: TypeAlias = str | Iterable[str] | None
 
 
 def _polars(table: object) -> bool:
@@ -28,11 +42,11 @@ def _polars(table: object) -> bool:
     return type(table).__module__.split(".")[0] == "polars" and hasattr(table, "to_arrow")
 
 
-def _to_arrow(table: Any) -> tuple[pa.Table, str]:
+def _to_arrow(table: object) -> tuple[pa.Table, str]:
     if isinstance(table, pa.Table):
         return table, "arrow"
     if _polars(table):
-        return table.to_arrow(), "polars"
+        return cast("pl.DataFrame", table).to_arrow(), "polars"
     if isinstance(table, dict):
         return pa.table({k: np.asarray(v) for k, v in table.items()}), "dict"
     try:
@@ -47,7 +61,7 @@ def _to_arrow(table: Any) -> tuple[pa.Table, str]:
     )
 
 
-def _from_arrow(out: pa.Table, kind: str) -> Any:
+def _from_arrow(out: pa.Table, kind: str) -> AnyTable:
     """A result table in the kind of table the input was."""
     if kind == "arrow":
         return out
@@ -60,7 +74,14 @@ def _from_arrow(out: pa.Table, kind: str) -> Any:
     return out.to_pandas()
 
 
-def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: Any = None) -> Any:
+def window_aggregate(
+    table: Table,
+    *,
+    time: str,
+    windows: str | Window | Iterable[str | Window],
+    aggs: Mapping[str, tuple],
+    key: Columns = None,
+) -> Table:
     """Windowed aggregates per key: one row per window that holds a row.
 
     Parameters
@@ -94,20 +115,48 @@ def window_aggregate(table: Any, *, time: str, windows: Any, aggs: dict, key: An
     plan = plan_windows(arrow.schema, time=time, windows=windows, aggs=aggs, key=key)
     with engine_memory():
         out = window_table(plan, arrow.combine_chunks())
-    return _from_arrow(out, kind)
+    return cast(Table, _from_arrow(out, kind))
+
+
+@overload
+def rolling_aggregate(
+    table: Table,
+    *,
+    time: str,
+    key: Columns = None,
+    aggs: Mapping[str, tuple],
+    order_by: Columns = None,
+    at: None = None,
+    at_time: str | None = None,
+    at_key: Columns = None,
+) -> Table: ...
+
+
+@overload
+def rolling_aggregate(
+    table: AnyTable,
+    *,
+    time: str,
+    key: Columns = None,
+    aggs: Mapping[str, tuple],
+    order_by: Columns = None,
+    at: Table,
+    at_time: str | None = None,
+    at_key: Columns = None,
+) -> Table: ...
 
 
 def rolling_aggregate(
-    table: Any,
+    table: AnyTable,
     *,
     time: str,
-    key: Any = None,
-    aggs: dict,
-    order_by: Any = None,
-    at: Any = None,
+    key: Columns = None,
+    aggs: Mapping[str, tuple],
+    order_by: Columns = None,
+    at: AnyTable | None = None,
     at_time: str | None = None,
-    at_key: Any = None,
-) -> Any:
+    at_key: Columns = None,
+) -> AnyTable:
     """Per-row window functions: every row of ``table``, plus one column per entry of ``aggs``;
     with ``at``, the same frames over ``table``'s rows placed at another table's rows
     (point-in-time features).
@@ -167,20 +216,21 @@ def rolling_aggregate(
 
 
 def _with_columns(
-    table: Any, arrow: pa.Table, kind: str, names: list[str], new: list[ArrowColumn]
-) -> Any:
+    table: AnyTable, arrow: pa.Table, kind: str, names: list[str], new: list[ArrowColumn]
+) -> AnyTable:
     """``table`` (``arrow`` as Arrow, of ``kind``) with the new columns after its own."""
     if kind in ("arrow", "polars"):
         out = pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
         return _from_arrow(out, kind)
     if kind == "dict":
-        out = dict(table)
+        out = dict(cast(Mapping[str, npt.ArrayLike], table))
         out.update({n: c.to_numpy(zero_copy_only=False) for n, c in zip(names, new)})
         return out
-    out = table.copy()
+    frame = cast("pd.DataFrame", table)
+    copy = frame.copy()
     for n, c in zip(names, new):
-        out[n] = pa.chunked_array([c]).to_pandas().set_axis(table.index)
-    return out
+        copy[n] = pa.chunked_array([c]).to_pandas().set_axis(frame.index)
+    return copy
 
 
 def _read(plan: RollingPlan, arrow: pa.Table) -> pa.Table:

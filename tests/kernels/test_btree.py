@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import windowagg
-from windowagg.arrays import _ooo_python
+from windowagg.arrays import _ooo_rows, _rows
 from windowagg.compiled.btree_state import BTreeState
 
 
@@ -47,7 +47,7 @@ def test_compiled_tree_matches_python_fiba(
         state = BTreeState(family, min_arity, classic, nodes=8)  # grows many times
         out = np.empty((len(v), len(sizes)))
         state.slide(code, v, t, t, np.array(sizes), out)
-        want = _ooo_python("fiba", agg, v, t, sizes)
+        want = _rows(_ooo_rows("fiba", agg, v, t, sizes), len(sizes), agg)
         np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-9, equal_nan=True)
         assert state.n > 8
 
@@ -58,7 +58,9 @@ def test_sliding_aggregate_uses_the_compiled_tree() -> None:
         got = windowagg.sliding_aggregate(
             v, size=[7.0, 50.0], agg="max", times=t, algorithm=algorithm
         )
-        want = _ooo_python("fiba", windowagg.aggregation("max"), v, t, [7.0, 50.0])
+        want = _rows(
+            _ooo_rows("fiba", mx := windowagg.aggregation("max"), v, t, [7.0, 50.0]), 2, mx
+        )
         np.testing.assert_allclose(got, want, equal_nan=True)
 
 

@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import windowagg
 
 from ..aggregations import aggregation
-from ..arrays import _ooo_python
+from ..arrays import _ooo_rows, _rows
 from ..compiled import kernel_for
 from ..compiled.btree_state import BTreeState
 from ..compiled.fifo_state import FifoState, capacity_for
@@ -406,9 +406,13 @@ def ooo_arrays(quick: bool, report: Callable[[str], None]) -> list[Row]:
             t = np.arange(n, dtype=float) + rng.integers(0, d, n)
             v = stream(n)
             a = windowagg.aggregation(agg)
-            runs = [
+
+            def reference(a=a, v=v, t=t) -> np.ndarray:
+                return _rows(_ooo_rows("fiba", a, v, t, [1000.0]), 1, a)
+
+            runs: list[Callable[[], object]] = [
                 partial(windowagg.sliding_aggregate, v, size=1000, times=t, agg=agg),
-                partial(_ooo_python, "fiba", a, v, t, [1000.0]),
+                reference,
             ]
             res = measure_interleaved(runs, 1 if quick else 3, warm=1)
             for case, (med, spread, chk) in zip(("sliding_aggregate fiba", "python fiba"), res):
