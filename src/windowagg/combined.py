@@ -6,9 +6,9 @@ is then served by its own rule, over the same frames).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
-from .aggregations import Aggregation, Facts, flags, inverse_of, lift, resolve
+from .aggregations import AggLike, Aggregation, Facts, flags, inverse_of, lift, resolve
 
 __all__ = ["Combined", "combined"]
 
@@ -20,7 +20,7 @@ class Combined(Aggregation):
     name = "combined"
     facts = Facts(result="struct")
 
-    def __init__(self, aggs: dict[str, Any]):
+    def __init__(self, aggs: Mapping[str, AggLike]):
         if not isinstance(aggs, dict) or not aggs:
             raise ValueError(
                 "aggs must be a non-empty dict: output name -> aggregation, like "
@@ -38,10 +38,10 @@ class Combined(Aggregation):
         # each part's inverse, looked up once (the parts' flags say they have one)
         self._inverses = tuple(inverse_of(a) for a in self.parts) if self.invertible else ()
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> dict[str, object]:
         return {"aggs": tuple((n, repr(a)) for n, a in zip(self.names, self.parts))}
 
-    def lift(self, x: Any) -> tuple:
+    def lift(self, x: object) -> tuple:
         return tuple(lift(a, x) for a in self.parts)
 
     def combine(self, a: tuple, b: tuple) -> tuple:
@@ -52,11 +52,11 @@ class Combined(Aggregation):
             return super().inverse(a, b)
         return tuple(inv(x, y) for inv, x, y in zip(self._inverses, a, b))
 
-    def lower(self, p: tuple) -> dict[str, Any]:
+    def lower(self, p: tuple) -> dict[str, object]:
         return {n: f.lower(x) for n, f, x in zip(self.names, self.parts, p)}
 
 
-def combined(aggs: dict[str, Any]) -> Combined:
+def combined(aggs: Mapping[str, AggLike]) -> Combined:
     """``aggs`` (output name -> aggregation: a name, a name with parameters, or an object) as
     one aggregation whose result is a dict."""
     return Combined(aggs)

@@ -14,14 +14,22 @@ import math
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from . import tables
 from .pipeline_spark import spark_writer
 from .run_args import write_atomically
 from .spark import rolling_aggregate, spark_session, window_aggregate
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import DataFrame
+
+#: where the demo writes its lines
+Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,7 @@ EPOCH = 1_704_067_200  # 2024-01-01 00:00:00 UTC: day 0 of the generated trips
 WINDOWS = ["tumbling:15m", "sliding:1h/15m", "session:3m"]
 
 
-def trips_frame(trips: list[Trip]) -> Any:
+def trips_frame(trips: list[Trip]) -> pd.DataFrame:
     """The trips as a pandas DataFrame in arrival order, pickup times as timestamps."""
     import pandas as pd
 
@@ -82,7 +90,7 @@ def run_demo(
     seed: int,
     output: str,
     master: str = "local[2]",
-    log: Any = print,
+    log: Log = print,
     remote: str | None = None,
 ) -> dict:
     """Generate trips, run several windows per zone through the Spark pipeline (on ``master``,
@@ -214,7 +222,7 @@ ROLLING = {
 }
 
 
-def _local(pdf: Any, revenue: Any, log: Any) -> bool:
+def _local(pdf: pd.DataFrame, revenue: DataFrame, log: Log) -> bool:
     """The same call on the local pandas DataFrame (the engine the Spark workers run, without
     Spark), checked against the Spark run's windows and values."""
     import pandas as pd
@@ -237,7 +245,7 @@ def _local(pdf: Any, revenue: Any, log: Any) -> bool:
     return same
 
 
-def _rolling(df: Any, log: Any) -> tuple[Any, bool]:
+def _rolling(df: DataFrame, log: Log) -> tuple[DataFrame, bool]:
     """Per-trip rolling features, checked against Spark's own window functions."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -292,7 +300,7 @@ BEFORE = {
 }
 
 
-def _point_in_time(df: Any, log: Any) -> bool:
+def _point_in_time(df: DataFrame, log: Log) -> bool:
     """Features of the trips at a sample of pickups (``rolling_aggregate(..., at=)``),
     checked against Spark's range join and group by."""
     from pyspark.sql import functions as F
@@ -343,7 +351,7 @@ def _point_in_time(df: Any, log: Any) -> bool:
     return bad == 0
 
 
-def _sessions(sessions: Any, log: Any) -> None:
+def _sessions(sessions: DataFrame, log: Log) -> None:
     """What the session windows say: how the quietest and the busiest zones' busy spells
     (trips with no 3-minute gap) look."""
     from pyspark.sql import functions as F
@@ -368,7 +376,7 @@ def _sessions(sessions: Any, log: Any) -> None:
     )
 
 
-def _chart(pdf: Any, path: Any) -> None:
+def _chart(pdf: pd.DataFrame, path: str | Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +45,9 @@ from ..spark import spark_session
 from ..tables import rolling_aggregate
 from .core import Row, measure_interleaved
 from .rolling import peak_worker_rss
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["asof_suite", "tables"]
 
@@ -60,7 +63,7 @@ def skewed(events: int, queries: int, half: bool, seed: int = 6) -> tuple[pa.Tab
     rng = np.random.default_rng(seed)
     span = DAYS * 86_400_000_000
 
-    def part(n: int) -> dict[str, Any]:
+    def part(n: int) -> dict[str, np.ndarray | pa.Array]:
         k = rng.integers(0, KEYS, n)
         if half:
             k[rng.random(n) < 0.5] = 0
@@ -77,7 +80,7 @@ def tables(events: int, queries: int, seed: int = 5) -> tuple[pa.Table, pa.Table
     p /= p.sum()
     span = DAYS * 86_400_000_000
 
-    def part(n: int) -> dict[str, Any]:
+    def part(n: int) -> dict[str, np.ndarray | pa.Array]:
         return {
             "k": rng.choice(KEYS, n, p=p),
             "ts": pa.array(rng.integers(0, span, n), pa.timestamp("us")),
@@ -87,7 +90,7 @@ def tables(events: int, queries: int, seed: int = 5) -> tuple[pa.Table, pa.Table
     return ev, pa.table(part(queries))
 
 
-def _total(*columns: Any) -> float:
+def _total(*columns: pa.Array | pa.ChunkedArray) -> float:
     """The checksum: every column's sum, nulls as zero."""
     return float(sum(np.nansum(pc.fill_null(c, 0).to_numpy(zero_copy_only=False)) for c in columns))
 
@@ -237,7 +240,7 @@ def asof_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     return rows + spark_cases(quick, report)
 
 
-def _spark_sides(ev: Any, qs: Any, width_us: int) -> dict[str, Callable[[], float]]:
+def _spark_sides(ev: DataFrame, qs: DataFrame, width_us: int) -> dict[str, Callable[[], float]]:
     """On Spark, one-``width_us`` frames (sum and count): windowagg at the queries, windowagg
     on the union, Spark's union + window function (its segment tree, and its default
     evaluation) and Spark's range join + ``groupBy``; each returns its checksum."""
@@ -248,8 +251,9 @@ def _spark_sides(ev: Any, qs: Any, width_us: int) -> dict[str, Callable[[], floa
     aggs = {"s": ("sum", "v", frame), "c": ("count", "v", frame)}
     spark = ev.sparkSession
 
-    def total(df: Any) -> float:
+    def total(df: DataFrame) -> float:
         row = df.agg(F.coalesce(F.sum("s"), F.lit(0.0)) + F.sum("c")).first()
+        assert row is not None  # an aggregate has one row
         return float(row[0])
 
     union = ev.withColumn("q", F.lit(False)).unionByName(
@@ -353,7 +357,7 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     return rows
 
 
-def _skew_cases(spark: Any, tmp: str, n: int, report: Callable[[str], None]) -> list[Row]:
+def _skew_cases(spark: SparkSession, tmp: str, n: int, report: Callable[[str], None]) -> list[Row]:
     """The peak resident memory of one Python worker: keys uniform, then half of the events
     (and of the queries) in one key; one-day frames, sum and count."""
     from pyspark.sql import functions as F
@@ -368,7 +372,7 @@ def _skew_cases(spark: Any, tmp: str, n: int, report: Callable[[str], None]) -> 
         aggs = {"s": ("sum", "v", "range:1d"), "c": ("count", "v", "range:1d")}
         out = spark_rolling(ev, time="ts", key="k", aggs=aggs, at=qs)
 
-        def run(out: Any = out) -> None:
+        def run(out: DataFrame = out) -> None:
             out.agg(F.sum("c")).first()
 
         run()  # the workers' warm-up

@@ -11,9 +11,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
+
+R = TypeVar("R")
 
 
 @dataclass
@@ -27,7 +30,7 @@ class Row:
     spread: float  # (max - min) / median over the repetitions
     items: int  # elements (or operations) per run
     checksum: float
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, float] = field(default_factory=dict)  # more figures, as CSV columns
 
     @property
     def rate(self) -> float:
@@ -40,7 +43,7 @@ def _rss() -> int:
         return int(f.read().split()[1]) * 4096
 
 
-def peak_rss(run: Callable[[], Any]) -> tuple[Any, float]:
+def peak_rss(run: Callable[[], R]) -> tuple[R, float]:
     """``run()``'s result and the most resident memory this process held while it ran
     (sampled every millisecond) over what it held before, in MiB."""
     base, peak, done = _rss(), [0], threading.Event()
@@ -60,7 +63,7 @@ def peak_rss(run: Callable[[], Any]) -> tuple[Any, float]:
     return out, (max(peak[0], _rss()) - base) / 2**20
 
 
-def checksum(out: Any) -> float:
+def checksum(out: npt.ArrayLike) -> float:
     """Fold every result into one number, so no work can be skipped unnoticed."""
     arr = np.asarray(out, dtype=np.float64)
     return float(np.nansum(arr) + np.isnan(arr).sum())
@@ -93,7 +96,7 @@ def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, fl
 
 
 def measure_interleaved(
-    runs: Sequence[Callable[[], Any]],
+    runs: Sequence[Callable[[], Any]],  # each returns what checksum folds
     reps: int,
     warm: int = 1,
     settle: float = 0.0,

@@ -31,7 +31,7 @@ first-class arguments: ``lift(code, buf, i, x, arg)``, ``combine(d, di, a, ai, b
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from ..aggregations import (
     SUMF,
     WELFORD,
     XCOUNT,
+    Aggregation,
     ArgMax,
     ArgMin,
     BoolAnd,
@@ -64,13 +65,14 @@ from ..aggregations import (
     StdDevPop,
     VarPop,
     VarSamp,
+    facts,
 )
-from .jit import inline
+from .jit import Compiled, inline
 
 
-def _code(cls: Any) -> int:
+def _code(cls: type[Aggregation]) -> int:
     """A built-in's code inside its family, from its record (windowagg.aggregations)."""
-    kernel = cls.facts.kernel
+    kernel = facts(cls).kernel
     assert kernel is not None, f"{cls.__name__} has no kernel"
     return kernel.code
 
@@ -560,11 +562,11 @@ class Family(NamedTuple):
     """One family's functions, its partial's width, and whether it has an inverse. The identity
     partial has one home, the ``identity`` kernel; :attr:`identity_partial` is what it writes."""
 
-    lift: Any
-    combine: Any
-    identity: Any
-    lower: Any
-    inverse: Any
+    lift: Compiled
+    combine: Compiled
+    identity: Compiled
+    lower: Compiled
+    inverse: Compiled
     width: int
     invertible: bool
 

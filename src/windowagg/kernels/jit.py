@@ -15,9 +15,22 @@ caller.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from numba import njit
+
+
+class Compiled(Protocol):
+    """A compiled function (a numba dispatcher) as windowagg calls it."""
+
+    @property
+    def py_func(self) -> Callable[..., object]: ...  # the Python function it compiles
+
+    @property
+    def signatures(self) -> list[tuple]: ...  # the argument types compiled or loaded so far
+
+    def __call__(self, *args: Any) -> Any: ...  # numba types the arguments at the call
 
 
 def _decorator(**options: Any):

@@ -16,11 +16,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: seconds a first call runs before the message
 AFTER = 1.0
 log = logging.getLogger("windowagg")
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .jit import Compiled
 
 
 class Noticed:
@@ -29,14 +34,22 @@ class Noticed:
 
     __slots__ = ("dispatcher", "what")
 
-    def __init__(self, dispatcher: Any, what: str) -> None:
+    def __init__(self, dispatcher: Compiled, what: str) -> None:
         self.dispatcher = dispatcher
         self.what = what
 
-    def __getattr__(self, name: str) -> Any:
+    @property
+    def py_func(self) -> Callable[..., object]:
+        return self.dispatcher.py_func
+
+    @property
+    def signatures(self) -> list[tuple]:
+        return self.dispatcher.signatures
+
+    def __getattr__(self, name: str) -> object:
         return getattr(self.dispatcher, name)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: object) -> Any:  # what the kernel returns
         if self.dispatcher.signatures:  # compiled or loaded in this process already
             return self.dispatcher(*args)
         start = time.perf_counter()

@@ -22,7 +22,6 @@ import os
 import types
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from numba import njit
 
@@ -44,6 +43,7 @@ from .fifo import (
     two_stacks_lite,
 )
 from .fifo.state import no_rebuild
+from .jit import Compiled
 from .notice import Noticed
 
 _HERE = Path(__file__).resolve().parent
@@ -84,14 +84,16 @@ def cache_location() -> str:
     return os.environ.get("NUMBA_CACHE_DIR") or str(_HERE / "__pycache__")
 
 
-def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dict[str, Any]:
+def rebuild(
+    module: types.ModuleType, tag: str, bindings: dict[str, Compiled]
+) -> dict[str, Compiled]:
     """Every compiled function defined in ``module``, rebuilt over the module's globals with
     ``bindings`` bound; returns them by name (they see each other as globals). Those called from
     Python (cached entry points) come wrapped in :class:`.notice.Noticed`."""
 
     scope = dict(vars(module))
     scope.update(bindings)
-    out: dict[str, Any] = {}
+    out: dict[str, Compiled] = {}
     entries: list[str] = []
     for name, obj in vars(module).items():
         options = getattr(obj, "windowagg_options", None)
@@ -107,11 +109,12 @@ def rebuild(module: types.ModuleType, tag: str, bindings: dict[str, Any]) -> dic
             entries.append(name)
     scope.update(out)  # the kernels call each other as numba functions
     what = f"{module.__name__.rsplit('.', 1)[1]} kernels for {tag}"
-    return out | {name: Noticed(out[name], what) for name in entries}
+    noticed: dict[str, Compiled] = {name: Noticed(out[name], what) for name in entries}
+    return out | noticed
 
 
 @cache
-def family(name: str) -> dict[str, Any]:
+def family(name: str) -> dict[str, Compiled]:
     """The functions of a family under the names the kernels call."""
 
     f = families.FAMILIES[name]
@@ -125,7 +128,7 @@ def family(name: str) -> dict[str, Any]:
 
 
 @cache
-def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Any]:
+def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Compiled]:
     """The FIFO variant's primitives over one family, under the names the driver calls; one
     without ``query_last`` or ``rebuild`` (never called for it) binds Recalc's and none."""
     prims = rebuild(FIFO[algorithm], family_name, family(family_name))
@@ -154,6 +157,6 @@ def btree(family_name: str) -> types.SimpleNamespace:
 
 
 @cache
-def merge(family_name: str) -> Any:
+def merge(family_name: str) -> Compiled:
     """The kernel that merges a window's slices' states (:mod:`.merge`) for one family."""
     return rebuild(merge_kernels, family_name, family(family_name))["merge_ranges"]
