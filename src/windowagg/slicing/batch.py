@@ -9,12 +9,14 @@ windows.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 
-def to_floats(xs: Any) -> np.ndarray:
+def to_floats(xs: Iterable[object]) -> np.ndarray:
     """Values as floats, missing (None, NaN) as NaN; a clear error for anything else."""
     try:
         return np.array([np.nan if x is None else x for x in xs], dtype=float)
@@ -25,7 +27,7 @@ def to_floats(xs: Any) -> np.ndarray:
         raise
 
 
-def process_batch(op: Any, times: Any, values: Any) -> None:
+def process_batch(op: Any, times: npt.ArrayLike, values: npt.ArrayLike) -> None:
     t, v = _arrays(op.clock.encode_array(times), values)
     if not len(t):
         return
@@ -44,7 +46,7 @@ def process_batch(op: Any, times: Any, values: Any) -> None:
     op._vector.add(t, v)
 
 
-def _arrays(times: Any, values: Any) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(times: npt.ArrayLike, values: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(times)
     v = np.asarray(values)
     if t.ndim != 1 or v.ndim != 1 or len(t) != len(v):

@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import datetime as dt
 import numbers
-from typing import Any
+from typing import TypeAlias
 
 import numpy as np
+import numpy.typing as npt
+
+#: an event time as the operator holds it (:meth:`Clock.encode`): a number, seconds for datetimes
+Time: TypeAlias = float
+#: an event time or a window bound as the user sees it: a number or a datetime
+Instant: TypeAlias = float | dt.datetime | np.datetime64
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_UTC = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -26,7 +32,7 @@ class Clock:
     def __init__(self) -> None:
         self.kind: str | None = None  # "number", "naive" or "aware", fixed by the first time
 
-    def _fix(self, kind: str, t: Any) -> None:
+    def _fix(self, kind: str, t: object) -> None:
         if self.kind is None:
             self.kind = kind
         elif self.kind != kind:
@@ -35,7 +41,7 @@ class Clock:
                 f"event time {t!r} is not of the stream's kind: its times are {what[self.kind]}"
             )
 
-    def encode(self, t: Any, what: str = "event time") -> Any:
+    def encode(self, t: Instant, what: str = "event time") -> Time:
         """One time as a number (seconds since the epoch for datetimes; a number as given)."""
         if isinstance(t, np.datetime64):
             if np.isnat(t):
@@ -51,7 +57,7 @@ class Clock:
         self._fix("number", t)
         return t  # as given: an int stays exact
 
-    def encode_array(self, times: Any) -> np.ndarray:
+    def encode_array(self, times: npt.ArrayLike) -> np.ndarray:
         """Many event times as numbers."""
         utc = naive_utc(times)
         if utc is not None:
@@ -69,7 +75,7 @@ class Clock:
             self._fix("number", times)
         return t
 
-    def decode(self, x: Any) -> Any:
+    def decode(self, x: Time) -> Instant:
         """A window bound back in the stream's kind (infinite bounds stay numbers)."""
         if self.kind in (None, "number") or not np.isfinite(x):
             return x
@@ -77,7 +83,7 @@ class Clock:
         return (_EPOCH if self.kind == "naive" else _EPOCH_UTC) + dt.timedelta(microseconds=us)
 
 
-def naive_utc(times: Any) -> np.ndarray | None:
+def naive_utc(times: object) -> np.ndarray | None:
     """Timezone-aware pandas times as naive UTC datetime64[ns]; None for anything else."""
     if getattr(getattr(times, "dtype", None), "tz", None) is None:
         return None
@@ -90,7 +96,7 @@ def _seconds(t: np.ndarray) -> np.ndarray:
     return (t.astype("datetime64[us]").astype(np.int64) / 1e6).astype(float)
 
 
-def seconds(x: Any) -> Any:
+def seconds(x: object) -> object:
     """A duration as seconds: timedeltas converted, numbers as they are."""
     if isinstance(x, dt.timedelta):
         return x.total_seconds()

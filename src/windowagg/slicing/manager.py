@@ -20,6 +20,7 @@ import bisect
 from typing import Any, NamedTuple
 
 from ..aggregations import fold, lift
+from .clock import Instant, Time
 from .windows import INF, Session, Sliding, Window
 
 
@@ -28,9 +29,9 @@ class WindowResult(NamedTuple):
     an earlier report."""
 
     window: Window
-    start: Any
-    end: Any
-    value: Any
+    start: Instant
+    end: Instant
+    value: Any  # what the aggregation lowers to
     update: bool = False
 
 
@@ -38,9 +39,9 @@ class DynamicReports:
     """The reports of one session or context-aware window: sorted, non-overlapping bounds."""
 
     def __init__(self) -> None:
-        self.bounds: list[tuple[Any, Any]] = []
+        self.bounds: list[tuple[Time, Time]] = []
 
-    def classify(self, a: Any, b: Any, changed: bool) -> bool | None:
+    def classify(self, a: Time, b: Time, changed: bool) -> bool | None:
         """None: reported before and unchanged; else the update flag (and record it)."""
         bounds = self.bounds
         i = bisect.bisect_left(bounds, (a, -INF))
@@ -56,7 +57,7 @@ class DynamicReports:
         bounds[lo:hi] = [(a, b)]
         return update
 
-    def prune(self, h: Any) -> None:
+    def prune(self, h: Time) -> None:
         """Forget reports that end at or before h (their tuples are released: final)."""
         k = 0
         while k < len(self.bounds) and self.bounds[k][1] <= h:
@@ -64,7 +65,7 @@ class DynamicReports:
         del self.bounds[:k]
 
 
-def _any_in(sorted_times: list, a: Any, b: Any) -> bool:
+def _any_in(sorted_times: list[Time], a: Time, b: Time) -> bool:
     i = bisect.bisect_left(sorted_times, a)
     return i < len(sorted_times) and sorted_times[i] < b
 
@@ -83,11 +84,11 @@ class WindowManager:
 
     # -- the three kinds ----------------------------------------------------------------------
 
-    def _result(self, w: Window, a: Any, b: Any, update: bool) -> WindowResult:
+    def _result(self, w: Window, a: Time, b: Time, update: bool) -> WindowResult:
         agg = self.op.agg
         return WindowResult(w, a, b, agg.lower(self.op.slices.aggregate(a, b)), update)
 
-    def context_free(self, w: Any, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+    def context_free(self, w: Any, prev: Time, wm: Time, late: list) -> list[WindowResult]:
         sm = self.op.slices
         out = []
         seen = set()
@@ -121,7 +122,7 @@ class WindowManager:
         return out
 
     def dynamic(
-        self, w: Any, windows: list, prev: Any, wm: Any, late_sorted: list
+        self, w: Any, windows: list, prev: Time, wm: Time, late_sorted: list
     ) -> list[WindowResult]:
         reps = self.reports[w]
         out = []
@@ -134,7 +135,7 @@ class WindowManager:
                 out.append(self._result(w, a, b, update))
         return out
 
-    def sessions(self, w: Session, prev: Any, late_sorted: list) -> list[tuple[Any, Any]]:
+    def sessions(self, w: Session, prev: Time, late_sorted: list) -> list[tuple[Time, Time]]:
         """Sessions of gap w.gap that may be unreported or changed: from the session holding
         the earliest late tuple (or ending after the previous watermark) on."""
         sm = self.op.slices
@@ -161,7 +162,7 @@ class WindowManager:
         out.append((a, last + gap))
         return out
 
-    def edge_windows(self, ctx: Any, lo: Any) -> list[tuple[Any, Any]]:
+    def edge_windows(self, ctx: Any, lo: Time) -> list[tuple[Time, Time]]:
         """Windows [e_i, e_(i+1)) of a context-aware window ending after lo and holding tuples."""
         edges = ctx.edges
         sm = self.op.slices
@@ -173,7 +174,7 @@ class WindowManager:
                 out.append((a, b))
         return out
 
-    def count(self, w: Sliding, wm: Any, late_pos: int | None) -> list[WindowResult]:
+    def count(self, w: Sliding, wm: Time, late_pos: int | None) -> list[WindowResult]:
         op = self.op
         buf, base = op.tuples, op.base
         agg = op.agg

@@ -20,16 +20,18 @@ windows it reports times their query (O(slices) lazy, O(log slices) eager).
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import math
 import numbers
 from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from ..aggregations import AggLike, resolve
 from ..combined import Combined
 from .batch import process_batch, to_floats
-from .clock import Clock, seconds
+from .clock import Clock, Instant, Time, seconds
 from .manager import WindowManager, WindowResult
 from .slices import SliceManager
 from .stores import STORES
@@ -79,7 +81,7 @@ class WindowOperator:
     def __init__(
         self,
         agg: AggLike | None = None,
-        allowed_lateness: Any = 0,
+        allowed_lateness: float | dt.timedelta = 0,
         store: str = "eager",
         aggs: dict | None = None,
     ) -> None:
@@ -89,27 +91,27 @@ class WindowOperator:
             agg = Combined(aggs)
         assert agg is not None  # one of the two, checked above
         self.agg = resolve(agg)
-        allowed_lateness = seconds(allowed_lateness)
+        lateness = seconds(allowed_lateness)
         if (
-            isinstance(allowed_lateness, bool)
-            or not isinstance(allowed_lateness, numbers.Real)
-            or not float(allowed_lateness) >= 0
+            isinstance(lateness, bool)
+            or not isinstance(lateness, numbers.Real)
+            or not float(lateness) >= 0
         ):
-            raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
+            raise ValueError(f"allowed_lateness must be a number >= 0, got {lateness!r}")
         if store not in STORES:
             raise ValueError(f"unknown store {store!r}; valid: {', '.join(STORES)}")
-        self.allowed_lateness = allowed_lateness
+        self.allowed_lateness = cast(Time, lateness)  # a number, checked above
         self.store = store
         self.windows: list[Window] = []
         self._known: set[Window] = set()
         self.dropped = 0
-        self.wm: Any = -INF
+        self.wm: Time = -INF
         self._seq = 0
         self._late: list = []  # times of tuples that arrived behind the watermark
         self._late_pos: int | None = None  # smallest position a count window saw change
         self.tuples: list = []  # (t, seq, x) in time order, kept for count windows only
         self.base = 0  # tuples released before tuples[0]
-        self._sessions_from: Any = -INF  # no session starts before this time
+        self._sessions_from: Time = -INF  # no session starts before this time
         self.slices: SliceManager | None = None
         self._vector: VectorSlices | None = None  # the fast path, when it serves (vector.py)
         self._pending: tuple[list, list] = ([], [])  # tuples process() queued for it
@@ -156,7 +158,7 @@ class WindowOperator:
 
     # -- tuples ------------------------------------------------------------------------------
 
-    def process(self, t: Any, x: Any) -> None:
+    def process(self, t: Instant, x: Any) -> None:
         """One tuple, in arrival order (may be out of order)."""
         self._process(self.clock.encode(t), x)
 
@@ -198,14 +200,14 @@ class WindowOperator:
             assert self._vector is not None  # pending tuples are the fast path's
             self._vector.add(np.array(ts), to_floats(xs))
 
-    def process_batch(self, times: Any, values: Any) -> None:
+    def process_batch(self, times: npt.ArrayLike, values: npt.ArrayLike) -> None:
         """Many tuples (arrays, arrival order): the same result as a loop of ``process``."""
 
         process_batch(self, times, values)
 
     # -- watermarks --------------------------------------------------------------------------
 
-    def watermark(self, w: Any) -> list[WindowResult]:
+    def watermark(self, w: Instant) -> list[WindowResult]:
         """Report every window that ends at or before ``w`` and was not reported, and an
         update for each reported window a late tuple changed since."""
         if not (isinstance(w, float) and math.isinf(w)):  # +-inf: any stream's
@@ -230,12 +232,14 @@ class WindowOperator:
         if self.clock.kind in ("naive", "aware"):
             dec = self.clock.decode
             out = [
-                r._replace(start=dec(r.start), end=dec(r.end)) if r.window.measure == "time" else r
+                r._replace(start=dec(cast(Time, r.start)), end=dec(cast(Time, r.end)))
+                if r.window.measure == "time"
+                else r
                 for r in out
             ]
         return out
 
-    def next_end(self) -> Any:
+    def next_end(self) -> Instant | None:
         """A time at or before the end of every window not yet reported (None: nothing is
         pending): when to wake up next, for a stream processor's event-time timer."""
         if self._vector is not None:
@@ -260,7 +264,7 @@ class WindowOperator:
                 ends.append(math.nextafter(base, INF))
         return self.clock.decode(min(ends))
 
-    def _report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+    def _report(self, prev: Time, wm: Time, late: list) -> list[WindowResult]:
         """The Window Manager's reports, window definition by window definition."""
         out: list[WindowResult] = []
         m = self.manager

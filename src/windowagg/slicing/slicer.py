@@ -12,14 +12,13 @@ so a silent gap in event time costs O(grids), and the slice after it starts at t
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from .clock import Time
 from .windows import INF, ContextFreeWindow, Sliding
 
 
-def fuse(grids: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+def fuse(grids: list[tuple[Time, Time]]) -> list[tuple[Time, Time]]:
     """Algorithm 2's query fusion over all grids at once: drop every grid whose edges another
     grid has (grid a covers b when a's period divides b's and their offsets agree modulo it)."""
     unique = sorted(set(grids))
@@ -38,7 +37,7 @@ class StreamSlicer:
     """Edges of the context-free time windows: ``floor(t)`` is the start of t's slice."""
 
     def __init__(self) -> None:
-        self.grids: list[tuple[Any, Any]] = []  # fused (period, offset) pairs
+        self.grids: list[tuple[Time, Time]] = []  # fused (period, offset) pairs
         self.others: list[ContextFreeWindow] = []  # user windows: asked directly
         self._lo, self._hi = INF, -INF  # cached [floor, next edge) of the last lookup
 
@@ -58,7 +57,7 @@ class StreamSlicer:
     def empty(self) -> bool:
         return not self.grids and not self.others
 
-    def floor(self, t: Any) -> float:
+    def floor(self, t: Time) -> float:
         """The largest edge ``<= t`` (``-inf`` without context-free windows)."""
         if self._lo <= t < self._hi:  # the common case: same slice as the last tuple
             return self._lo

@@ -27,6 +27,7 @@ import bisect
 from typing import Any
 
 from ..aggregations import AggregationProtocol, fold, lift
+from .clock import Time
 from .slicer import StreamSlicer
 from .windows import INF, EdgeContext
 
@@ -37,7 +38,7 @@ class Slice:
 
     __slots__ = ("n", "partial", "start", "t_max", "t_min", "tuples")
 
-    def __init__(self, start: Any, t: Any, partial: Any, tuples: list | None) -> None:
+    def __init__(self, start: Time, t: Time, partial: Any, tuples: list | None) -> None:
         self.start = start
         self.t_min = self.t_max = t
         self.n = 1
@@ -54,12 +55,12 @@ class SliceManager:
         self.slicer = StreamSlicer()
         self.gap: float | None = None  # the smallest session gap (session fusion, 7.3.1)
         self.contexts: list[tuple[Any, EdgeContext]] = []  # context-aware windows
-        self.starts: list[Any] = []
+        self.starts: list[Time] = []
         self.slices: list[Slice] = []
 
     # -- keys --------------------------------------------------------------------------------
 
-    def floor(self, t: Any) -> Any:
+    def floor(self, t: Time) -> Time:
         """The last fixed or context-aware edge at or before t."""
         f = self.slicer.floor(t) if not self.slicer.empty else -INF
         for _w, ctx in self.contexts:
@@ -68,7 +69,7 @@ class SliceManager:
                 f = max(f, ctx.edges[i - 1])
         return f
 
-    def _key_after(self, j: int, t: Any) -> Any:
+    def _key_after(self, j: int, t: Time) -> Time:
         """The key of a tuple at t whose predecessor in time is the last tuple of slice j
         (j = -1: none): the same slice, a new fixed slice, or a new session."""
         c = self.floor(t)
@@ -80,7 +81,7 @@ class SliceManager:
 
     # -- changes -----------------------------------------------------------------------------
 
-    def add(self, t: Any, x: Any, seq: int) -> None:
+    def add(self, t: Time, x: Any, seq: int) -> None:
         """Incorporate one tuple (any order)."""
         lifted = lift(self.agg, x)
         if self.contexts:
@@ -104,7 +105,7 @@ class SliceManager:
         if i + 1 < len(slices):
             self._rekey(i + 1)  # Cases 1.3 and 2: the next slice may join t's session
 
-    def _add_to(self, i: int, t: Any, x: Any, seq: int, lifted: Any) -> None:
+    def _add_to(self, i: int, t: Time, x: Any, seq: int, lifted: Any) -> None:
         s = self.slices[i]
         agg = self.agg
         if s.tuples is not None:
@@ -148,7 +149,7 @@ class SliceManager:
         self.store.drop(b.start)
         self.store.put(a.start, a.start, a.partial)
 
-    def _notify(self, t: Any, x: Any) -> None:
+    def _notify(self, t: Time, x: Any) -> None:
         """Tell the context-aware windows of a tuple; apply the edges they add or remove."""
         for w, ctx in self.contexts:
             w.notify(ctx, t, x)
@@ -161,7 +162,7 @@ class SliceManager:
                 if k < len(self.starts) and self.starts[k] == e:
                     self._rekey(k)
 
-    def _split_at(self, e: Any) -> None:
+    def _split_at(self, e: Time) -> None:
         """A new edge at e: the slice holding tuples on both sides of it splits (from its
         tuples), or moves its start when all its tuples lie after e."""
         i = bisect.bisect_left(self.starts, e) - 1
@@ -195,11 +196,11 @@ class SliceManager:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def range(self, lo: Any, hi: Any) -> tuple[int, int]:
+    def range(self, lo: Time, hi: Time) -> tuple[int, int]:
         """Indexes i..j-1 of the slices starting in [lo, hi)."""
         return bisect.bisect_left(self.starts, lo), bisect.bisect_left(self.starts, hi)
 
-    def aggregate(self, lo: Any, hi: Any) -> Any:
+    def aggregate(self, lo: Time, hi: Time) -> Any:
         """The partial aggregate of the window [lo, hi)."""
         i, j = self.range(lo, hi)
         return self.store.query(self.slices, i, j)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..aggregations import AggregationProtocol, fold
 from ..ooo import ooo
+from .clock import Time
 
 
 class LazyStore:
@@ -26,13 +27,13 @@ class LazyStore:
     def __init__(self, agg: AggregationProtocol) -> None:
         self.agg = agg
 
-    def put(self, start: Any, old_start: Any, partial: Any, appended: Any = None) -> None:
+    def put(self, start: Time, old_start: Time | None, partial: Any, appended: Any = None) -> None:
         pass  # the partials live in the slices themselves
 
-    def drop(self, start: Any) -> None:
+    def drop(self, start: Time) -> None:
         pass
 
-    def release(self, t: Any) -> None:
+    def release(self, t: Time) -> None:
         pass
 
     def query(self, slices: list, i: int, j: int) -> Any:
@@ -46,7 +47,7 @@ class EagerStore:
         self.agg = agg
         self.tree = ooo("fiba", agg, backend="python")
 
-    def put(self, start: Any, old_start: Any, partial: Any, appended: Any = None) -> None:
+    def put(self, start: Time, old_start: Time | None, partial: Any, appended: Any = None) -> None:
         """Slice ``old_start`` (None: a new slice) now starts at ``start`` and holds
         ``partial``; ``appended``, when given, is what was combined at its young end (one
         insert into the FiBA instead of an evict and an insert)."""
@@ -58,10 +59,10 @@ class EagerStore:
             tree._evict(old_start)
         tree._insert(start, partial)
 
-    def drop(self, start: Any) -> None:
+    def drop(self, start: Time) -> None:
         self.tree._evict(start)
 
-    def release(self, t: Any) -> None:
+    def release(self, t: Time) -> None:
         if len(self.tree):
             self.tree._bulk_evict(t)
 

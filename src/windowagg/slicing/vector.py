@@ -22,11 +22,10 @@ to rounding; integer-valued data agrees exactly up to 2^53.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..aggregations import COMBINE, Aggregation, AggregationProtocol, facts
+from .clock import Time
 from .manager import WindowResult
 from .windows import Sliding
 
@@ -59,7 +58,7 @@ class VectorSlices:
     """Slice arrays and the vectorised slicer and window manager over them."""
 
     def __init__(
-        self, agg: AggregationProtocol, windows: list[Sliding], grids: list[tuple[Any, Any]]
+        self, agg: AggregationProtocol, windows: list[Sliding], grids: list[tuple[Time, Time]]
     ) -> None:
         assert isinstance(agg, Aggregation)  # serves() takes built-ins with partial columns only
         self.agg = agg
@@ -146,7 +145,7 @@ class VectorSlices:
             for c in self.cols:
                 self.cols[c] = np.insert(self.cols[c], at, part[c][fresh])
 
-    def release(self, h: Any) -> None:
+    def release(self, h: Time) -> None:
         """Forget slices no window ending after h can hold."""
         cut = int(np.searchsorted(self.starts, h - self.longest - self.widest))
         if cut:
@@ -157,7 +156,7 @@ class VectorSlices:
 
     # -- reporting ---------------------------------------------------------------------------
 
-    def _windows_from_slices(self, lo_end: Any, hi_end: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _windows_from_slices(self, lo_end: Time, hi_end: Time) -> tuple[np.ndarray, np.ndarray]:
         """(k, definition) of every window holding a slice, with lo_end < end <= hi_end."""
         s = self.starts
         d = np.repeat(np.arange(len(self.z)), len(s))
@@ -170,7 +169,7 @@ class VectorSlices:
         pairs = np.unique(np.stack([dd[keep], k[keep]]), axis=1)
         return pairs[1], pairs[0]
 
-    def _candidates(self, prev: Any, wm: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _candidates(self, prev: Time, wm: Time) -> tuple[np.ndarray, np.ndarray]:
         first, last = self.starts[0], self.starts[-1]
         lo_end = max(prev, first)
         hi_end = np.minimum(wm, last + self.z)
@@ -181,7 +180,7 @@ class VectorSlices:
             return self._windows_from_slices(lo_end, wm)  # a silent gap: only where tuples are
         return _ranges(k_lo.astype(np.int64), k_hi.astype(np.int64))
 
-    def _late_windows(self, late: np.ndarray, prev: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _late_windows(self, late: np.ndarray, prev: Time) -> tuple[np.ndarray, np.ndarray]:
         d = np.repeat(np.arange(len(self.z)), len(late))
         tt = np.tile(late, len(self.z))
         z, sl = self.z[d], self.sl[d]
@@ -217,7 +216,7 @@ class VectorSlices:
         prefix = {c: np.concatenate([[0], np.cumsum(a)]) for c, a in cols.items()}
         return self.agg.lower_columns({c: p[hi] - p[lo] for c, p in prefix.items()})
 
-    def report_arrays(self, prev: Any, wm: Any, late: list) -> tuple:
+    def report_arrays(self, prev: Time, wm: Time, late: list) -> tuple:
         """(definition index, start, end, value, update) arrays of the windows to report, by
         definition, then end, then start; values NaN where there is none."""
         if not len(self.starts):
@@ -254,7 +253,7 @@ class VectorSlices:
                 col.append(arr)
         return tuple(np.concatenate(c) if c else np.empty(0) for c in cols)
 
-    def report(self, prev: Any, wm: Any, late: list) -> list[WindowResult]:
+    def report(self, prev: Time, wm: Time, late: list) -> list[WindowResult]:
         d, a, b, v, u = self.report_arrays(prev, wm, late)
         ws = self.windows
         vals = v.tolist()
