@@ -11,12 +11,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from .aggregations import resolve
 from .durations import NeedsUnitError, PlainNumbersError
 from .frames import frame
 from .specs import SpecError, parse
+
+#: a table of the engine the command line runs on (a pandas or a Spark DataFrame)
+Frame = TypeVar("Frame")
 
 FORMATS = {
     ".csv": "csv",
@@ -255,8 +258,12 @@ def check_queries(columns: list[str], args: RunArgs) -> str:
 
 
 def aggregate(
-    table: Any, args: RunArgs, rolling_aggregate: Any, window_aggregate: Any, at: Any = None
-) -> Any:
+    table: Frame,
+    args: RunArgs,
+    rolling_aggregate: Callable[..., Frame],
+    window_aggregate: Callable[..., Frame],
+    at: Frame | None = None,
+) -> Frame:
     """``rolling_aggregate`` (``--rolling``, at the rows of ``at``: ``--at``) or
     ``window_aggregate`` of Spark's or the local tables' functions on ``table``, as the
     arguments say; their errors as a UserError."""

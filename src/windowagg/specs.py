@@ -10,7 +10,7 @@ microseconds, the internal unit of timestamps), or None for plain numbers (bare 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable
 
 from .durations import SECONDS, SpecError, duration
 from .slicing import Session, Sliding, Tumbling, Window
@@ -82,7 +82,7 @@ def canonical(w: Window, unit: float | None) -> str:
     raise SpecError(f"window {w!r} has no spec string")
 
 
-def windows_of(items: Any, unit: float | None) -> list[Window]:
+def windows_of(items: str | Window | Iterable[str | Window], unit: float | None) -> list[Window]:
     """Window objects or spec strings, as window objects (sizes of objects given for a
     timestamp column are in seconds)."""
     if isinstance(items, str | Window):

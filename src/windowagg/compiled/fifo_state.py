@@ -6,8 +6,6 @@ Used by :class:`windowagg.fifo.compiled.CompiledFifo` and :func:`windowagg.slidi
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..kernels.families import FAMILIES
@@ -66,7 +64,7 @@ class FifoState:
         """Make room for a window of ``n`` elements, keeping the contents."""
         if n <= self.cap:
             return
-        old: dict[str, Any] = {"buf": self.buf, "aux": self.aux, "iaux": self.iaux}
+        old: dict[str, np.ndarray] = {"buf": self.buf, "aux": self.aux, "iaux": self.iaux}
         oldcap = self.cap
         newcap = capacity_for(max(n, 2 * oldcap))
         f, e = int(self.ptr[0]), int(self.ptr[1])

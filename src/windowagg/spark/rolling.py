@@ -15,8 +15,8 @@ FIFO window once, whatever the frame.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,7 +41,9 @@ from .stream import (
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.streaming.state import GroupState
     from pyspark.sql.types import StructType
 
 
@@ -99,7 +101,9 @@ def _stream_func(plan: RollingPlan, schema: pa.Schema, flags: dict):
     """The per-group function of a stream: the group's keys' kept rows and the new ones; every
     row behind the watermark answered once, with its frames' values."""
 
-    def run(key: tuple, frames: Any, state: Any) -> Any:
+    def run(
+        key: tuple, frames: Iterable[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
         carry = kept_state(state)
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()

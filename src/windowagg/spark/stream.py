@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -122,7 +122,9 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: pa.Schema, flags: dict[str
     stream engine (:class:`windowagg.engine.window_stream.WindowStream`)."""
     stream = None
 
-    def run(key: tuple, frames: Any, state: Any) -> Any:
+    def run(
+        key: tuple, frames: Iterable[pd.DataFrame], state: GroupState
+    ) -> Iterator[pd.DataFrame]:
         nonlocal stream
         if stream is None:
             stream = WindowStream(over, schema)
