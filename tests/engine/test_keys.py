@@ -1,7 +1,9 @@
 """Keys as dense codes and the order by key and time: against numpy's stable lexsort, for
-whole-number times (one radix sort of all times, or a radix sort per key where keys hold
-many rows) and others (a merge sort per key), with ties, null (-inf) and NaN (+inf) times,
-spans of a few values and of 2^41, on one thread and on several."""
+whole-number times (a radix sort of each key's rows packed with their row numbers: insertion,
+one pass then insertion, or passes from the least significant digit for long keys) and
+others (a merge sort per key, also where a key and a row number do not fit one word), with
+ties, null (-inf) and NaN (+inf) times, spans of a few values and of 2^41, on one thread and
+on several."""
 
 from __future__ import annotations
 
@@ -120,3 +122,43 @@ def test_bursts_of_near_times_in_long_keys_sort_stably() -> None:
     order, ordered, _ = keyed_sort(keyed, times)
     want = np.lexsort((times, keyed.codes))
     assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
+
+
+def test_long_keys_take_the_least_significant_digit_passes(monkeypatch) -> None:
+    """Keys of at least LSD_ROWS rows, times with ties and a span of 2^37 (a day in
+    microseconds) plus -inf and +inf: sorted by radix passes from the least significant
+    digit, stably, on several threads, as lexsort orders them."""
+    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 1)
+    rng = np.random.default_rng(3)
+    n = 5 * kernels.LSD_ROWS
+    codes = rng.integers(0, 3, n)
+    times = rng.integers(0, 2**37, n // 8)[rng.integers(0, n // 8, n)].astype(float)
+    times[rng.random(n) < 0.01] = -np.inf
+    times[rng.random(n) < 0.01] = np.inf
+    keyed = key_codes(pa.table({"k": codes}), ["k"])
+    order, ordered, seg = keyed_sort(keyed, times)
+    assert np.diff(seg).min() >= kernels.LSD_ROWS
+    want = np.lexsort((times, codes))
+    assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
+
+
+def test_keys_and_row_numbers_too_wide_for_one_word_merge_sort(monkeypatch) -> None:
+    """A span of 2^47 over 2^16 rows: a key and a row number need 64 bits, more than one
+    packed word holds, so each key's rows are merge-sorted instead (the radix sort does not
+    run), in the same order; likewise for integer keys the caller gives."""
+    calls = []
+    real = kernels.radix_segments
+    monkeypatch.setattr(kernels, "radix_segments", lambda *a: (calls.append(1), real(*a))[1])
+    rng = np.random.default_rng(4)
+    n = 2**16
+    codes = rng.integers(0, 4, n)
+    times = rng.integers(0, 2**47, n // 4)[rng.integers(0, n // 4, n)].astype(float)
+    keyed = key_codes(pa.table({"k": codes}), ["k"])
+    want = np.lexsort((times, codes))
+    order, ordered, _ = keyed_sort(keyed, times)
+    assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
+    sortable = _sortable(times)
+    assert sortable is not None and sortable[1] + 16 > 62
+    order, ordered, _ = keyed_sort(keyed, None, sortable)
+    assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
+    assert calls == []

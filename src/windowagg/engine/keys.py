@@ -39,7 +39,8 @@ def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
         lo, hi = (v.as_py() for v in pc.min_max(col).values())
         if hi - lo < 4 * len(col) + 16:  # small integers: their offsets are the codes
-            return np.subtract(col.to_numpy(), lo, dtype=np.int64), hi - lo + 1
+            codes = empty(len(col), np.int64)  # the engine's memory: no fresh pages
+            return np.subtract(col.to_numpy(), lo, out=codes, dtype=np.int64), hi - lo + 1
     enc = pc.dictionary_encode(col, null_encoding="encode")
     dictionary = enc.dictionary
     rank = empty(len(dictionary), np.int64)
@@ -86,7 +87,7 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
 def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
     keys in the same order (-inf 0, +inf ``top``), the bits they need, for a radix sort, and
-    what turns keys back into times (:func:`windowagg.kernels.keyed.times_of_keys`: ``base``,
+    what turns keys back into times (:func:`windowagg.kernels.keyed.unpacked`: ``base``,
     ``top``); None for other times, or a span that would need more than four passes of 12
     bits."""
     lo, hi, finite, whole = kernels.finite_span(times)
@@ -102,10 +103,11 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     return keys, int(span).bit_length(), float(lo), int(span) - 1
 
 
-def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray) -> np.ndarray:
+def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int) -> np.ndarray:
     """A counting sort of the rows by code, stable, in parts of the rows on the cores: each
     part counts its codes, a part's rows of code k go after the earlier parts' rows of code k.
-    Fills ``seg`` (zeroed) and ``order``; returns ``keys`` in that order."""
+    Fills ``seg`` (zeroed); returns the rows in that order, each packed with its key
+    (``keys[i] << ib | i``, :func:`windowagg.kernels.keyed.by_code`)."""
     codes, n = keyed.codes, len(keyed.codes)
     pieces = parallel.chunks(n)
     counts = [np.zeros(keyed.m, np.int64) for _ in pieces]
@@ -114,12 +116,12 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, order: np.ndarray)
     )
     np.cumsum(sum(counts), out=seg[1:])
     places = list(itertools.accumulate(counts[:-1], initial=seg[:-1].copy()))
-    out = empty(n, np.int64)
+    rows = empty(n, np.int64)
     parallel.on_cores(
-        lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], order, out),
+        lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], ib, rows),
         list(range(len(pieces))),
     )
-    return out
+    return rows
 
 
 def keyed_sort(
@@ -128,12 +130,13 @@ def keyed_sort(
     """The rows by key, then time (stable: ties keep the input's order), and the key
     segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``, with the times in
     that order (from the sorted keys, where the radix sort has them). Times in whole
-    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a counting sort
-    by key on both cores, then each key's times sorted over their own span
-    (:func:`windowagg.kernels.keyed.radix_segments`: insertion for a few rows, else one
-    radix pass then insertion; a key's rows fit the cache; parts of the keys on threads),
-    O(n) for spread times. Other times: a counting sort by key, then each key's times
-    merge-sorted, parts of the keys on threads. ``sortable``: the times as
+    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years), whose key and
+    row number fit one int64 together: a counting sort by key on both cores into rows packed
+    with their keys, then each key's rows sorted over their own span
+    (:func:`windowagg.kernels.keyed.radix_segments`: insertion for a few rows, radix passes
+    for many, one radix pass then insertion between; a key's rows fit the cache; parts of the
+    keys on threads), O(n) for spread times. Other times: a counting sort by key, then each
+    key's times merge-sorted, parts of the keys on threads. ``sortable``: the times as
     :func:`_sortable` gives them, where the caller has them as integers already (``times``
     is then None)."""
 
@@ -143,20 +146,27 @@ def keyed_sort(
     if sortable is None:
         times = np.ascontiguousarray(times, float)
         sortable = _sortable(times) if n else None
-    if sortable is not None:  # by key, then each key's times
-        keys = _by_code(keyed, sortable[0], seg, order)
-        work = empty(n, np.int64), empty(n, np.int64)
+    ib = max(1, (n - 1).bit_length())  # the bits of a row number
+    if sortable is not None and sortable[1] + ib <= 62:  # by key, then each key's times
+        keys, _bits, base, top = sortable
+        rows = _by_code(keyed, keys, seg, ib)
+        work = empty(n, np.int64)
         parallel.on_cores(
-            lambda part: kernels.radix_segments(
-                keys, part, order, *work, np.empty(1 << 15, np.int64)
-            ),
+            lambda part: kernels.radix_segments(rows, part, work, np.empty(1 << 15, np.int64), ib),
             parallel.parts(seg),
         )
         del work
         ordered = empty(n)
-        kernels.times_of_keys(keys, *sortable[2:], ordered)
+        pieces = parallel.chunks(n)
+        parallel.on_cores(
+            lambda j: kernels.unpacked(rows, ib, *pieces[j], base, top, order, ordered),
+            list(range(len(pieces))),
+        )
         return order, ordered, seg
-    assert times is not None  # other times: the caller's floats
+    if times is None:  # the caller's integer keys, too wide to pack: their times
+        assert sortable is not None  # given with times None
+        keys, _bits, base, top = sortable
+        times = np.where(keys == 0, -np.inf, np.where(keys == top, np.inf, base + (keys - 1.0)))
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times

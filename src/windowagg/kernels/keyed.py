@@ -4,11 +4,12 @@ the span between two window edges) of a key is one cell of a flat array.
 
 * :func:`by_code` and :func:`radix_segments`: the order by key, then time, stable (ties keep
   the input's order) for whole-number times: a counting sort by key (parts of the rows on
-  threads), then each key's times sorted over their own span (insertion for a few rows, else
-  one most significant digit pass, then insertion, or radix passes for a burst), parts of the
-  keys on threads (:func:`windowagg.engine.parallel.on_cores`). :func:`order_of_code` and
-  :func:`sort_segments`, for other times: a counting sort by code, then each key's rows
-  merge-sorted by time, a key already in time order in one linear check.
+  threads) into rows packed with their time (one word per row), then each key's rows sorted
+  over their own span (insertion for a few rows, radix passes from the least significant
+  digit for many, else one most significant digit pass, then insertion, or radix passes for
+  a burst), parts of the keys on threads (:func:`windowagg.engine.parallel.on_cores`).
+  :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
+  then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,
   slice) before any sort (slices are fewer than rows): every key's slices from its first to its
   last are one run of cells, and each row adds itself to its cell, O(n).
@@ -84,105 +85,108 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
                 order[i] = work_rows[i]
 
 
-#: a run of at most this many rows is sorted by insertion (stable; in the cache)
+#: a run of at most this many rows is sorted by insertion (in the cache)
 SMALL_RUN = 32
+#: a key of at least this many rows is sorted by least significant digit passes of up to
+#: :data:`LSD_BITS` bits; a shorter one by one most significant digit pass, then insertion
+LSD_ROWS = 4096
+LSD_BITS = 12
 
 
 @inline
-def _insertion(keys, order, s, e):
-    """``keys[s:e]`` sorted, stably, each row of ``order`` moved with its key."""
+def _insertion(rows, s, e):
+    """``rows[s:e]`` sorted by insertion (packed rows: no two are equal)."""
     for i in range(s + 1, e):
-        k = keys[i]
-        if k >= keys[i - 1]:
+        v = rows[i]
+        if v >= rows[i - 1]:
             continue
-        o = order[i]
         j = i - 1
-        while j >= s and keys[j] > k:
-            keys[j + 1] = keys[j]
-            order[j + 1] = order[j]
+        while j >= s and rows[j] > v:
+            rows[j + 1] = rows[j]
             j -= 1
-        keys[j + 1] = k
-        order[j + 1] = o
+        rows[j + 1] = v
 
 
 @inline
-def _lsd(keys, s, e, order, keys_work, order_work, counts):
-    """``keys[s:e]`` sorted, stably, by a least significant digit radix sort over the span
-    of its own keys, in passes of at most 13 bits (fewer for a short run), each row of
-    ``order`` moved with its key; the passes go back and forth between the arrays and
-    ``keys_work``, ``order_work`` (work space at the run's own rows); ``counts``: 8192
-    entries."""
-    lo = keys[s]
+def _lsd(rows, s, e, work, counts, ib):
+    """``rows[s:e]`` (packed) sorted by their keys (the bits from ``ib`` up), stably, by least
+    significant digit passes over the span of their own keys, of at most :data:`LSD_BITS` bits
+    (fewer for a short run); the passes go back and forth between ``rows`` and ``work`` (at
+    the run's own places); ``counts``: ``2**LSD_BITS`` entries."""
+    lo = rows[s] >> ib
     hi = lo
     for i in range(s, e):
-        lo = min(lo, keys[i])
-        hi = max(hi, keys[i])
+        k = rows[i] >> ib
+        lo = min(lo, k)
+        hi = max(hi, k)
     bits = 0
     while (hi - lo) >> bits:
         bits += 1
     most = 4  # digits of about the run's length: its counts fit with its rows
-    while most < 13 and (1 << most) < e - s:
+    while most < LSD_BITS and (1 << most) < e - s:
         most += 1
     passes = (bits + most - 1) // most
     width = (bits + passes - 1) // passes if passes else 0
     mask = (1 << width) - 1
-    shift = 0
+    base = lo << ib
+    shift = ib
     flipped = False  # whether the rows are in the work space
     for _ in range(passes):
-        src_k, src_o = (keys_work, order_work) if flipped else (keys, order)
-        dst_k, dst_o = (keys, order) if flipped else (keys_work, order_work)
+        src, dst = (work, rows) if flipped else (rows, work)
         for d in range(mask + 1):
             counts[d] = 0
         for i in range(s, e):
-            counts[((src_k[i] - lo) >> shift) & mask] += 1
+            counts[((src[i] - base) >> shift) & mask] += 1
         total = s
         for d in range(mask + 1):
             c = counts[d]
             counts[d] = total
             total += c
         for i in range(s, e):
-            d = ((src_k[i] - lo) >> shift) & mask
+            v = src[i]
+            d = ((v - base) >> shift) & mask
             j = counts[d]
-            dst_k[j] = src_k[i]
-            dst_o[j] = src_o[i]
+            dst[j] = v
             counts[d] = j + 1
         flipped = not flipped
         shift += width
     if flipped:
         for i in range(s, e):
-            keys[i] = keys_work[i]
-            order[i] = order_work[i]
+            rows[i] = work[i]
 
 
 @kernel
-def radix_segments(keys, seg, order, keys_work, order_work, counts):
-    """Each segment of ``order`` (its rows in the input's order) sorted by ``keys`` (in the
-    same places: ``keys[i]`` is row ``order[i]``'s, a non-negative int64; sorted with them, so
-    that it still is), stably. A segment already in order is left after one linear check; a
-    short one is sorted by insertion; others by one most significant digit pass over the span
-    of its own keys (about eight rows per digit, at most 2**14 digits), each digit's rows
-    then by insertion, or, where a digit holds more than ``SMALL_RUN`` rows (bursts of equal
-    or near times), by a least significant digit radix sort of that digit's rows
-    (:func:`_lsd`). ``keys_work`` and ``order_work`` (one per row): work space, each segment
-    on its own rows, so that parts of the segments sort on several threads at once;
-    ``counts``: 32768 entries, this thread's own. A key's rows fit the cache where all rows
-    do not."""
+def radix_segments(rows, seg, work, counts, ib):
+    """Each segment of ``rows`` sorted. A row is packed into one int64: its key (a non-negative
+    sort key of its time) above bit ``ib``, its row number below (:func:`by_code`), so that no
+    two rows are equal, ties in time go by row number (the sort is stable) and a sort moves one
+    word per row. A segment already in order is left after one linear check; a short one is
+    sorted by insertion; a long one (:data:`LSD_ROWS`) by least significant digit passes over
+    the span of its own keys (:func:`_lsd`); others by one most significant digit pass (about
+    eight rows per digit, at most 2**14 digits), each digit's rows then by insertion, or, where
+    a digit holds more than ``SMALL_RUN`` rows (bursts of equal or near times), by
+    :func:`_lsd`. ``work`` (one per row): work space, each segment on its own rows, so that
+    parts of the segments sort on several threads at once; ``counts``: 32768 entries, this
+    thread's own. A key's rows fit the cache where all rows do not."""
     for g in range(seg.shape[0] - 1):
         s = seg[g]
         e = seg[g + 1]
         if e - s <= SMALL_RUN:
-            _insertion(keys, order, s, e)
+            _insertion(rows, s, e)
             continue
-        lo = keys[s]
+        lo = rows[s] >> ib
         hi = lo
         ordered = True
         for i in range(s, e):
-            v = keys[i]
-            lo = min(lo, v)
-            hi = max(hi, v)
-            if i > s and v < keys[i - 1]:
+            k = rows[i] >> ib
+            lo = min(lo, k)
+            hi = max(hi, k)
+            if i > s and rows[i] < rows[i - 1]:
                 ordered = False
         if ordered:
+            continue
+        if e - s >= LSD_ROWS:
+            _lsd(rows, s, e, work, counts, ib)
             continue
         bits = 0
         while (hi - lo) >> bits:
@@ -196,26 +200,25 @@ def radix_segments(keys, seg, order, keys_work, order_work, counts):
         for d in range(digits + 1):
             counts[d] = 0
         for i in range(s, e):
-            counts[((keys[i] - lo) >> shift) + 1] += 1
+            counts[((rows[i] >> ib) - lo >> shift) + 1] += 1
         counts[0] = s
         for d in range(1, digits + 1):
             counts[d] += counts[d - 1]
         for i in range(s, e):  # stable: each digit's rows in their order
-            d = (keys[i] - lo) >> shift
+            v = rows[i]
+            d = (v >> ib) - lo >> shift
             j = counts[d]
-            keys_work[j] = keys[i]
-            order_work[j] = order[i]
+            work[j] = v
             counts[d] = j + 1
         for i in range(s, e):
-            keys[i] = keys_work[i]
-            order[i] = order_work[i]
+            rows[i] = work[i]
         a = s  # digit d's rows are now [counts[d - 1], counts[d])
         for d in range(digits):
             b = counts[d]
             if b - a <= SMALL_RUN:
-                _insertion(keys, order, a, b)
+                _insertion(rows, a, b)
             else:
-                _lsd(keys, a, b, order, keys_work, order_work, counts[digits + 1 :])
+                _lsd(rows, a, b, work, counts[digits + 1 :], ib)
             a = b
 
 
@@ -397,16 +400,15 @@ def code_counts(codes, a, b, counts):
 
 
 @kernel
-def by_code(codes, keys, a, b, place, order, keys_out):
+def by_code(codes, keys, a, b, place, ib, rows):
     """Rows ``[a, b)`` by code, stably: row i goes to ``place[codes[i]]`` (the place of its
-    code's next row, moved on) of ``order``, and its ``keys[i]`` to the same place of
-    ``keys_out`` (one pass reading the rows in order; each code's rows written in one run).
-    Parts of the rows run on several threads at once, each with its own ``place``."""
+    code's next row, moved on) of ``rows``, packed with its sort key: ``keys[i] << ib | i``
+    (:func:`radix_segments`; one pass reading the rows in order, each code's rows written in
+    one run). Parts of the rows run on several threads at once, each with its own ``place``."""
     for i in range(a, b):
         k = codes[i]
         j = place[k]
-        order[j] = i
-        keys_out[j] = keys[i]
+        rows[j] = keys[i] << ib | i
         place[k] = j + 1
 
 
@@ -480,11 +482,15 @@ def descends(x):
 
 
 @kernel
-def times_of_keys(keys, base, top, times):
-    """The times of :func:`sortable_keys`' keys: 0 is -inf, ``top`` +inf, others
-    ``base + key - 1``."""
-    for i in range(keys.shape[0]):
-        k = keys[i]
+def unpacked(rows, ib, a, b, base, top, order, times):
+    """Packed rows ``[a, b)`` (:func:`by_code`) apart: ``order[i]`` row i's number,
+    ``times[i]`` its time from its :func:`sortable_keys` key (0 -inf, ``top`` +inf, others
+    ``base + key - 1``)."""
+    mask = (1 << ib) - 1
+    for i in range(a, b):
+        v = rows[i]
+        order[i] = v & mask
+        k = v >> ib
         times[i] = -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
 
 
