@@ -88,8 +88,7 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
     keys in the same order (-inf 0, +inf ``top``), the bits they need, for a radix sort, and
     what turns keys back into times (:func:`windowagg.kernels.keyed.unpacked`: ``base``,
-    ``top``); None for other times, or a span that would need more than four passes of 12
-    bits."""
+    ``top``); None for other times, or a span of 2**48 or more."""
     lo, hi, finite, whole = kernels.finite_span(times)
     if not finite:
         keys = empty(len(times), np.int64)
