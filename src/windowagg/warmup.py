@@ -104,6 +104,8 @@ def _tables() -> None:
         rolling_aggregate(
             big | {"v": values}, time="t", key="k", aggs={"s": ("sum", "v", "rows:5")}
         )
+    wide = big | {"t": big["t"] * 2**29}  # a key and a row number wider than one word
+    rolling_aggregate(wide, time="t", key="k", aggs={"s": ("sum", "v", "rows:5")})
 
 
 def warmup(processes: int = 2, report=print) -> float:

@@ -1,7 +1,8 @@
 """Keys as dense codes and the order by key and time: against numpy's stable lexsort, for
 whole-number times (a radix sort of each key's rows packed with their row numbers: insertion,
 one pass then insertion, or passes from the least significant digit for long keys) and
-others (a merge sort per key, also where a key and a row number do not fit one word), with
+keys and row numbers too wide for one word (shortened keys, then refined) and others (a
+merge sort per key), with
 ties, null (-inf) and NaN (+inf) times, spans of a few values and of 2^41, on one thread and
 on several."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,23 +144,50 @@ def test_long_keys_take_the_least_significant_digit_passes(monkeypatch) -> None:
     assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
 
 
-def test_keys_and_row_numbers_too_wide_for_one_word_merge_sort(monkeypatch) -> None:
+@pytest.mark.parametrize("spread", [True, False])
+def test_keys_and_row_numbers_too_wide_for_one_word_are_refined(monkeypatch, spread) -> None:
     """A span of 2^47 over 2^16 rows: a key and a row number need 64 bits, more than one
-    packed word holds, so each key's rows are merge-sorted instead (the radix sort does not
-    run), in the same order; likewise for integer keys the caller gives."""
+    packed word holds, so the radix sort runs on keys without their two lowest bits and the
+    rows of equal shortened keys are then sorted by their whole keys, on several threads:
+    the order is lexsort's, for times spread far apart and for times in runs of neighbours
+    (1, 2, 3 share a shortened key), ties in the input's order; likewise for integer keys the
+    caller gives."""
     calls = []
-    real = kernels.radix_segments
-    monkeypatch.setattr(kernels, "radix_segments", lambda *a: (calls.append(1), real(*a))[1])
+    for name in ("radix_segments", "refined"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(
+            kernels, name, lambda *a, name=name, real=real: (calls.append(name), real(*a))[1]
+        )
+    monkeypatch.setattr(parallel, "PARALLEL_ROWS", 1)
     rng = np.random.default_rng(4)
     n = 2**16
     codes = rng.integers(0, 4, n)
-    times = rng.integers(0, 2**47, n // 4)[rng.integers(0, n // 4, n)].astype(float)
+    tops = rng.integers(0, 2**47, n // 64) & ~7  # neighbours: 8 values from each of these
+    times = (tops[rng.integers(0, n // 64, n)] + rng.integers(0, 8 if spread else 1, n)).astype(
+        float
+    )
+    times[rng.random(n) < 0.01] = -np.inf
+    times[:2] = 0, 2**47  # the span: keys of 48 bits
     keyed = key_codes(pa.table({"k": codes}), ["k"])
     want = np.lexsort((times, codes))
     order, ordered, _ = keyed_sort(keyed, times)
     assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
     sortable = _sortable(times)
-    assert sortable is not None and sortable[1] + 16 > 62
+    assert sortable is not None and sortable[1] + 16 == 64
     order, ordered, _ = keyed_sort(keyed, None, sortable)
+    assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
+    assert {"radix_segments", "refined"} <= set(calls)
+
+
+def test_fractional_times_take_the_merge_sort(monkeypatch) -> None:
+    """Times that are not whole numbers have no radix keys: each key's rows are merge-sorted
+    (the radix sort does not run), in lexsort's order."""
+    calls = []
+    real = kernels.radix_segments
+    monkeypatch.setattr(kernels, "radix_segments", lambda *a: (calls.append(1), real(*a))[1])
+    rng = np.random.default_rng(5)
+    codes, times = rng.integers(0, 4, 5000), rng.integers(0, 50, 5000) * 0.37
+    order, ordered, _ = keyed_sort(key_codes(pa.table({"k": codes}), ["k"]), times)
+    want = np.lexsort((times, codes))
     assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
     assert calls == []

@@ -102,11 +102,11 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
     return keys, int(span).bit_length(), float(lo), int(span) - 1
 
 
-def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int) -> np.ndarray:
+def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: int) -> np.ndarray:
     """A counting sort of the rows by code, stable, in parts of the rows on the cores: each
     part counts its codes, a part's rows of code k go after the earlier parts' rows of code k.
     Fills ``seg`` (zeroed); returns the rows in that order, each packed with its key
-    (``keys[i] << ib | i``, :func:`windowagg.kernels.keyed.by_code`)."""
+    (``keys[i] >> shift << ib | i``, :func:`windowagg.kernels.keyed.by_code`)."""
     codes, n = keyed.codes, len(keyed.codes)
     pieces = parallel.chunks(n)
     counts = [np.zeros(keyed.m, np.int64) for _ in pieces]
@@ -117,7 +117,7 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int) -> np.nda
     places = list(itertools.accumulate(counts[:-1], initial=seg[:-1].copy()))
     rows = empty(n, np.int64)
     parallel.on_cores(
-        lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], ib, rows),
+        lambda j: kernels.by_code(codes, keys, *pieces[j], places[j], ib, shift, rows),
         list(range(len(pieces))),
     )
     return rows
@@ -129,15 +129,18 @@ def keyed_sort(
     """The rows by key, then time (stable: ties keep the input's order), and the key
     segments of that order: key k's rows are ``order[seg[k]:seg[k + 1]]``, with the times in
     that order (from the sorted keys, where the radix sort has them). Times in whole
-    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years), whose key and
-    row number fit one int64 together: a counting sort by key on both cores into rows packed
-    with their keys, then each key's rows sorted over their own span
+    numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a counting sort
+    by key on both cores into rows packed with their keys (one int64 with the row number),
+    then each key's rows sorted over their own span
     (:func:`windowagg.kernels.keyed.radix_segments`: insertion for a few rows, radix passes
     for many, one radix pass then insertion between; a key's rows fit the cache; parts of the
-    keys on threads), O(n) for spread times. Other times: a counting sort by key, then each
-    key's times merge-sorted, parts of the keys on threads. ``sortable``: the times as
-    :func:`_sortable` gives them, where the caller has them as integers already (``times``
-    is then None)."""
+    keys on threads), O(n) for spread times. Where a key and a row number need more than 62
+    bits (a year in microseconds over 10 million rows), the keys are packed without their
+    lowest bits, and the rows of equal shortened keys then sorted by their whole keys
+    (:func:`windowagg.kernels.keyed.refined`: one linear pass where times are spread). Other
+    times: a counting sort by key, then each key's times merge-sorted, parts of the keys on
+    threads. ``sortable``: the times as :func:`_sortable` gives them, where the caller has
+    them as integers already (``times`` is then None)."""
 
     n = len(keyed.codes)
     seg = zeros(keyed.m + 1, np.int64)
@@ -146,26 +149,30 @@ def keyed_sort(
         times = np.ascontiguousarray(times, float)
         sortable = _sortable(times) if n else None
     ib = max(1, (n - 1).bit_length())  # the bits of a row number
-    if sortable is not None and sortable[1] + ib <= 62:  # by key, then each key's times
-        keys, _bits, base, top = sortable
-        rows = _by_code(keyed, keys, seg, ib)
+    if sortable is not None:  # by key, then each key's times
+        keys, bits, base, top = sortable
+        shift = max(0, bits + ib - 62)  # the keys' low bits a packed word has no room for
+        rows = _by_code(keyed, keys, seg, ib, shift)
         work = empty(n, np.int64)
         parallel.on_cores(
             lambda part: kernels.radix_segments(rows, part, work, np.empty(1 << 15, np.int64), ib),
             parallel.parts(seg),
         )
-        del work
         ordered = empty(n)
         pieces = parallel.chunks(n)
         parallel.on_cores(
             lambda j: kernels.unpacked(rows, ib, *pieces[j], base, top, order, ordered),
             list(range(len(pieces))),
         )
+        if shift:  # rows of equal shortened keys: by their whole keys
+            spare = rows, empty(n, np.int64)  # the packed rows are done with
+            parallel.on_cores(
+                lambda part: kernels.refined(
+                    keys, order, part, shift, base, top, work, *spare, ordered
+                ),
+                parallel.parts(seg),
+            )
         return order, ordered, seg
-    if times is None:  # the caller's integer keys, too wide to pack: their times
-        assert sortable is not None  # given with times None
-        keys, _bits, base, top = sortable
-        times = np.where(keys == 0, -np.inf, np.where(keys == top, np.inf, base + (keys - 1.0)))
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times

@@ -37,6 +37,27 @@ def _merge(src_k, src_o, dst_k, dst_o, a, m, b):
             j += 1
 
 
+@inline
+def _merge_sort(keys, order, work_keys, work_rows, s, e):
+    """``keys[s:e]`` sorted, stably, ``order[s:e]`` moved with them: bottom-up merge passes
+    back and forth between the arrays and the work space (at the same places)."""
+    width = 1
+    src_is_main = True
+    while width < e - s:
+        for a in range(s, e, 2 * width):
+            m, b = min(a + width, e), min(a + 2 * width, e)
+            if src_is_main:
+                _merge(keys, order, work_keys, work_rows, a, m, b)
+            else:
+                _merge(work_keys, work_rows, keys, order, a, m, b)
+        src_is_main = not src_is_main
+        width *= 2
+    if not src_is_main:  # the last pass wrote the work space
+        for i in range(s, e):
+            keys[i] = work_keys[i]
+            order[i] = work_rows[i]
+
+
 @kernel
 def sort_segments(times, seg, order, keys, work_keys, work_rows):
     """Each segment of ``order`` sorted by ``times`` of its rows, stably (merge sort, runs of
@@ -51,38 +72,8 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
             keys[i] = times[order[i]]
             if i > s and keys[i] < keys[i - 1]:
                 ordered = False
-        if ordered:
-            continue
-        width = 1
-        src_is_main = True
-        while width < e - s:
-            for a in range(s, e, 2 * width):
-                if src_is_main:
-                    _merge(
-                        keys,
-                        order,
-                        work_keys,
-                        work_rows,
-                        a,
-                        min(a + width, e),
-                        min(a + 2 * width, e),
-                    )
-                else:
-                    _merge(
-                        work_keys,
-                        work_rows,
-                        keys,
-                        order,
-                        a,
-                        min(a + width, e),
-                        min(a + 2 * width, e),
-                    )
-            src_is_main = not src_is_main
-            width *= 2
-        if not src_is_main:  # the last pass wrote the work space
-            for i in range(s, e):
-                keys[i] = work_keys[i]
-                order[i] = work_rows[i]
+        if not ordered:
+            _merge_sort(keys, order, work_keys, work_rows, s, e)
 
 
 #: a run of at most this many rows is sorted by insertion (in the cache)
@@ -400,15 +391,16 @@ def code_counts(codes, a, b, counts):
 
 
 @kernel
-def by_code(codes, keys, a, b, place, ib, rows):
+def by_code(codes, keys, a, b, place, ib, shift, rows):
     """Rows ``[a, b)`` by code, stably: row i goes to ``place[codes[i]]`` (the place of its
-    code's next row, moved on) of ``rows``, packed with its sort key: ``keys[i] << ib | i``
-    (:func:`radix_segments`; one pass reading the rows in order, each code's rows written in
-    one run). Parts of the rows run on several threads at once, each with its own ``place``."""
+    code's next row, moved on) of ``rows``, packed with its sort key without its ``shift``
+    lowest bits: ``keys[i] >> shift << ib | i`` (:func:`radix_segments`; one pass reading
+    the rows in order, each code's rows written in one run). Parts of the rows run on several
+    threads at once, each with its own ``place``."""
     for i in range(a, b):
         k = codes[i]
         j = place[k]
-        rows[j] = keys[i] << ib | i
+        rows[j] = keys[i] >> shift << ib | i
         place[k] = j + 1
 
 
@@ -481,6 +473,12 @@ def descends(x):
     return False
 
 
+@inline
+def _time_of(k, base, top):
+    """The time of :func:`sortable_keys`' key ``k``."""
+    return -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
+
+
 @kernel
 def unpacked(rows, ib, a, b, base, top, order, times):
     """Packed rows ``[a, b)`` (:func:`by_code`) apart: ``order[i]`` row i's number,
@@ -490,8 +488,33 @@ def unpacked(rows, ib, a, b, base, top, order, times):
     for i in range(a, b):
         v = rows[i]
         order[i] = v & mask
-        k = v >> ib
-        times[i] = -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
+        times[i] = _time_of(v >> ib, base, top)
+
+
+@kernel
+def refined(keys, order, seg, shift, base, top, full, work_keys, work_rows, times):
+    """Rows sorted by their keys without the ``shift`` lowest bits (:func:`by_code`; equal
+    ones in row order) sorted by their whole keys: in each segment, each run of rows with
+    equal shortened keys and whole keys out of order is merge-sorted (stably) by its whole
+    keys, and ``times`` written from them (``full``, ``work_keys``, ``work_rows``: work
+    space, one per row, each segment on its own rows). Spread times make runs of one or a few rows: one linear pass."""
+    for g in range(seg.shape[0] - 1):
+        s = seg[g]
+        e = seg[g + 1]
+        for i in range(s, e):
+            full[i] = keys[order[i]]
+        a = s
+        while a < e:
+            b = a + 1
+            ordered = True
+            while b < e and full[b] >> shift == full[a] >> shift:
+                ordered = ordered and full[b] >= full[b - 1]
+                b += 1
+            if not ordered:
+                _merge_sort(full, order, work_keys, work_rows, a, b)
+            a = b
+        for i in range(s, e):
+            times[i] = _time_of(full[i], base, top)
 
 
 @kernel
