@@ -1,6 +1,7 @@
 """``windowagg bench local``: window aggregates and rolling frames on local tables, against
 what a user of one machine runs today, each in the fastest form its own documentation shows:
-Polars' lazy engine (``group_by_dynamic``, ``rolling_*_by(...).over("k")`` on the unsorted
+Polars' lazy API on both its in-memory and its streaming engine (either is faster on some
+cases; ``group_by_dynamic``, ``rolling_*_by(...).over("k")`` on the unsorted
 frame, which needs no sort; a sort by time alone where Polars needs the time sorted within
 each key), DuckDB over the Arrow table (a hash aggregate per window; each event unnested into
 its sliding windows; sessions from a gap flag and a running sum) and pandas (``rolling`` after
@@ -43,11 +44,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from ..engine.keys import key_codes, keyed_sort
+from ..kernels.jit import kernel
 from ..tables import rolling_aggregate, window_aggregate
 from .core import Row, measure_interleaved
 
 __all__ = ["local_suite"]
 
+#: Polars' engines: each baseline runs on both (either is faster on some cases)
+ENGINES = ("in-memory", "streaming")
 #: the rolling frames, and their Polars/pandas spelling
 FRAMES = {"range:10s": "10s", "range:30s": "30s", "range:600s": "600s", "rows:1000": 1000}
 #: the uniform workload's windows, and the skewed workload's
@@ -132,25 +137,24 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
                 pl.col("v").mean().alias("a"),
                 pl.col("v").min().alias("lo"),
             ]
+        # the time sorted within each key: a sort by time is the fastest way
+        query = frame.sort("ts").group_by_dynamic(
+            "ts",
+            every=f"{slide}s",
+            period=f"{size}s",
+            offset=f"-{size - slide}s",
+            group_by="k",
+            closed="left",
+            start_by="window",
+        )
 
-        def polars():  # the time sorted within each key: a sort by time is the fastest way
-            out = (
-                frame.sort("ts")
-                .group_by_dynamic(
-                    "ts",
-                    every=f"{slide}s",
-                    period=f"{size}s",
-                    offset=f"-{size - slide}s",
-                    group_by="k",
-                    closed="left",
-                    start_by="window",
-                )
-                .agg(*exprs)
-                .collect()
-            )
-            return np.array([out.height, out["s"].sum()])
+        for engine in ENGINES:
 
-        cases.append(("Polars group_by_dynamic", polars))
+            def polars(engine=engine):
+                out = query.agg(*exprs).collect(engine=engine)
+                return np.array([out.height, out["s"].sum()])
+
+            cases.append((f"Polars group_by_dynamic ({engine})", polars))
     if duckdb is not None:
         con = duckdb.connect()
         con.register("events", table)
@@ -183,30 +187,98 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
     return cases
 
 
+#: the five-entry rolling call: (name, aggregation), each over ``v``
+FIVE = [("o", "sum"), ("n", "count"), ("hi", "max"), ("a", "mean"), ("lo", "min")]
+
+
+@kernel
+def _two_pointers(t, v, seg, size, order, out):
+    """The floor of a rolling sum over ``range:size`` (:func:`floor_sum`): rows in order by
+    key and time (key k's rows are ``order[seg[k]:seg[k + 1]]``, times ``t`` in that order),
+    one pass per key with two pointers (a row's frame is ``[t - size, t]``, its later peers
+    in it), each value read at its row (NaN: null), each frame's sum (NaN where no value is
+    valid) written at its row's place in the input's order."""
+    for k in range(seg.shape[0] - 1):
+        lo = seg[k]
+        hi = seg[k]
+        total = 0.0
+        count = 0
+        for i in range(seg[k], seg[k + 1]):
+            while hi < seg[k + 1] and t[hi] <= t[i]:
+                x = v[order[hi]]
+                if x == x:
+                    total += x
+                    count += 1
+                hi += 1
+            while t[lo] < t[i] - size:
+                x = v[order[lo]]
+                if x == x:
+                    total -= x
+                    count -= 1
+                lo += 1
+            out[order[i]] = total if count else np.nan
+
+
+def floor_sum(table, size: float) -> np.ndarray:
+    """The physical floor of a rolling sum over ``range:size`` (seconds, on values without
+    NaN): read the columns, put the rows in order by key and time (the fastest sort there is
+    for it, windowagg's own radix sort by key, then each key's times, on both cores), one
+    compiled pass of two pointers per key, each value read at its row and each result written
+    at its row's place in the input's order; no planning, no types beyond doubles, no Arrow
+    output."""
+    micros = table.column("ts").cast(pa.int64()).to_numpy().astype(float)
+    order, t, seg = keyed_sort(key_codes(table, ["k"]), micros)
+    v = table.column("v").to_numpy(zero_copy_only=False)  # nulls: NaN
+    out = np.empty(len(v))
+    _two_pointers(t, v, seg, size * 1e6, order, out)
+    return out
+
+
 def rolling_cases(table, frame: str, agg: str, pandas: bool = True) -> list:
-    """windowagg ``rolling_aggregate`` against Polars and pandas, per row, every key; each
-    returns the sum of every row's result."""
+    """windowagg ``rolling_aggregate`` against Polars and pandas, per row, every key, and for a
+    sum over time its physical floor (:func:`floor_sum`); ``agg="five"``: five entries in one
+    call (:data:`FIVE`; Polars' five expressions in one ``select``, no pandas). Each returns
+    the sum of every row's result (the first entry's)."""
+
+    entries = FIVE if agg == "five" else [("o", agg)]
 
     def ours():
-        out = rolling_aggregate(table, time="ts", key="k", aggs={"o": (agg, "v", frame)})
+        aggs = {name: (a, "v", frame) for name, a in entries}
+        out = rolling_aggregate(table, time="ts", key="k", aggs=aggs)
         return np.array([np.nansum(out.column("o").to_numpy(zero_copy_only=False))])
 
     cases = [("windowagg rolling_aggregate", ours)]
     size = FRAMES[frame]
+    if agg == "sum" and isinstance(size, str):
+        seconds = _seconds(size)
+        cases.append(
+            ("floor (radix sort, two-pointer loop)", lambda: np.nansum(floor_sum(table, seconds)))
+        )
     pl = _optional("polars")
     if pl is not None:
         lazy = pl.from_arrow(table).lazy()
         if isinstance(size, int):  # rows frames follow the order of the rows: by time
-            expr = getattr(pl.col("v"), f"rolling_{agg}")(window_size=size, min_samples=1)
             lazy = lazy.sort("ts")
-        else:  # by time: Polars orders each key's rows itself
-            expr = getattr(pl.col("v"), f"rolling_{agg}_by")("ts", window_size=size, closed="both")
 
-        def polars():
-            return np.array([lazy.select(expr.over("k")).collect().to_series().sum()])
+        def expr(a: str):
+            col = pl.col("v")
+            if a == "count":  # the non-null values: a sum of ones
+                col, a = col.is_not_null().cast(pl.UInt32), "sum"
+            if isinstance(size, int):
+                return getattr(col, f"rolling_{a}")(window_size=size, min_samples=1)
+            return getattr(col, f"rolling_{a}_by")("ts", window_size=size, closed="both")
 
-        cases.append(("Polars rolling" + ("_*" if isinstance(size, int) else "_*_by"), polars))
-    if not pandas:
+        exprs = [expr(a).over("k").alias(name) for name, a in entries]
+
+        name = "Polars rolling" + ("_*" if isinstance(size, int) else "_*_by")
+        for engine in ENGINES:
+
+            def polars(engine=engine):
+                out = lazy.select(exprs).collect(engine=engine)
+                return np.array([out.get_column("o").sum()])
+
+            cases.append((f"{name} ({engine})", polars))
+    if not pandas or agg == "five":
         return cases
     pdf = table.to_pandas()
 
@@ -334,7 +406,9 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
         reps = 5 if n <= 1_000_000 else 3
         for keys in (100, 100_000):
             small = events(1000, keys)
-            sides_of = {lib: Side(n, keys) for lib in ("windowagg", "Polars", "DuckDB", "pandas")}
+            sides_of = {
+                lib: Side(n, keys) for lib in ("windowagg", "floor", "Polars", "DuckDB", "pandas")
+            }
             sides_of["kept"] = Side(n, keys, {"WINDOWAGG_KEEP_MIB": "512"})
             report(f"{n:,} events, {keys:,} keys, times in random order:")
             try:
@@ -343,8 +417,17 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
                 pair(
                     ("window", (UNIFORM["sliding"], "sum", True)), "sliding", keys, n, "five", reps
                 )
+                for agg in ("sum", "max", "mean", "five"):
+                    pair(
+                        ("rolling", ("range:600s", agg, keys == 100 and agg in ("sum", "max"))),
+                        "range:600s",
+                        keys,
+                        n,
+                        agg,
+                        reps,
+                    )
                 if keys == 100:
-                    for frame in ("range:10s", "range:600s", "rows:1000"):
+                    for frame in ("range:10s", "rows:1000"):
                         for agg in ("sum", "max"):
                             pair(("rolling", (frame, agg)), frame, keys, n, agg, reps)
             finally:
@@ -373,13 +456,13 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     for n in [100_000] if quick else [2_000_000, 10_000_000]:
         reps = 5 if n <= 2_000_000 else 3
         small = skewed(1000)
-        sides_of = {lib: Side(n, "skewed") for lib in ("windowagg", "Polars", "DuckDB")}
+        sides_of = {lib: Side(n, "skewed") for lib in ("windowagg", "floor", "Polars", "DuckDB")}
         report(f"{n:,} events, skewed keys (Zipf over {ZIPF_KEYS:,}), bursty times, 1% nulls:")
         try:
             for agg in ("sum", "max"):
                 pair(("window", (SKEWED["sliding"], agg)), "sliding", "skewed", n, agg, reps)
             pair(("window", (SKEWED["tumbling"],)), "tumbling", "skewed", n, "sum", reps)
-            for agg in ("sum", "max"):
+            for agg in ("sum", "max", "mean", "five"):
                 pair(("rolling", ("range:30s", agg, False)), "range:30s", "skewed", n, agg, reps)
         finally:
             for side in sides_of.values():
