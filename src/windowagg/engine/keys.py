@@ -165,14 +165,15 @@ def keyed_sort(
             list(range(len(pieces))),
         )
         if shift:  # rows of equal shortened keys: by their whole keys
-            spare = rows, empty(n, np.int64)  # the packed rows are done with
+            space = rows, empty(n, np.int64)  # the packed rows are done with
             parallel.on_cores(
                 lambda part: kernels.refined(
-                    keys, order, part, shift, base, top, work, *spare, ordered
+                    keys, order, part, shift, base, top, work, *space, ordered
                 ),
                 parallel.parts(seg),
             )
         return order, ordered, seg
+    assert times is not None  # the caller's integer keys are always sortable
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times

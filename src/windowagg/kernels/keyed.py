@@ -497,7 +497,8 @@ def refined(keys, order, seg, shift, base, top, full, work_keys, work_rows, time
     ones in row order) sorted by their whole keys: in each segment, each run of rows with
     equal shortened keys and whole keys out of order is merge-sorted (stably) by its whole
     keys, and ``times`` written from them (``full``, ``work_keys``, ``work_rows``: work
-    space, one per row, each segment on its own rows). Spread times make runs of one or a few rows: one linear pass."""
+    space, one per row, each segment on its own rows). Spread times make runs of one or a
+    few rows: one linear pass."""
     for g in range(seg.shape[0] - 1):
         s = seg[g]
         e = seg[g + 1]
