@@ -296,11 +296,8 @@ def _spark_sides(ev: DataFrame, qs: DataFrame, width_us: int) -> dict[str, Calla
         grouped = q.join(e, cond, "left").groupBy("q.i")
         return total(grouped.agg(F.sum("e.v").alias("s"), F.count("e.v").alias("c")))
 
-    def floor() -> float:
-        both = ev.select("k", "ts", "v", F.lit(True).alias("e")).unionByName(
-            qs.select("k", "ts", F.lit(False).alias("e")), allowMissingColumns=True
-        )
-        ordered = both.repartition(cores(ev), "k").sortWithinPartitions("ts")
+    def floor() -> float:  # the union's columns are those of windowagg's: k, ts, v, a flag
+        ordered = union.repartition(cores(ev), "k").sortWithinPartitions("ts")
         ordered.mapInArrow(_read_all, "s double").write.format("noop").mode("overwrite").save()
         return float("nan")  # no answers: left out of the checksums
 
