@@ -201,7 +201,9 @@ def rolling_aggregate(
     """
 
     arrow, kind = _to_arrow(table)
-    plan = plan_rolling(arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by)
+    plan = plan_rolling(
+        arrow.schema, time=time, key=key, aggs=aggs, order_by=order_by, onto_events=at is None
+    )
     if at is not None:
         queries, kind = _to_arrow(at)
         at_keys = plan.keys if at_key is None else names_of(at_key, "at_key")

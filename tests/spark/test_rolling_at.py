@@ -135,3 +135,45 @@ def test_every_frame_equals_the_local_engine(spark) -> None:
                     row,
                     name,
                 )
+
+
+def test_edges_equal_the_definition(spark) -> None:
+    """Events without a time (in no frame), keys of other types compared by value (1.5 and
+    257 match no tinyint key), an output named as an events column, a column holding only
+    nulls and no events at all: each against the nested loop of tests/engine/test_at_edges."""
+    from tests.engine.test_at_edges import TIMELESS, definition, in_frame
+
+    events = [e | {"y": None} for e in TIMELESS] + [
+        {"k": 1, "t": 6, "id": 7, "x": 8.0, "y": None},
+        {"k": -3, "t": 2, "id": 8, "x": 16.0, "y": None},
+    ]
+    qrows = [
+        {"key": k, "when": w, "qid": i}
+        for i, (k, w) in enumerate(
+            [(1.0, 0), (1.0, 6), (1.5, 6), (257.0, 6), (-3.0, 4), (2.0, 5), (None, 4), (1.0, None)]
+        )
+    ]
+    schema = "k tinyint, t long, id long, x double, y double"
+    ev = spark.createDataFrame([tuple(e.values()) for e in events], schema)
+    qs = spark.createDataFrame(
+        [(q["qid"], q["key"], q["when"]) for q in qrows], "qid long, key double, when long"
+    )
+    aggs = {
+        "x": ("sum", "x", "rows:unbounded,0"),
+        "n": ("count", "x", "range:unbounded,unbounded"),
+        "l": ("collect_list", "x", "rows:-1,+1"),
+        "mode": ("mode", "y", "range:5"),
+        "collect_set": ("collect_set", "y", "range:5"),
+        "median": ("median", "x", "range:unbounded,0"),
+    }
+    kw = {"time": "t", "key": "k", "order_by": "id", "at_time": "when", "at_key": "key"}
+    got = {r.qid: r.asDict() for r in wspark.rolling_aggregate(ev, aggs=aggs, at=qs, **kw).collect()}
+    none = spark.createDataFrame([], schema)
+    empty = {r.qid: r.asDict() for r in wspark.rolling_aggregate(none, aggs=aggs, at=qs, **kw).collect()}
+    assert len(got) == len(empty) == len(qrows)
+    for q in qrows:
+        for name, (agg, column, text) in aggs.items():
+            want = definition(agg, [e[column] for e in in_frame(events, q, text)])
+            assert got[q["qid"]][name] == want, (q, name, got[q["qid"]][name], want)
+            assert empty[q["qid"]][name] == definition(agg, []), (q, name)
+    assert got[1]["x"] == 1.0 + 2.0 + 8.0 and got[2]["n"] == got[3]["n"] == 0

@@ -28,6 +28,7 @@ from ..frames import Frame
 __all__ = [
     "Entry",
     "check_entry",
+    "check_keys",
     "is_timestamp",
     "names",
     "result_type",
@@ -201,9 +202,23 @@ def is_timestamp(time: str, ttype: pa.DataType, purpose: str) -> bool:
     )
 
 
+def check_keys(fields: dict[str, pa.DataType], keys: tuple[str, ...]) -> None:
+    """Raise, before any work, for a key column that cannot key rows: a list, map or struct
+    (keys are compared and ordered as whole values: numbers, strings, binary, booleans,
+    dates, times and decimals)."""
+    for k in keys:
+        if pa.types.is_nested(fields[k]):
+            raise TypeError(
+                f"key column {k!r} holds {fields[k]}: a key is a number, string, binary, "
+                "boolean, date, timestamp or decimal (cast or flatten a nested key first)"
+            )
+
+
 def names(value: str | Iterable[str] | None, what: str) -> tuple[str, ...]:
     if value is None:
         return ()
+    if not isinstance(value, str | Iterable):
+        raise TypeError(f"{what} must be a column name or a list of them, got {value!r}")
     names = (value,) if isinstance(value, str) else tuple(value)
     if not all(isinstance(n, str) for n in names):
         raise TypeError(f"{what} must be a column name or a list of them, got {value!r}")

@@ -275,6 +275,15 @@ def _rule(e: Entry) -> tuple[int, bool]:
     return f.fewest, f.zero_null
 
 
+def _through(lookup: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``lookup[at]`` where ``at >= 0``, -1 elsewhere (every answer -1 where ``lookup`` is
+    empty: no value at all)."""
+
+    if not len(lookup):
+        return np.full(len(at), -1, np.int64)
+    return np.where(at >= 0, lookup[np.maximum(at, 0)], -1)
+
+
 def _take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows``, null where a row is -1."""
 
@@ -389,13 +398,13 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
     p = e.agg.p
     if e.sql in ("percentile_disc", "percentile_approx"):
         picked = order_statistic(ranks, fr, p, NEAREST)
-        out = _take(col.array, np.where(picked > 0, order[picked - 1], -1))
+        out = _take(col.array, _through(order, picked - 1))
         return out.cast(pa.float64()) if e.sql == "percentile_disc" else out
     below = order_statistic(ranks, fr, p, BELOW)
     above = order_statistic(ranks, fr, p, ABOVE)
-    values = col.floats()
-    low = values[order[np.maximum(below, 1) - 1]]
-    high = values[order[np.maximum(above, 1) - 1]]
+    values = np.r_[col.floats(), np.nan]  # an empty frame reads the NaN after every row
+    low = values[_through(order, below - 1)]
+    high = values[_through(order, above - 1)]
     count = _counted(col, fr)[2]
     pos = (np.maximum(count, 1) - 1) * p
     floor = np.floor(pos)
@@ -428,7 +437,7 @@ def _mode(col: Column, fr: Frames) -> pa.Array:
     lo, hi = fr.bounds()
     out = empty(len(lo), np.int64)
     mode_frames(ids, lo, hi, zeros(2 * size, np.int64), out)
-    return _take(col.array, np.where(out >= 0, rep[np.maximum(out, 0)], -1))
+    return _take(col.array, _through(rep, out))
 
 
 def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
@@ -442,7 +451,8 @@ def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
     vid = ids[rows]
     prev = np.full(len(rows), -1, np.int64)  # the value's previous row
     by = np.lexsort((rows, vid))
-    same = np.r_[False, vid[by][1:] == vid[by][:-1]]
+    same = np.zeros(len(rows), bool)
+    same[1:] = vid[by][1:] == vid[by][:-1]
     prev[by[same]] = rows[by][np.flatnonzero(same) - 1]
     start = np.maximum(np.searchsorted(hi, rows, "right"), np.searchsorted(lo, prev, "right"))
     end = np.searchsorted(lo, rows, "right")

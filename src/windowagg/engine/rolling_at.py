@@ -10,7 +10,9 @@ rounding of the frame's tail), and the frames are given to the same evaluation a
 frames and windows (:func:`~windowagg.engine.evaluate.evaluate`: a FIFO sweep, compiled for
 every aggregation with a kernel, order statistics, counts per value), each event entering and
 leaving a frame once. A query whose key has no event, or whose key or time is null, gets an
-empty frame: count 0, every other aggregation null (SQL's rule).
+empty frame: count 0, every other aggregation null (SQL's rule). An event whose time is null
+lies in no query's frame, whatever the frame (as a null key matches nothing). Keys compare
+by value across types: a query key that no event key's type can hold matches nothing.
 """
 
 from __future__ import annotations
@@ -76,6 +78,24 @@ def _castable(source: pa.DataType, target: pa.DataType) -> bool:
     )
 
 
+def _by_value(column: pa.Array, target: pa.DataType) -> pa.Array:
+    """A query's key column in the events' key type, compared by value: a key that no value
+    of that type equals (1.5 against integers, 257 against int8, 2**53 + 1 against doubles)
+    becomes null, which matches no event."""
+    if column.type == target:
+        return column
+    try:
+        return pc.cast(column, target)
+    except (pa.ArrowInvalid, OverflowError):  # some values have no equal in ``target``
+        cast = pc.cast(column, target, safe=False)
+        same = pc.equal(pc.cast(cast, column.type, safe=False), column)
+        if pa.types.is_integer(column.type) and pa.types.is_integer(target):  # no wrap around
+            signs = [pc.less(a, pa.scalar(0, a.type)) for a in (cast, column)]
+            same = pc.and_(same, pc.equal(*signs))
+        same = pc.fill_null(same, False)
+        return pc.if_else(same, cast, pa.scalar(None, target))
+
+
 def _segments(
     plan: RollingPlan, seg: np.ndarray, first: pa.Table, queries: pa.Table, at_keys: tuple
 ) -> np.ndarray:
@@ -88,7 +108,7 @@ def _segments(
         return np.full(q, 0 if len(seg) > 1 else -1, np.int64)
     asked = pa.table(
         [
-            pc.cast(queries.column(a), first.schema.field(k).type)
+            _by_value(queries.column(a).combine_chunks(), first.schema.field(k).type)
             for k, a in zip(plan.keys, at_keys)
         ],
         names=list(plan.keys),
@@ -97,8 +117,8 @@ def _segments(
     of_code = np.full(keyed.m, -1, np.int64)
     of_code[keyed.codes[:groups]] = np.arange(groups)
     out = of_code[keyed.codes[groups:]]
-    for a in at_keys:
-        column = queries.column(a)
+    for k in plan.keys:
+        column = asked.column(k)
         if column.null_count:
             out[pc.is_null(column).to_numpy(zero_copy_only=False)] = -1
     null_key = zeros(groups, bool)  # events with a null key match no query
@@ -112,7 +132,12 @@ def _segments(
 def compute_at(
     plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str, at_keys: tuple
 ) -> list[pa.Array]:
-    """Every entry's column at the rows of ``queries`` (in their order), over ``events``."""
+    """Every entry's column at the rows of ``queries`` (in their order), over ``events``.
+    An event without a time lies in no frame (as a null key matches no query): it is left
+    out."""
+    when = events.column(plan.time)
+    if when.null_count:
+        events = events.filter(pc.is_valid(when))
     order, times, seg = arrange(plan, events)
     firsts = seg[:-1] if order is None else order[seg[:-1]]  # each segment's first event
     keys = events.select(list(plan.keys)).take(pa.array(firsts))

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from ..durations import MICROS
 from ..frames import Frame, FrameError, frame
-from .entries import Entry, check_entry, is_timestamp, names, result_type
+from .entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
 
 __all__ = ["RollingPlan", "plan_rolling"]
 
@@ -43,8 +43,12 @@ def plan_rolling(
     key: str | Iterable[str] | None,
     aggs: Mapping[str, tuple],
     order_by: str | Iterable[str] | None,
+    onto_events: bool = True,
 ) -> RollingPlan:
-    """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries."""
+    """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries.
+    ``onto_events``: the outputs go onto this table, so none may take one of its columns'
+    names (false with ``at=``: they go onto the query table, which
+    :func:`~windowagg.engine.rolling_at.check_queries` checks)."""
     fields = {f.name: f.type for f in schema}
     keys, order = names(key, "key"), names(order_by, "order_by")
     if not isinstance(time, str):
@@ -53,6 +57,7 @@ def plan_rolling(
     for name, role in roles:
         if name not in fields:
             raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
+    check_keys(fields, keys)
     ttype = fields[time]
     timestamp = is_timestamp(time, ttype, "order rows and measure range frames")
     if not isinstance(aggs, dict) or not aggs:
@@ -60,7 +65,7 @@ def plan_rolling(
             "aggs must be a non-empty dict: output name -> (aggregation, column, "
             "frame), like {'sum_1h': ('sum', 'amount', 'range:1h')}"
         )
-    taken = set(fields)
+    taken = set(fields) if onto_events else set()
     entries = []
     for name, spec in aggs.items():
         if not isinstance(name, str) or not name:

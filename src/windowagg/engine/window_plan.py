@@ -18,7 +18,7 @@ import pyarrow as pa
 from ..durations import MICROS
 from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
-from .entries import Entry, check_entry, is_timestamp, names, result_type
+from .entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
 
 __all__ = ["OUTPUT", "WindowPlan", "plan_windows"]
 
@@ -65,6 +65,7 @@ def plan_windows(
     for name, role in [(time, "time"), *((k, "key") for k in keys)]:
         if name not in fields:
             raise ValueError(f"no {role} column {name!r} (columns: {', '.join(fields)})")
+    check_keys(fields, keys)
     ttype = fields[time]
     timestamp = is_timestamp(time, ttype, "place rows in windows")
     unit = MICROS if timestamp else None

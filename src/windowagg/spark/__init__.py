@@ -158,7 +158,9 @@ def rolling_aggregate(
     """
     require_pyspark()
 
-    plan = make_rolling_plan(df, time=time, key=key, aggs=aggs, order_by=order_by)
+    plan = make_rolling_plan(
+        df, time=time, key=key, aggs=aggs, order_by=order_by, onto_events=at is None
+    )
     if at is not None:
         at_keys = plan.keys if at_key is None else names(at_key, "at_key")
         return run_at(df, at, plan, time if at_time is None else at_time, at_keys)

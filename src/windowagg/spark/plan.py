@@ -82,9 +82,18 @@ def make_rolling_plan(
     key: str | Iterable[str] | None,
     aggs: Mapping[str, tuple],
     order_by: str | Iterable[str] | None,
+    onto_events: bool = True,
 ) -> RollingPlan:
-    """The rolling frames' plan over ``df``'s schema, under the session's SQL rules."""
-    plan = plan_rolling(arrow_schema(df), time=time, key=key, aggs=aggs, order_by=order_by)
+    """The rolling frames' plan over ``df``'s schema, under the session's SQL rules
+    (``onto_events``: as :func:`~windowagg.engine.rolling_plan.plan_rolling` has it)."""
+    plan = plan_rolling(
+        arrow_schema(df),
+        time=time,
+        key=key,
+        aggs=aggs,
+        order_by=order_by,
+        onto_events=onto_events,
+    )
     return with_session_rules(df, plan)
 
 

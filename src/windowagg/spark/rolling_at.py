@@ -27,6 +27,7 @@ from .plan import arrow_schema, entry_field
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
 
 __all__ = ["run_at"]
 
@@ -65,7 +66,7 @@ def run_at(
     sides = [
         events.select(*[col(c) for c in reads], F.lit(True).alias(EVENT)),
         queries.select(
-            *[col(a).cast(types[k]).alias(k) for k, a in zip(plan.keys, at_keys)],
+            *[_by_value(col(a), own[a], types[k]).alias(k) for k, a in zip(plan.keys, at_keys)],
             col(at_time).cast(types[plan.time]).alias(plan.time),
             *[col(c).alias(asked[c]) for c in queries.columns if asked[c] != placed.get(c)],
             F.lit(False).alias(EVENT),
@@ -78,6 +79,17 @@ def run_at(
     fields = [entry_field(e, types, plan.time) for e in plan.entries]
     schema = StructType([*queries.schema.fields, *fields])
     return ordered.mapInArrow(_worker(plan, reads, asked), schema)
+
+
+def _by_value(key: Column, own: DataType, target: DataType) -> Column:
+    """A query's key in the events' key type, compared by value: a key that no value of that
+    type equals (1.5 against integers, 257 against bytes) is null, which matches no event."""
+    from pyspark.sql import functions as F
+
+    if own == target:
+        return key
+    cast = key.try_cast(target)
+    return F.when(cast.try_cast(own) == key, cast)
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):
