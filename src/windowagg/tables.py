@@ -47,8 +47,8 @@ def _to_arrow(table: object) -> tuple[pa.Table, str]:
         return table, "arrow"
     if _polars(table):
         return cast("pl.DataFrame", table).to_arrow(), "polars"
-    if isinstance(table, dict):
-        return pa.table({k: np.asarray(v) for k, v in table.items()}), "dict"
+    if isinstance(table, dict):  # numpy's rule, as pandas': a NaN is missing (null)
+        return _columns(table), "dict"
     try:
         import pandas as pd
     except ImportError:  # pragma: no cover - pandas is installed with pyarrow's extra
@@ -59,6 +59,19 @@ def _to_arrow(table: object) -> tuple[pa.Table, str]:
         "windowagg's table functions take a pandas DataFrame, a Polars DataFrame, a pyarrow "
         f"Table or a dict of numpy arrays, got {type(table).__name__}"
     )
+
+
+def _columns(table: Mapping[str, npt.ArrayLike]) -> pa.Table:
+    """A dict of arrays as an Arrow table, a float NaN as null; columns of different lengths
+    are refused by name."""
+    if not all(isinstance(k, str) for k in table):
+        raise TypeError("a dict of columns maps column names (strings) to arrays")
+    arrays = {k: np.asarray(v) for k, v in table.items()}
+    lengths = {k: len(v) if v.ndim else 0 for k, v in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        sizes = ", ".join(f"{k!r}: {n}" for k, n in lengths.items())
+        raise ValueError(f"the dict's columns have different lengths ({sizes})")
+    return pa.table({k: pa.array(v, from_pandas=True) for k, v in arrays.items()})
 
 
 def _from_arrow(out: pa.Table, kind: str) -> AnyTable:

@@ -20,6 +20,7 @@ import windowagg
 from windowagg.frames import frame
 
 KINDS = ["arrow", "polars", "pandas"]
+INT64 = pa.int64()
 
 
 def as_kind(table: pa.Table, kind: str) -> Any:
@@ -110,18 +111,18 @@ def in_frame(events: list[dict], q: dict, text: str) -> list[dict]:
     return group[lo : hi + 1]
 
 
-def events_table(rows: list[dict], key: pa.DataType = pa.int64(), x=pa.float64()) -> pa.Table:
+def events_table(rows: list[dict], key: pa.DataType = INT64) -> pa.Table:
     return pa.table(
         {
             "k": pa.array([r["k"] for r in rows], key),
             "t": pa.array([r["t"] for r in rows], pa.int64()),
             "id": pa.array([r["id"] for r in rows], pa.int64()),
-            "x": pa.array([r["x"] for r in rows], x),
+            "x": pa.array([r["x"] for r in rows], pa.float64()),
         }
     )
 
 
-def queries_table(rows: list[dict], key: pa.DataType = pa.int64()) -> pa.Table:
+def queries_table(rows: list[dict], key: pa.DataType = INT64) -> pa.Table:
     return pa.table(
         {
             "qid": pa.array([q["qid"] for q in rows], pa.int64()),
@@ -138,8 +139,8 @@ def check_at(events, qrows, out, aggs) -> None:
         for r, q in zip(got, qrows):
             vals = [e[column] for e in in_frame(events, q, text)]
             want = definition(agg, vals)
-            assert r[name] == pytest.approx(want) if isinstance(want, float) else (
-                r[name] == want
+            assert (
+                r[name] == pytest.approx(want) if isinstance(want, float) else (r[name] == want)
             ), (name, q, r[name], want, vals)
 
 
@@ -149,9 +150,9 @@ def at(events, queries, aggs, **kw):
 
 
 # one key's values all null, another's some null: empty frames beside full ones
-NULLS = [
-    {"k": 1, "t": t, "id": i, "x": None} for i, t in enumerate([1, 2, 2, 5, 9, 14])
-] + [{"k": 2, "t": t, "id": 10 + i, "x": x} for i, (t, x) in enumerate([(1, 3.0), (3, None)])]
+NULLS = [{"k": 1, "t": t, "id": i, "x": None} for i, t in enumerate([1, 2, 2, 5, 9, 14])] + [
+    {"k": 2, "t": t, "id": 10 + i, "x": x} for i, (t, x) in enumerate([(1, 3.0), (3, None)])
+]
 HOLISTIC = ["mode", "collect_set", "median", "percentile(p=0.25)", "count", "collect_list"]
 
 
@@ -212,7 +213,9 @@ EMPTY_AGGS = [*HOLISTIC, "sum", "min", "first", "percentile_approx(p=0.5)"]
 @pytest.mark.parametrize("text", ["range:5", "rows:2", "range:unbounded,unbounded"])
 def test_no_events_at_all(kind, text) -> None:
     events = events_table([])
-    qrows = [{"key": k, "when": w, "qid": i} for i, (k, w) in enumerate([(1, 5), (2, 0), (None, 1)])]
+    qrows = [
+        {"key": k, "when": w, "qid": i} for i, (k, w) in enumerate([(1, 5), (2, 0), (None, 1)])
+    ]
     aggs = {a: (a, "x", text) for a in EMPTY_AGGS}
     out = at(as_kind(events, kind), as_kind(queries_table(qrows), kind), aggs)
     for r in rows_of(out):
@@ -323,7 +326,11 @@ def test_nested_keys_are_refused_by_name(kind, nested) -> None:
         )
     with pytest.raises(TypeError, match=r"key column .k. holds (large_)?(list|struct)"):
         windowagg.window_aggregate(
-            as_kind(table, kind), time="t", key="k", windows=["tumbling:2"], aggs={"s": ("sum", "x")}
+            as_kind(table, kind),
+            time="t",
+            key="k",
+            windows=["tumbling:2"],
+            aggs={"s": ("sum", "x")},
         )
     queries = pa.table({"key": pa.array([value], nested), "when": [3], "qid": [0]})
     with pytest.raises(TypeError, match="at_key column 'key'"):

@@ -1,9 +1,12 @@
-"""One rule for missing values in a user's aggregation on every path: nulls and NaN never reach
-its ``lift`` (they count as its ``identity``), so a non-commutative aggregation (an affine map
-composition, whose ``lift(None)`` is the identity) over 4.0, null, NaN, 5.0 gives the
-composition of 4.0 and 5.0; integer sums that leave a long's range raise by default and wrap
-where Spark's ANSI mode is off; ``sliding_aggregate`` takes a user's aggregation that lowers to
-a float."""
+"""One rule for missing values in every aggregation, the user's own too, on every path: the
+table's. On Arrow and Polars tables and on Spark, null is missing (never reaches ``lift``)
+and NaN is a value (it reaches ``lift`` as a float NaN, as Spark's and Arrow's own functions
+take it); on pandas and numpy arrays NaN is missing, as their docs say. A non-commutative
+aggregation (an affine map composition, which marks a NaN it is given) over 4.0, null, NaN,
+5.0 gives the composition of 4.0, the mark and 5.0 on the former and of 4.0 and 5.0 on the
+latter; a user's sum agrees with the built-in ``sum`` on every path. Integer sums that leave a
+long's range raise by default and wrap where Spark's ANSI mode is off; ``sliding_aggregate``
+takes a user's aggregation that lowers to a float."""
 
 from __future__ import annotations
 
@@ -34,7 +37,8 @@ class Affine:
     identity = (1.0, 0.0)
 
     def lift(self, v):
-        return (0.5, float(v)) if v is not None else self.identity
+        assert v is not None  # a null never reaches lift
+        return (0.5, MARK if math.isnan(v) else float(v))
 
     def combine(self, f, g):  # g after f
         return (g[0] * f[0], g[0] * f[1] + g[1])
@@ -43,9 +47,29 @@ class Affine:
         return p[0] * 10.0 + p[1]  # the composition applied to 10: a float
 
 
+class UserSum:
+    """A user's sum: a NaN it is given makes it NaN, as the built-in's."""
+
+    identity = 0.0
+
+    def lift(self, v):
+        assert v is not None
+        return float(v)
+
+    def combine(self, a, b):
+        return a + b
+
+    def lower(self, p):
+        return p
+
+
 VALUES = [4.0, None, math.nan, 5.0]
-#: the composition of 4.0 then 5.0 at 10: 0.5 * (0.5 * 10 + 4) + 5
+#: what Affine lifts a NaN to
+MARK = -1000.0
+#: NaN missing (pandas, numpy): the composition of 4.0 then 5.0 at 10
 WANT = 0.5 * (0.5 * 10 + 4.0) + 5.0
+#: NaN a value (Arrow, Polars, Spark): 4.0, then the NaN's mark, then 5.0
+WANT_NAN = 0.5 * (0.5 * (0.5 * 10 + 4.0) + MARK) + 5.0
 
 
 def table() -> pa.Table:
@@ -58,23 +82,36 @@ def table() -> pa.Table:
 def test_local_tables_of_every_kind() -> None:
     arrow = table()
     assert arrow.column("v").null_count == 1  # a null and a NaN, told apart
-    kinds = {"arrow": arrow, "polars": pl.from_arrow(arrow), "pandas": arrow.to_pandas()}
+    kinds = {
+        "arrow": arrow,
+        "polars": pl.from_arrow(arrow),
+        "pandas": arrow.to_pandas(),
+        "dict": {c: arrow.column(c).to_numpy(zero_copy_only=False) for c in arrow.column_names},
+    }
     for kind, t in kinds.items():
-        w = windowagg.window_aggregate(
-            t, time="ts", key="k", windows="tumbling:1m", aggs={"f": (Affine(), "v")}
+        want = WANT if kind in ("pandas", "dict") else WANT_NAN
+        aggs = {"f": (Affine(), "v"), "u": (UserSum(), "v"), "s": ("sum", "v")}
+        w = _records(
+            windowagg.window_aggregate(t, time="ts", key="k", windows="tumbling:1m", aggs=aggs)
         )
-        r = windowagg.rolling_aggregate(
-            t, time="ts", key="k", aggs={"f": (Affine(), "v", "rows:4")}
-        )
-        got_w = (
-            w.to_pylist()
-            if kind == "arrow"
-            else w.to_dicts()
-            if kind == "polars"
-            else w.to_dict("records")
-        )[0]["f"]
-        got_r = list(r["f"] if kind != "arrow" else r.column("f").to_pylist())[-1]
-        assert math.isclose(got_w, WANT) and math.isclose(got_r, WANT), kind
+        rolling = {n: (*spec, "rows:4") for n, spec in aggs.items()}
+        r = _records(windowagg.rolling_aggregate(t, time="ts", key="k", aggs=rolling))
+        for got in (w[0], r[-1]):
+            assert math.isclose(got["f"], want), (kind, got)
+            if kind in ("pandas", "dict"):
+                assert got["u"] == got["s"] == 9.0, (kind, got)
+            else:
+                assert math.isnan(got["u"]) and math.isnan(got["s"]), (kind, got)
+
+
+def _records(out) -> list[dict]:
+    if isinstance(out, pa.Table):
+        return out.to_pylist()
+    if isinstance(out, pl.DataFrame):
+        return out.to_dicts()
+    if isinstance(out, dict):
+        return pd.DataFrame(out).to_dict("records")
+    return out.to_dict("records")
 
 
 def test_sliding_aggregate_takes_a_user_aggregation_that_lowers_to_a_float() -> None:
@@ -97,12 +134,15 @@ def test_spark_windows_rolling_frames_and_streams(spark, tmp_path) -> None:
     from pyspark.sql import functions as F
 
     df = spark.createDataFrame(table().to_pylist(), "k int, ts timestamp, v double")
-    w = wspark.window_aggregate(
-        df, time="ts", key="k", windows="tumbling:1m", aggs={"f": (Affine(), "v")}
-    ).collect()
-    assert math.isclose(w[0].f, WANT)
-    r = wspark.rolling_aggregate(df, time="ts", key="k", aggs={"f": (Affine(), "v", "rows:4")})
-    assert math.isclose(r.orderBy("ts").collect()[-1].f, WANT)
+    aggs = {"f": (Affine(), "v"), "u": (UserSum(), "v"), "s": ("sum", "v")}
+    w = wspark.window_aggregate(df, time="ts", key="k", windows="tumbling:1m", aggs=aggs)
+    rolling = {n: (*spec, "rows:4") for n, spec in aggs.items()}
+    r = wspark.rolling_aggregate(df, time="ts", key="k", aggs=rolling)
+    theirs = df.groupBy("k").agg(F.sum("v").alias("s")).collect()[0].s  # Spark's own
+    assert math.isnan(theirs)
+    for got in (w.collect()[0], r.orderBy("ts").collect()[-1]):
+        assert math.isclose(got.f, WANT_NAN), got
+        assert math.isnan(got.u) and math.isnan(got.s), got
     src, out = tmp_path / "in", tmp_path / "out"
     src.mkdir()
     with open(src / "part-0.json", "w") as fh:
@@ -127,7 +167,7 @@ def test_spark_windows_rolling_frames_and_streams(spark, tmp_path) -> None:
     )
     q.awaitTermination()
     got = spark.read.parquet(str(out)).where(F.col("k") == 1).collect()
-    assert got and math.isclose(got[-1].f, WANT)
+    assert got and math.isclose(got[-1].f, WANT_NAN)
 
 
 def test_integer_overflow_raises_locally_and_under_ansi_and_wraps_without(spark) -> None:
@@ -201,3 +241,55 @@ def test_pandas_nan_is_missing() -> None:
     t = pd.DataFrame({"k": [1, 1], "ts": [T0, T0 + dt.timedelta(seconds=1)], "v": [1.0, np.nan]})
     out = windowagg.rolling_aggregate(t, time="ts", key="k", aggs={"s": ("sum", "v", "rows:2")})
     assert out["s"].tolist() == [1.0, 1.0]
+
+
+MOMENTS = ["stddev", "stddev_pop", "variance", "var_pop", "skewness", "kurtosis"]
+
+
+def test_moments_over_infinities_are_sparks(spark) -> None:
+    """stddev, the variances and the moments over a frame holding +-inf: Spark's own answer
+    (NaN), on local windows and rolling frames and on Spark's paths, against Spark's groupBy."""
+    from pyspark.sql import functions as F
+
+    groups = {1: [1.0, math.inf, 2.0], 2: [3.0, -math.inf], 3: [math.inf], 4: [1.0, 2.0, 4.0]}
+    rows = [
+        {"k": k, "ts": T0 + dt.timedelta(seconds=i), "v": v}
+        for k, vs in groups.items()
+        for i, v in enumerate(vs)
+    ]
+    df = spark.createDataFrame(rows, "k int, ts timestamp, v double")
+    theirs = {
+        r.k: r.asDict()
+        for r in df.groupBy("k").agg(*[getattr(F, m)("v").alias(m) for m in MOMENTS]).collect()
+    }
+    arrow = pa.Table.from_pylist(rows)
+    windows = {m: (m, "v") for m in MOMENTS}
+    frames = {m: (m, "v", "range:unbounded,unbounded") for m in MOMENTS}
+    answers = [
+        _records(
+            windowagg.window_aggregate(
+                arrow, time="ts", key="k", windows="tumbling:1h", aggs=windows
+            )
+        ),
+        _records(windowagg.rolling_aggregate(arrow, time="ts", key="k", aggs=frames)),
+        [
+            r.asDict()
+            for r in wspark.window_aggregate(
+                df, time="ts", key="k", windows="tumbling:1h", aggs=windows
+            ).collect()
+        ],
+        [
+            r.asDict()
+            for r in wspark.rolling_aggregate(df, time="ts", key="k", aggs=frames).collect()
+        ],
+    ]
+    for path, answer in enumerate(answers):
+        assert {r["k"] for r in answer} == set(groups)
+        for r in answer:
+            for m in MOMENTS:
+                want, got = theirs[r["k"]][m], r[m]
+                if want is None or not math.isnan(want):
+                    assert got == pytest.approx(want), (m, r, want)
+                else:
+                    assert got is not None and math.isnan(got), (path, m, r)
+    assert math.isnan(theirs[1]["stddev"]) and math.isnan(theirs[3]["stddev_pop"])

@@ -167,9 +167,13 @@ def test_edges_equal_the_definition(spark) -> None:
         "median": ("median", "x", "range:unbounded,0"),
     }
     kw = {"time": "t", "key": "k", "order_by": "id", "at_time": "when", "at_key": "key"}
-    got = {r.qid: r.asDict() for r in wspark.rolling_aggregate(ev, aggs=aggs, at=qs, **kw).collect()}
+    got = {
+        r.qid: r.asDict() for r in wspark.rolling_aggregate(ev, aggs=aggs, at=qs, **kw).collect()
+    }
     none = spark.createDataFrame([], schema)
-    empty = {r.qid: r.asDict() for r in wspark.rolling_aggregate(none, aggs=aggs, at=qs, **kw).collect()}
+    empty = {
+        r.qid: r.asDict() for r in wspark.rolling_aggregate(none, aggs=aggs, at=qs, **kw).collect()
+    }
     assert len(got) == len(empty) == len(qrows)
     for q in qrows:
         for name, (agg, column, text) in aggs.items():

@@ -107,6 +107,8 @@ def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     change = zeros(max(n - 1, 0), bool)
     for k in plan.keys:
         col = table.column(k)
+        if pa.types.is_null(col.type):  # only nulls: one key
+            continue
         a, b = col.slice(0, n - 1), col.slice(1)
         same = pc.fill_null(pc.equal(a, b), False)
         both_null = pc.and_(pc.is_null(a), pc.is_null(b))
@@ -259,14 +261,15 @@ class Column:
         return self._cache["f"]
 
     def _prefix(self, what: str) -> np.ndarray | None:
-        """Prefix counts of the ``valid`` (non-null) or ``nan`` rows; None if there are none
-        to count (no nulls; no NaN)."""
+        """Prefix counts of the ``valid`` (non-null), ``nan`` or ``inf`` rows; None if there
+        are none to count (no nulls; no NaN; no infinity)."""
         if what not in self._cache:
             if what == "valid":
                 mask = self.valid if self.array.null_count else None
             else:
                 f = pa.types.is_floating(self.type)
-                mask = self.valid & np.isnan(self.floats()) if f else None
+                test = np.isnan if what == "nan" else np.isinf
+                mask = self.valid & test(self.floats()) if f else None
                 mask = mask if mask is not None and mask.any() else None
             self._cache[what] = None if mask is None else running(mask)
         return self._cache[what]
@@ -279,6 +282,11 @@ class Column:
     def nans(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
         """The NaNs in every frame; None if the column has none."""
         p = self._prefix("nan")
+        return None if p is None else totals(p, lo, hi)
+
+    def infs(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+        """The infinities (of either sign) in every frame; None if the column has none."""
+        p = self._prefix("inf")
         return None if p is None else totals(p, lo, hi)
 
     def ints(self) -> tuple[np.ndarray | None, int]:

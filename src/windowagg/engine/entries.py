@@ -10,8 +10,9 @@ skipped (a frame without a non-null value gives null; ``count`` and ``count_if``
 over it is NaN, it is the largest double for ``max``, ``min``, the percentiles and the ``y``
 of ``max_by``/``min_by``), ``first`` and ``last`` take the frame's first and last row, null
 or not (unless ``ignorenulls``), and results have Spark's types. Every other aggregation, the
-user's own included, sees the frame's values that are neither null nor NaN (windowagg's rule:
-NaN is missing), in time order.
+user's own included, sees the frame's non-null values in time order; a NaN reaches the
+``lift`` of one without a kernel (the user's own) as a float NaN (Arrow's and Spark's rule; a
+pandas or numpy NaN is a null by the time it gets here).
 """
 
 from __future__ import annotations

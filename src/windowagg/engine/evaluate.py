@@ -295,7 +295,9 @@ def _take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
 
 def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
     """Moments (stddev, variances, skewness, kurtosis) and the product, compiled over the
-    non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does."""
+    non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does, and so does a
+    moment's frame holding an infinity (Spark's running mean turns infinite, and its deviations
+    from it NaN)."""
     fewest, zero_division = _rule(e)
     out = rolling(col.floats(), fr, e.agg)
     lo, hi, count = _counted(col, fr)
@@ -305,13 +307,17 @@ def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
         null |= np.isnan(out) if nan is None else np.isnan(out) & (nan == 0)
     if nan is not None:
         out[nan > 0] = np.nan
+    inf = col.infs(lo, hi) if e.sql != "product" else None
+    if inf is not None:
+        out[inf > 0] = np.nan
+        null &= count < fewest
     return _with_nulls(out, null, e.type)
 
 
 def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
     """A statistic of rows that are partials: each slice's state (its count first, then the
     family's other fields: :data:`windowagg.aggregations.STATES`), merged in time order, compiled.
-    A frame holding a NaN gives NaN; a zero divisor gives null."""
+    A frame holding a NaN or an infinity gives NaN; a zero divisor gives null."""
     n = np.nan_to_num(parts[0].floats())
     some = n > 0
     fields = [np.where(some, p.floats(), 0.0) for p in parts[1:]]
@@ -322,8 +328,10 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
     merge(kernel.family)(kernel.code, states, lo, hi, zeros((len(parts), 1)), out)
     fewest, zero_division = _rule(e)
     null = _prefix_count(n, lo, hi) < fewest
-    if zero_division:  # NaN from a zero divisor, not from a NaN mean
-        null |= np.isnan(out) & (_prefix_count(np.isnan(fields[0]), lo, hi) == 0)
+    odd = _prefix_count(~np.isfinite(fields[0]), lo, hi)  # a NaN or an infinite mean
+    out[odd > 0] = np.nan  # a slice holding NaN or an infinity: NaN, as Spark's merge gives
+    if zero_division:  # NaN from a zero divisor, not from such a mean
+        null |= np.isnan(out) & (odd == 0)
     return _with_nulls(out, null, e.type)
 
 
@@ -466,7 +474,9 @@ def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
 
 
 def _library(col: Column, fr: Frames, times_col: ArrowColumn | None, entry: Entry) -> pa.Array:
-    """Any other aggregation, the user's own included: over the non-null values."""
+    """Any other aggregation, the user's own included: over the non-null values (a NaN is a
+    value that reaches the ``lift`` of an aggregation without a kernel, Arrow's and Spark's
+    rule; pandas' and numpy's NaN arrive here as nulls)."""
 
     f = facts(entry.agg)
     if f.frames == "collect":  # the frame's values, sliced out of the column
@@ -478,7 +488,7 @@ def _library(col: Column, fr: Frames, times_col: ArrowColumn | None, entry: Entr
     if f.frames == "distinct":  # an exact count per value
         return pa.array(distinct(col.floats(), fr), entry.type)
     rows = np.arange(len(col.valid), dtype=float)
-    out = rolling(col.floats(), fr, entry.agg, rows if f.pairs else None)
+    out = rolling(col.floats(), fr, entry.agg, rows if f.pairs else None, col.valid)
     if f.result == "arg":  # the row of the arg: the time column's value there
         null = np.isnan(out.astype(float))
         return pc.take(times_col, pa.array(np.where(null, 0, out).astype(np.int64), mask=null))

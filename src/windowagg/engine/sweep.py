@@ -17,9 +17,11 @@ Nothing subtracts on eviction, so float sums do not drift.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..aggregations import AggLike, check_values, facts, resolve
+from ..aggregations import AggLike, AggregationProtocol, check_values, facts, resolve
 from ..compiled import kernel_of
 from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import fifo
@@ -121,7 +123,11 @@ class Frames:
 
 
 def rolling(
-    values: np.ndarray, frames: Frames, agg: AggLike, args: np.ndarray | None = None
+    values: np.ndarray,
+    frames: Frames,
+    agg: AggLike,
+    args: np.ndarray | None = None,
+    valid: np.ndarray | None = None,
 ) -> np.ndarray:
     """The aggregate of every row's frame.
 
@@ -135,6 +141,10 @@ def rolling(
         Compiled when it has a kernel, else the Python reference.
     args : float64 array, optional
         The args of argmin/argmax.
+    valid : bool array, optional
+        The rows whose value is not null, where a NaN at such a row is a value (Arrow's and
+        Spark's rule): it reaches the ``lift`` of an aggregation without a kernel (the user's
+        own) as a float NaN. Without it, NaN is missing (pandas' and numpy's rule).
 
     Returns
     -------
@@ -146,6 +156,8 @@ def rolling(
     args = values if args is None else args
     kernel = kernel_of(agg)
     if kernel is None:
+        if valid is not None and np.isnan(values[valid]).any():
+            return _reference(_nan_values(values, valid), args, *frames.bounds(), _NanIsAValue(agg))
         return _reference(values, args, *frames.bounds(), agg)
     family, code = kernel
     check_values(agg, values)
@@ -176,6 +188,46 @@ def rolling(
     if not given:
         frames.lo, frames.hi = lo, hi
     return out[:, 0]
+
+
+class _Nan:
+    """What stands for a NaN that is a value in a FIFO window (a float NaN there is missing)."""
+
+    def __repr__(self) -> str:
+        return "NaN"
+
+
+NAN = _Nan()
+
+
+def _nan_values(values: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """The values as objects: :data:`NAN` where a valid row holds NaN, NaN (missing) where a
+    row is null."""
+    out = values.astype(object)
+    out[valid & np.isnan(values)] = NAN
+    return out
+
+
+class _NanIsAValue:
+    """An aggregation whose ``lift`` takes :data:`NAN` as the float NaN it stands for."""
+
+    def __init__(self, agg: AggregationProtocol):
+        self.agg = agg
+        self.identity = agg.identity
+
+    def lift(self, x: object) -> object:
+        if isinstance(x, tuple):  # an (arg, value) pair
+            return self.agg.lift(tuple(math.nan if v is NAN else v for v in x))
+        return self.agg.lift(math.nan if x is NAN else x)
+
+    def combine(self, a: object, b: object) -> object:
+        return self.agg.combine(a, b)
+
+    def lower(self, p: object) -> object:
+        return self.agg.lower(p)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.agg, name)
 
 
 def _reference(values, args, los, his, agg) -> np.ndarray:
