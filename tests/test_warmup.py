@@ -13,7 +13,8 @@ CHECK = """
 from windowagg import warmup
 from windowagg.kernels import frames, keyed, select_frames
 warmup.compile_one(("tables", "all"))
-kernels = [frames.sliding_windows, frames.session_windows, frames.range_bounds,
+kernels = [frames.sliding_windows, frames.sliding_windows_int, frames.at_bounds,
+           frames.session_windows, frames.range_bounds,
            frames.rows_bounds, frames.frame_totals, keyed.slice_cells, keyed.cell_sums,
            keyed.cell_extremes, keyed.code_counts, keyed.by_code, keyed.radix_segments,
            keyed.unpacked, keyed.refined, keyed.step_keys, keyed.run_cells,

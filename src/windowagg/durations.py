@@ -1,16 +1,35 @@
-"""Durations as text (``5us``, ``250ms``, ``10s``, ``5m``, ``1h``, ``1d``, or a bare number in
-the time column's own unit): one vocabulary for window specs, frames and ``sliding_aggregate``
-sizes. ``unit`` is how many time units one second is (1e6 for microseconds, 1e9 for
+"""Durations as text (``100ns``, ``5us``, ``250ms``, ``10s``, ``5m``, ``1h``, ``1d``, or a
+bare number in the time column's own unit): one vocabulary for window specs, frames and
+``sliding_aggregate`` sizes. ``unit`` is how many time units one second is (1e6 for microseconds, 1e9 for
 nanoseconds), or None for plain numbers (bare numbers only)."""
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
-SECONDS = {"us": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-#: timestamps are handled as microseconds since the epoch, as Spark and Arrow store them
+import pyarrow as pa
+
+SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: the same, exactly: a duration in a timestamp's own unit is computed without rounding
+_EXACT = {k: Fraction(1, round(1 / v)) if v < 1 else Fraction(v) for k, v in SECONDS.items()}
+#: microseconds: how Spark holds timestamps, and dates here
 MICROS = 1_000_000
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(us|ms|s|m|h|d)?$")
+#: how many of a timestamp unit one second is
+PER_SECOND = {"s": 1, "ms": 1_000, "us": MICROS, "ns": 1_000_000_000}
+
+
+def unit_of(type_: pa.DataType) -> int | None:
+    """How many time units one second is in a time column of this type: a timestamp's own
+    unit (s, ms, us, ns), microseconds for a date; None for plain numbers."""
+    if pa.types.is_timestamp(type_):
+        return PER_SECOND[type_.unit]
+    if pa.types.is_date(type_):
+        return MICROS
+    return None
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)(ns|us|ms|s|m|h|d)?$")
 
 
 class SpecError(ValueError):
@@ -26,13 +45,15 @@ class PlainNumbersError(SpecError):
 
 
 def duration(text: str, unit: float | None) -> float:
+    """A duration in the time column's unit, computed exactly: a whole number of units is an
+    int (of any size), a fraction of one a float."""
     m = _DURATION.match(text.strip())
     if not m:
-        raise SpecError(f"bad duration {text!r}: use a number with us, ms, s, m, h or d")
-    number, suffix = float(m.group(1)), m.group(2)
+        raise SpecError(f"bad duration {text!r}: use a number with ns, us, ms, s, m, h or d")
+    number, suffix = Fraction(m.group(1)), m.group(2)
     if suffix is None:
         if unit is not None and unit != 1:
-            raise NeedsUnitError(f"duration {text!r} needs a unit (us, ms, s, m, h or d)")
+            raise NeedsUnitError(f"duration {text!r} needs a unit (ns, us, ms, s, m, h or d)")
         value = number
     else:
         if unit is None:
@@ -40,8 +61,7 @@ def duration(text: str, unit: float | None) -> float:
                 f"duration {text!r} has a unit, but the time column holds plain "
                 "numbers: use a bare number"
             )
-        value = number * SECONDS[suffix] * unit
-        value = round(value, 6) if suffix == "us" else value  # 1us is one microsecond exactly
+        value = number * _EXACT[suffix] * Fraction(unit)
     if not value > 0:
         raise SpecError(f"duration {text!r} must be positive")
-    return int(value) if float(value).is_integer() else value
+    return int(value) if value.denominator == 1 else float(value)

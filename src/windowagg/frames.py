@@ -16,12 +16,13 @@ its peers) and ``rows:100`` is ``rows:-99,0`` (the row and the 99 before it).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from .durations import NeedsUnitError, PlainNumbersError, SpecError, duration
 
-__all__ = ["Frame", "FrameError", "frame"]
+__all__ = ["Frame", "FrameError", "frame", "whole"]
 
 
 class FrameError(SpecError):
@@ -53,6 +54,18 @@ class Frame:
 
     def __str__(self) -> str:
         return self.text
+
+
+def whole(f: Frame) -> Frame:
+    """A range frame over whole-number times (integers, timestamps) with whole-number
+    bounds, the same rows: ``t + start <= x`` is ``t + ceil(start) <= x`` and ``x <= t +
+    end`` is ``x <= t + floor(end)`` for whole ``t`` and ``x``, computed exactly (a Python
+    int of any size)."""
+    if f.kind != "range":
+        return f
+    start = None if f.start is None else math.ceil(f.start)
+    end = None if f.end is None else math.floor(f.end)
+    return Frame(f.kind, start, end, f.text)
 
 
 _BOUND = re.compile(r"^([+-]?)(.+)$")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .durations import SECONDS, SpecError, duration
+from .durations import MICROS, SECONDS, SpecError, duration
 from .slicing import Session, Sliding, Tumbling, Window
 
 __all__ = ["SECONDS", "SpecError", "canonical", "duration", "parse", "windows_of"]
@@ -59,7 +59,8 @@ def parse(spec: str, unit: float | None) -> Window:
 def spell(value: float, unit: float | None) -> str:
     """A duration in the largest unit that divides it exactly."""
     if unit is not None:
-        for suffix in ("d", "h", "m", "s", "ms"):
+        finest = ("ms", "us") if unit > MICROS else ("ms",)  # nanoseconds: a microsecond too
+        for suffix in ("d", "h", "m", "s", *finest):
             q = value / (SECONDS[suffix] * unit)
             if abs(q - round(q)) < 1e-9 and round(q) > 0:
                 return f"{round(q)}{suffix}"

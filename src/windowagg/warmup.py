@@ -66,12 +66,14 @@ def compile_one(job: tuple[str, str]) -> tuple[str, str, float]:
 
 def _tables() -> None:
     """The table engine's kernels, through the calls users make: windows of every kind and
-    rolling frames over float and integer values, timestamps and numbers as times, in and out
-    of order, over the rows and over their slices, with and without point-in-time queries."""
+    rolling frames over float and integer values, timestamps and numbers as times (and
+    nanosecond epochs, whole numbers beyond doubles), in and out of order, over the rows and
+    over their slices, with and without point-in-time queries."""
     rng = np.random.default_rng(0)
     n = 2_000
     t = rng.permutation(n) * 1_000_000
-    for times in (t.astype("datetime64[us]"), t / 1e6):
+    nanos = (t * 1000 + 1_800_000_000_000_000_000).astype("datetime64[ns]")  # beyond doubles
+    for times in (t.astype("datetime64[us]"), t / 1e6, nanos):
         table = {
             "k": rng.integers(0, 20, n),
             "t": times,

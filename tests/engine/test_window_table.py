@@ -145,8 +145,8 @@ def test_result_types_are_sparks() -> None:
     assert types == {
         "k": "int64",
         "window": "string",
-        "window_start": "double",
-        "window_end": "double",
+        "window_start": "int64",  # the time column's type
+        "window_end": "int64",
         "a": "int64",
         "b": "double",
         "c": "decimal128(20, 2)",

@@ -17,17 +17,22 @@ import pyarrow.compute as pc
 from ..kernels.frames import frame_totals
 from ..kernels.keyed import descends, gather, scatter
 from . import parallel
-from .keys import key_codes, keyed_sort
+from .keys import NULL_TIME, key_codes, keyed_sort
 from .memory import empty, zeros
 
 #: a column as Arrow holds it: one array, or the chunks of a table's column
 ArrowColumn: TypeAlias = "pa.Array | pa.ChunkedArray"
 
 __all__ = [
+    "EXACT",
+    "NULL_TIME",
     "ArrowColumn",
     "Column",
     "Ordered",
     "arrange",
+    "as_floats",
+    "as_ints",
+    "limits",
     "moved",
     "running",
     "segments",
@@ -119,15 +124,33 @@ def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
 
 
 def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
-    """The time column as float64 (microseconds since the epoch for timestamps and dates);
-    null times are -inf (sorted first: peers of each other, in no other row's range frame),
-    NaN times +inf (sorted last, as Spark orders NaN)."""
+    """The time column as numbers in its own unit (a timestamp's own: s, ms, us or ns since
+    the epoch; microseconds for a date), exactly:
+
+    * float64 for float columns, and for whole numbers of magnitude up to ``2**52`` (every
+      bound a frame or a window compares with them is then exact in doubles too): null times
+      are -inf (sorted first: peers of each other, in no other row's range frame), NaN times
+      +inf (sorted last, as Spark orders NaN);
+    * int64 for larger whole numbers (nanosecond epochs, times near the int64 extremes),
+      null times :data:`NULL_TIME`; every bound is then computed in integers, clamped to the
+      int64 range (:func:`windowagg.kernels.frames.shifted`)."""
 
     col = table.column(plan.time)
     if pa.types.is_date(col.type):
         col = pc.cast(col, pa.timestamp("us"))
     if pa.types.is_timestamp(col.type):
-        col = pc.cast(pc.cast(col, pa.timestamp("us", col.type.tz)), pa.int64())
+        col = pc.cast(col, pa.int64())
+    if pa.types.is_integer(col.type) and len(col) > col.null_count:
+        lo, hi = (v.as_py() for v in pc.min_max(col).values())
+        if max(-lo, hi) > EXACT:
+            if lo == NULL_TIME:
+                raise ValueError(
+                    f"time column {plan.time!r} holds {NULL_TIME}, the int64 that stands "
+                    "for a null time (numpy's NaT): make it null"
+                )
+            t = empty(len(col), np.int64)
+            t[:] = pc.fill_null(pc.cast(col, pa.int64()), NULL_TIME).to_numpy(zero_copy_only=False)
+            return t
     if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
         col = pc.cast(col, pa.float64())
     t, at = empty(len(col)), 0
@@ -140,6 +163,38 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     if col.null_count:
         t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
     return t
+
+
+#: whole-number times up to this magnitude run as doubles, exactly
+EXACT = 2**52
+
+
+def limits(times: np.ndarray) -> np.ndarray:
+    """What the compiled bounds read of times of either kind (:data:`NULL_TIME` or -inf for
+    a null; the smallest and the largest bound a non-null time may have), in their type."""
+    if times.dtype == np.int64:
+        return np.array([NULL_TIME, NULL_TIME + 1, np.iinfo(np.int64).max], np.int64)
+    return np.array([-np.inf, -np.inf, np.inf])
+
+
+def as_ints(times: np.ndarray) -> np.ndarray:
+    """Times of an integer column as int64 (:func:`times_of`'s doubles, exact, as integers;
+    -inf, a null, :data:`NULL_TIME`): to compare with another table's int64 times."""
+    if times.dtype == np.int64:
+        return times
+    out = np.where(np.isfinite(times), times, 0).astype(np.int64)
+    out[times == -np.inf] = NULL_TIME
+    return out
+
+
+def as_floats(times: np.ndarray) -> np.ndarray:
+    """Times as doubles (int64 ones rounded, :data:`NULL_TIME` -inf): to compare with another
+    table's float times."""
+    if times.dtype != np.int64:
+        return times
+    out = times.astype(float)
+    out[times == NULL_TIME] = -np.inf
+    return out
 
 
 def running(x: np.ndarray, dtype: npt.DTypeLike = np.int64) -> np.ndarray:

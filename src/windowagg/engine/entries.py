@@ -33,6 +33,7 @@ __all__ = [
     "is_timestamp",
     "names",
     "result_type",
+    "whole_times",
 ]
 
 
@@ -201,6 +202,12 @@ def is_timestamp(time: str, ttype: pa.DataType, purpose: str) -> bool:
     raise TypeError(
         f"time column {time!r} must be a timestamp, a date or a number to {purpose}, got {ttype}"
     )
+
+
+def whole_times(ttype: pa.DataType) -> bool:
+    """Whether a time column holds whole numbers (integers, timestamps, dates): its frames'
+    bounds are then whole numbers too (:func:`windowagg.frames.whole`)."""
+    return pa.types.is_integer(ttype) or pa.types.is_timestamp(ttype) or pa.types.is_date(ttype)
 
 
 def check_keys(fields: dict[str, pa.DataType], keys: tuple[str, ...]) -> None:

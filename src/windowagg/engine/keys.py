@@ -21,6 +21,10 @@ from ..kernels import keyed as kernels
 from . import parallel
 from .memory import empty, zeros
 
+#: a null time among int64 times (as :data:`windowagg.engine.columns.NULL_TIME`, which
+#: imports this module)
+NULL_TIME = int(np.iinfo(np.int64).min)
+
 __all__ = ["Keyed", "key_codes", "keyed_sort"]
 
 
@@ -84,22 +88,24 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     return Keyed(codes, len(first), first)
 
 
-def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float, int] | None:
-    """Whole-number times (timestamps in microseconds, integer columns) as non-negative int64
-    keys in the same order (-inf 0, +inf ``top``), the bits they need, for a radix sort, and
-    what turns keys back into times (:func:`windowagg.kernels.keyed.unpacked`: ``base``,
-    ``top``); None for other times, or a span of 2**48 or more."""
-    lo, hi, finite, whole = kernels.finite_span(times)
-    if not finite:
-        keys = empty(len(times), np.int64)
-        kernels.sortable_keys(times, 0.0, 1, keys)
-        return keys, 1, 0.0, 1
-    span = hi - lo + 3
-    if span >= 2.0**48 or not whole:
-        return None
+def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | None:
+    """Whole-number times (doubles, or int64 with :data:`~windowagg.engine.columns.NULL_TIME`
+    for a null) as non-negative int64 keys in the same order (a null 0, +inf ``top``), the
+    bits they need, for a radix sort, and what turns keys back into times
+    (:func:`windowagg.kernels.keyed.unpacked`: ``base``, a double or an int as the times are,
+    and ``top``); None for other times, or a span of 2**48 or more."""
+    null = NULL_TIME if times.dtype == np.int64 else -np.inf
+    lo, hi, finite, whole = kernels.finite_span(times, null)
     keys = empty(len(times), np.int64)
-    kernels.sortable_keys(times, lo, int(span) - 1, keys)  # -inf 0, +inf span - 1
-    return keys, int(span).bit_length(), float(lo), int(span) - 1
+    if not finite:
+        base = 0 if times.dtype == np.int64 else 0.0
+        kernels.sortable_keys(times, base, 1, null, keys)
+        return keys, 1, base, 1
+    span = int(hi) - int(lo) + 3
+    if span >= 2**48 or not whole:
+        return None
+    kernels.sortable_keys(times, lo, span - 1, null, keys)  # null 0, +inf span - 1
+    return keys, span.bit_length(), lo, span - 1
 
 
 def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: int) -> np.ndarray:
@@ -146,7 +152,7 @@ def keyed_sort(
     seg = zeros(keyed.m + 1, np.int64)
     order = empty(n, np.int64)
     if sortable is None:
-        times = np.ascontiguousarray(times, float)
+        times = np.ascontiguousarray(times)
         sortable = _sortable(times) if n else None
     ib = max(1, (n - 1).bit_length())  # the bits of a row number
     if sortable is not None:  # by key, then each key's times
@@ -158,17 +164,19 @@ def keyed_sort(
             lambda part: kernels.radix_segments(rows, part, work, np.empty(1 << 15, np.int64), ib),
             parallel.parts(seg),
         )
-        ordered = empty(n)
+        whole = not isinstance(base, float)  # int64 times, else doubles
+        ordered = empty(n, np.int64 if whole else np.float64)
+        null, last = (NULL_TIME, NULL_TIME) if whole else (-np.inf, np.inf)
         pieces = parallel.chunks(n)
         parallel.on_cores(
-            lambda j: kernels.unpacked(rows, ib, *pieces[j], base, top, order, ordered),
+            lambda j: kernels.unpacked(rows, ib, *pieces[j], base, top, null, last, order, ordered),
             list(range(len(pieces))),
         )
         if shift:  # rows of equal shortened keys: by their whole keys
             space = rows, empty(n, np.int64)  # the packed rows are done with
             parallel.on_cores(
                 lambda part: kernels.refined(
-                    keys, order, part, shift, base, top, work, *space, ordered
+                    keys, order, part, shift, base, top, null, last, work, *space, ordered
                 ),
                 parallel.parts(seg),
             )
@@ -177,8 +185,8 @@ def keyed_sort(
     kernels.order_of_code(
         keyed.codes, np.arange(n), seg, order
     )  # rows by key, then each key's times
-    spare = empty(n), empty(n), empty(n, np.int64)
+    spare = empty(n, times.dtype), empty(n, times.dtype), empty(n, np.int64)
     parallel.on_cores(
         lambda part: kernels.sort_segments(times, part, order, *spare), parallel.parts(seg)
     )
-    return order, np.take(times, order, out=empty(n)), seg
+    return order, np.take(times, order, out=empty(n, times.dtype)), seg

@@ -24,12 +24,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import at_bounds
-from .columns import arrange, times_of
+from .columns import arrange, as_floats, as_ints, limits, times_of
 from .evaluate import evaluate
 from .keys import key_codes
 from .memory import empty, zeros
 from .rolling_plan import RollingPlan
-from .sweep import Frames
+from .sweep import Frames, offsets
 
 __all__ = ["check_queries", "compute_at"]
 
@@ -129,6 +129,24 @@ def _segments(
     return out
 
 
+def _in_events_unit(
+    plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str
+) -> pa.Table:
+    """The queries with their time in the events' time type (a timestamp's unit: the frames
+    are in it), exactly; a query time finer than that unit is an error that says so."""
+    want, have = events.schema.field(plan.time).type, queries.schema.field(at_time).type
+    if have == want or not pa.types.is_timestamp(want) or not pa.types.is_timestamp(have):
+        return queries
+    try:
+        col = pc.cast(queries.column(at_time), pa.timestamp(want.unit, have.tz))
+    except pa.ArrowInvalid:
+        raise ValueError(
+            f"at_time column {at_time!r} holds times finer than the events' {want} "
+            f"({have}): cast the events' time {plan.time!r} to {have}"
+        ) from None
+    return queries.set_column(queries.schema.get_field_index(at_time), at_time, col)
+
+
 def compute_at(
     plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str, at_keys: tuple
 ) -> list[pa.Array]:
@@ -147,22 +165,24 @@ def compute_at(
         events = events.take(pa.array(order))
     events = events.combine_chunks()
     qseg = _segments(plan, seg, keys, queries, at_keys)
-    qtimes = times_of(replace(plan, time=at_time), queries)
+    qtimes = times_of(replace(plan, time=at_time), _in_events_unit(plan, events, queries, at_time))
+    if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side
+        kinds = events.schema.field(plan.time).type, queries.schema.field(at_time).type
+        both = as_floats if any(pa.types.is_floating(k) for k in kinds) else as_ints
+        times, qtimes = both(times), both(qtimes)
     qorder = np.lexsort((qtimes, qseg))
     qseg, qtimes = qseg[qorder], qtimes[qorder]
     frames = {}
     for f in plan.frames:
         lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)
-        start = 0.0 if f.start is None else float(f.start)
-        end = 0.0 if f.end is None else float(f.end)
         at_bounds(
             times,
             seg,
             qseg,
             qtimes,
             f.kind == "rows",
-            start,
-            end,
+            *offsets(f, times),
+            limits(times),
             f.start is None,
             f.end is None,
             lo,

@@ -11,9 +11,17 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..durations import MICROS
-from ..frames import Frame, FrameError, frame
-from .entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
+from ..durations import unit_of
+from ..frames import Frame, FrameError, frame, whole
+from .entries import (
+    Entry,
+    check_entry,
+    check_keys,
+    is_timestamp,
+    names,
+    result_type,
+    whole_times,
+)
 
 __all__ = ["RollingPlan", "plan_rolling"]
 
@@ -78,9 +86,11 @@ def plan_rolling(
         agg, column, text = spec
         agg, sql, column, other, vtype = check_entry(name, agg, column, fields)
         try:
-            fr = frame(text, MICROS if timestamp else None)
+            fr = frame(text, unit_of(ttype))
         except FrameError as e:
             raise FrameError(f"aggs[{name!r}]: {e}") from None
+        if whole_times(ttype):
+            fr = whole(fr)
         entries.append(
             Entry(name, agg, sql, column, fr, result_type(sql, agg, vtype, ttype), other=other)
         )

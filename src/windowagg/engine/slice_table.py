@@ -30,12 +30,12 @@ from ..aggregations import COMBINE
 from ..errors import ArithmeticOverflowError
 from ..kernels import keyed as kernels
 from . import parallel
-from .columns import take, times_of
+from .columns import EXACT, take, times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_sort
 from .memory import empty, zeros
 from .window_partials import counted, grids, mergeable, over_partials, partials
-from .window_plan import WindowPlan
+from .window_plan import WindowPlan, beyond_doubles
 
 __all__ = ["SLICE", "reduce_cells", "slice_partials"]
 
@@ -73,6 +73,8 @@ def slice_partials(
 
     if not mergeable(plan) or counted(plan) or len(grid := grids(plan)) != 1:
         return None
+    if beyond_doubles(plan):  # edges doubles would round: the rows' exact path
+        return None
     parts = partials(plan)
     if any(
         p.column is not None and not _compiled(p.fn, table.schema.field(p.column).type)
@@ -82,9 +84,12 @@ def slice_partials(
 
     (period, offset), n = grid[0], table.num_rows
     times = times_of(plan, table)
+    if times.dtype == np.int64:  # whole numbers beyond doubles: the rows' exact path
+        return None
     keyed = key_codes(table, plan.keys)
     steps = empty(n, np.int64)
-    kernels.slice_index(times, float(period), float(offset), steps)
+    if not kernels.slice_index(times, float(period), float(offset), float(EXACT * period), steps):
+        return None  # steps doubles cannot tell apart: the rows' path refuses them
     span = empty(2 * keyed.m, np.int64)
     span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
     base = zeros(keyed.m + 1, np.int64)

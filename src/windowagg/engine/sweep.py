@@ -30,10 +30,13 @@ from ..kernels import order_stats
 from ..kernels.frames import range_bounds, rows_bounds
 from ..kernels.order_stats import NEAREST, distinct_frames
 from . import parallel
+from .columns import limits
 from .memory import empty, zeros
 
 __all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
+#: the times of a sweep over bounds found before (it reads none)
+_NO_TIMES = np.empty(0)
 #: the FIFO algorithm per-row frames run on (amortized O(1), exact: no subtract-on-evict)
 ALGORITHM = "two_stacks_lite"
 #: quantiles select in each frame while the frames hold at most this many times the rows
@@ -41,16 +44,37 @@ ALGORITHM = "two_stacks_lite"
 SELECT_OVERLAP = 16
 
 
+def _times(times: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(times, np.int64 if times.dtype == np.int64 else float)
+
+
+def offsets(f: Frame, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A frame's start and end offsets in the times' type, each as two parts whose sum it is
+    (an int64 offset beyond the int64 range, as ``range:-1e19,0`` over int64 times, in two
+    halves; any beyond twice that reaches past every time anyway): what
+    :func:`windowagg.kernels.frames.shifted` adds, clamped, to a time."""
+
+    def parts(x: float | None) -> np.ndarray:
+        if times.dtype != np.int64:
+            return np.array([0.0 if x is None else float(x), 0.0])
+        x = 0 if x is None else max(-(2**64) + 2, min(2**64 - 2, int(x)))
+        half = x // 2 if abs(x) > 2**63 - 1 else x
+        return np.array([half, x - half], np.int64)
+
+    return parts(f.start), parts(f.end)
+
+
 class Frames:
     """One frame over the rows of a sorted table: every row's frame as rows ``[lo, hi)``,
     found once, by the first aggregation over it (:func:`rolling`) or :meth:`bounds`, and
     shared by the others.
 
-    ``times``: float64, ascending within each key (-inf for a null time, sorted first);
-    ``seg``: the rows of key k are ``seg[k]`` to ``seg[k + 1] - 1``."""
+    ``times``: float64 or int64 (:func:`~windowagg.engine.columns.times_of`), ascending
+    within each key (a null time sorted first); ``seg``: the rows of key k are ``seg[k]`` to
+    ``seg[k + 1] - 1``."""
 
     def __init__(self, times: np.ndarray, seg: np.ndarray, frame: Frame):
-        self.times = np.ascontiguousarray(times, float)
+        self.times = _times(times)
         self.seg = np.asarray(seg, np.int64)
         self.frame: Frame | None = frame
         self.lo: np.ndarray | None = None
@@ -68,7 +92,7 @@ class Frames:
         """Bounds found elsewhere, one pair per answer (a window's rows, for window
         aggregates): both never decrease; ``times`` are the rows' own."""
         self = cls.__new__(cls)
-        self.times = np.ascontiguousarray(times, float)
+        self.times = _times(times)
         self.seg = np.array([0, len(times)], np.int64)
         self.frame = None
         self.lo, self.hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
@@ -101,6 +125,8 @@ class Frames:
         return self.lo is not None
 
     def offsets(self) -> tuple[float, float, bool, bool]:
+        """The frame's offsets as doubles, for the compiled sweep that finds range frames as
+        it goes (over doubles only: int64 times have their bounds found first)."""
         f = self.frame
         if f is None:  # given bounds: no offsets to look for
             return 0.0, 0.0, False, False
@@ -113,8 +139,11 @@ class Frames:
         if not self.found:
             n = len(self.times)
             lo, hi = empty(n, np.int64), empty(n, np.int64)
+            f = self.frame
+            assert f is not None  # given bounds are found
+            args = (*offsets(f, self.times), limits(self.times), f.start is None, f.end is None)
             parallel.on_cores(
-                lambda part: range_bounds(self.times, part, *self.offsets(), lo, hi),
+                lambda part: range_bounds(self.times, part, *args, lo, hi),
                 parallel.parts(self.seg),
             )
             self.lo, self.hi = lo, hi
@@ -171,6 +200,10 @@ def rolling(
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
         lo, hi, seg = empty(n, np.int64), empty(n, np.int64), frames.seg
+    if not given and frames.times.dtype == np.int64:  # int64 times: their bounds first
+        frames.bounds()
+        return rolling(values, frames, agg, args, valid)
+    times = frames.times if frames.times.dtype != np.int64 else _NO_TIMES  # not read
     out = empty((n, 1))
 
     def sweep(part: np.ndarray) -> None:  # the keys of one part, on one core
@@ -178,7 +211,7 @@ def rolling(
         pos = np.zeros(4, np.int64)
         while True:
             state.frames(
-                code, values, args, frames.times, part, *frames.offsets(), given, lo, hi, pos, out
+                code, values, args, times, part, *frames.offsets(), given, lo, hi, pos, out
             )
             if pos[0] >= len(part) - 1:
                 break

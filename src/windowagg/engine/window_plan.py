@@ -15,12 +15,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..durations import MICROS
+from ..durations import MICROS, unit_of
 from ..slicing import Session, Sliding, Window
 from ..specs import canonical, windows_of
+from .columns import EXACT
 from .entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
 
-__all__ = ["OUTPUT", "WindowPlan", "plan_windows"]
+__all__ = ["OUTPUT", "WindowPlan", "beyond_doubles", "plan_windows"]
 
 #: the columns every output has between the keys and the entries
 OUTPUT = ("window", "window_start", "window_end")
@@ -30,19 +31,39 @@ OUTPUT = ("window", "window_start", "window_end")
 class WindowPlan:
     keys: tuple[str, ...]
     time: str
-    timestamp: bool  # times are timestamps (microseconds inside), else plain numbers
+    timestamp: bool  # times are timestamps or dates (in ``unit``), else plain numbers
     windows: tuple[Sliding | Session, ...]  # tumbling and count windows are Sliding
     specs: tuple[str, ...]  # each window's canonical spec, as the output's ``window`` says it
     entries: tuple[Entry, ...]  # ``frame`` is None: each window's bounds are the frame
-    bound: pa.DataType = None  # window_start and window_end: a pyarrow timestamp type, or float64
+    bound: pa.DataType = None  # window_start and window_end: the time column's type (a
+    # timestamp's own unit; dates as timestamp[us]; int64 for integers, float64 otherwise)
     lateness: float = 0.0  # streaming: in the time column's internal unit
     order_by: tuple[str, ...] = ()
     spans: tuple[str, str] | None = None  # rows that are partials: their first and last time
     positions: str | None = None  # partials of count windows: the column of their row counts
 
+    time_unit: int | None = MICROS  # how many time units one second is (timestamps)
+
     @property
     def unit(self) -> float | None:
-        return MICROS if self.timestamp else None
+        return self.time_unit if self.timestamp else None
+
+
+def beyond_doubles(plan: WindowPlan) -> bool:
+    """Whether whole-number times have a window whose edges doubles would round (a size,
+    slide or gap above 2**52): its edges are then computed in integers."""
+    if not (pa.types.is_integer(plan.bound) or pa.types.is_timestamp(plan.bound)):
+        return False
+    return any(abs(x) > EXACT for w in plan.windows for x in _sizes(w))
+
+
+def _sizes(w: Sliding | Session) -> tuple[float, ...]:
+    return (w.gap,) if isinstance(w, Session) else (w.size, w.slide)
+
+
+def _whole(w: Sliding | Session) -> bool:
+    """Whether a window's edges over whole-number times are whole numbers too."""
+    return all(float(x).is_integer() for x in _sizes(w))
 
 
 def plan_windows(
@@ -68,7 +89,7 @@ def plan_windows(
     check_keys(fields, keys)
     ttype = fields[time]
     timestamp = is_timestamp(time, ttype, "place rows in windows")
-    unit = MICROS if timestamp else None
+    unit = unit_of(ttype)
     ws: list[Sliding | Session] = []
     for w in windows_of(windows, unit):
         if not isinstance(w, Sliding | Session):
@@ -100,13 +121,25 @@ def plan_windows(
         )
     if not isinstance(allowed_lateness, int | float) or allowed_lateness < 0:
         raise ValueError(f"allowed_lateness must be a number >= 0, got {allowed_lateness!r}")
-    lateness = allowed_lateness * MICROS if timestamp else allowed_lateness
+    lateness = allowed_lateness * unit if unit is not None else allowed_lateness
     specs = tuple(canonical(w, unit) for w in ws)
     bound = (
-        pa.timestamp("us", ttype.tz)
+        ttype
         if pa.types.is_timestamp(ttype)
         else pa.timestamp("us")
         if timestamp
+        else pa.int64()
+        if pa.types.is_integer(ttype) and all(_whole(w) for w in ws)
         else pa.float64()
     )
-    return WindowPlan(keys, time, timestamp, tuple(ws), specs, tuple(entries), bound, lateness)
+    return WindowPlan(
+        keys,
+        time,
+        timestamp,
+        tuple(ws),
+        specs,
+        tuple(entries),
+        bound,
+        lateness,
+        time_unit=unit if unit is not None else MICROS,
+    )

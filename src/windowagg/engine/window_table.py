@@ -17,21 +17,28 @@ sweep (each row enters and leaves once) for every other aggregation, the user's 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from ..kernels.frames import session_windows, sliding_windows, whole_in_place
+from ..kernels.frames import (
+    session_windows,
+    sliding_windows,
+    sliding_windows_int,
+    whole_in_place,
+)
+from ..kernels.keyed import finite_span
 from ..slicing import Session, Sliding
 from . import parallel
-from .columns import arrange, take, times_of
+from .columns import EXACT, arrange, as_ints, limits, take, times_of
 from .evaluate import evaluate
 from .memory import empty
 from .slice_table import slice_partials
 from .sweep import Frames
-from .window_plan import WindowPlan
+from .window_plan import WindowPlan, beyond_doubles
 
 __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]
 
@@ -58,9 +65,9 @@ class WindowBounds(NamedTuple):
 
 
 def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each key's rows with a time (null times sort first as -inf, NaN last as +inf)."""
+    """Each key's rows with a time (null times sort first, NaN last as +inf)."""
     s, e = seg[:-1], seg[1:]
-    null = np.r_[0, np.cumsum(times == -np.inf)]
+    null = np.r_[0, np.cumsum(times == limits(times)[0])]
     nan = np.r_[0, np.cumsum(times == np.inf)]
     first = s + null[e] - null[s]
     return first, np.maximum(first, e - (nan[e] - nan[s]))
@@ -84,21 +91,41 @@ def window_bounds(
         return _counted(int(w.size), int(w.slide), times, seg, spans, positions, g)
 
     none = np.empty(0, np.int64)
-    size, slide = float(w.size), float(w.slide)
+    size, slide = _grid(w, times, seg)
+    lims = limits(times)
+
+    whole = times.dtype == np.int64  # int64 times: each end clamped apart from its start
+
+    def windows(part, count_only, start, end, lo, hi) -> int:
+        if whole:
+            args = (times, part, size, slide, lims, count_only, start, end, lo, hi)
+            return sliding_windows_int(*args)
+        limit = float(EXACT * slide)
+        return sliding_windows(times, part, size, slide, limit, count_only, start, lo, hi)
+
     pieces = parallel.parts(seg)  # parts of the keys on both cores: counted, then made
+    nothing = np.empty(0, times.dtype)
     counts = parallel.on_cores(
-        lambda part: sliding_windows(times, part, size, slide, True, np.empty(0), none, none),
-        pieces,
+        lambda part: windows(part, True, nothing, nothing, none, none), pieces
     )
+    if min(counts, default=0) < 0:
+        raise ValueError(
+            f"window {w!r}: a slide of {w.slide} is below the resolution of these float "
+            "times (more than 2**52 slides from zero); use an integer or timestamp time "
+            "column, or a longer slide"
+        )
     at = np.r_[0, np.cumsum(counts)].astype(np.int64)
-    start, lo, hi = empty(int(at[-1])), empty(int(at[-1]), np.int64), empty(int(at[-1]), np.int64)
+    m = int(at[-1])
+    _fits(m, w)
+    start, lo, hi = empty(m, times.dtype), empty(m, np.int64), empty(m, np.int64)
+    end = empty(m, np.int64) if whole else nothing
 
     def make(j: int) -> None:
         a, b = at[j], at[j + 1]
-        sliding_windows(times, pieces[j], size, slide, False, start[a:b], lo[a:b], hi[a:b])
+        windows(pieces[j], False, start[a:b], end[a:b], lo[a:b], hi[a:b])
 
     parallel.on_cores(make, list(range(len(pieces))))
-    return WindowBounds(start, None, lo, hi, size)
+    return WindowBounds(start, end if whole else None, lo, hi, size)
 
 
 def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) -> WindowBounds:
@@ -106,11 +133,59 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
     (in time order) share one; a row's times run from ``first`` to ``last`` (a slice), and
     the next row joins its session when it starts at most ``gap`` after the row's last."""
     none = np.empty(0, np.int64)
-    args = (first, last, seg, float(gap))
-    m = session_windows(*args, True, np.empty(0), np.empty(0), none, none)
-    start, end, lo, hi = empty(m), empty(m), empty(m, np.int64), empty(m, np.int64)
+    whole = first.dtype == np.int64
+    if whole and not float(gap).is_integer():
+        raise ValueError(
+            f"session gap {gap} is finer than the time column's whole numbers: give a whole "
+            "number of its units"
+        )
+    args = (first, last, seg, int(gap) if whole else float(gap), limits(first))
+    nothing = np.empty(0, first.dtype)
+    m = session_windows(*args, True, nothing, nothing, none, none)
+    start, end = empty(m, first.dtype), empty(m, first.dtype)
+    lo, hi = empty(m, np.int64), empty(m, np.int64)
     session_windows(*args, False, start, end, lo, hi)
     return WindowBounds(start, end, lo, hi)
+
+
+#: the bytes a window takes at the least (its start, its rows' bounds, its row of output)
+WINDOW_BYTES = 256
+
+
+def _memory() -> int:
+    """This machine's memory in bytes."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _fits(m: int, w: Sliding) -> None:
+    """Refuse, before the windows are made, more windows than the machine holds."""
+    if m * WINDOW_BYTES > _memory():
+        raise MemoryError(
+            f"window {w!r} makes {m:,} windows over these rows, more than this machine's "
+            "memory holds: give a longer slide, or fewer rows"
+        )
+
+
+def _grid(w: Sliding, times: np.ndarray, seg: np.ndarray) -> tuple[int | float, int | float]:
+    """A time window's size and slide in the times' type, checked before any window is made:
+    whole numbers over int64 times, and at most as many windows as the machine holds."""
+    size: int | float
+    slide: int | float
+    if times.dtype == np.int64:
+        if not (float(w.size).is_integer() and float(w.slide).is_integer()):
+            raise ValueError(
+                f"window {w!r}: its size and slide must be whole numbers of the time "
+                "column's unit over these times"
+            )
+        size, slide = int(w.size), int(w.slide)
+    else:
+        size, slide = float(w.size), float(w.slide)
+    per = -(-size // slide)  # windows each row lies in, at most
+    if len(times) * per * WINDOW_BYTES > _memory():  # then a closer look: keys and span
+        lo, hi, count, _ = finite_span(times, limits(times)[0])
+        span = (int(hi) - int(lo)) // slide + 1 if count else 0
+        _fits(int(min(count * per, (len(seg) - 1) * (span + per))), w)
+    return size, slide
 
 
 def grain(windows: Iterable[Sliding | Session]) -> int:
@@ -192,6 +267,8 @@ def window_table(
             table = table.take(pa.array(order))
     else:
         times = times_of(run, table)
+    if run.spans is None and times.dtype != np.int64 and beyond_doubles(plan):
+        times = as_ints(times)  # edges doubles would round: computed in integers
     spans = None
     if run.spans is not None:  # slices: each one's first and last time (null: no time)
         spans = tuple(
@@ -214,7 +291,7 @@ def window_table(
         at = b.lo
         b = b._replace(lo=_NONE, hi=_NONE)  # each window's rows: read for the last time
         cols = [take(table.column(k), at) for k in run.keys]
-        cols.append(pa.repeat(pa.scalar(spec, pa.string()), len(at)))
+        cols.append(_spec_column(spec, len(at)))
         del at
         start, end = b.start, b.ends()  # the ends before the starts are converted in place
         del b
@@ -226,12 +303,26 @@ def window_table(
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
-def _bound(x: np.ndarray, type_: pa.DataType) -> pa.Array:
-    """Window bounds as the output's column; timestamps are converted in ``x``'s own memory
-    (the caller's array, not used after)."""
+def _spec_column(spec: str, m: int) -> pa.Array | pa.ChunkedArray:
+    """The ``window`` column: the spec ``m`` times, in chunks of under 2 GiB of text each (a
+    string array's offsets are 32-bit)."""
+    per = max(1, (1 << 30) // max(1, len(spec.encode())))
+    if m <= per:
+        return pa.repeat(pa.scalar(spec, pa.string()), m)
+    chunk = pa.repeat(pa.scalar(spec, pa.string()), per)
+    return pa.chunked_array([chunk] * (m // per) + [chunk.slice(0, m % per)])
 
-    if pa.types.is_timestamp(type_):
-        whole = x.view(np.int64)
-        whole_in_place(x, whole)
-        return pa.array(whole, pa.int64()).cast(type_)
+
+def _bound(x: np.ndarray, type_: pa.DataType) -> pa.Array:
+    """Window bounds as the output's column, in the time column's type (a timestamp's own
+    unit, int64 for integers, else doubles); whole numbers held as doubles are converted in
+    ``x``'s own memory (the caller's array, not used after)."""
+
+    if pa.types.is_timestamp(type_) or pa.types.is_integer(type_):
+        whole = x
+        if x.dtype != np.int64:
+            whole = x.view(np.int64)
+            whole_in_place(x, whole)
+        out = pa.array(whole, pa.int64())
+        return out.cast(type_) if pa.types.is_timestamp(type_) else out
     return pa.array(x, pa.float64())

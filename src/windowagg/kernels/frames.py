@@ -5,16 +5,40 @@ more than the aggregation itself."""
 
 import numpy as np
 
-from .jit import kernel
+from .jit import inline, kernel
+
+
+@inline
+def _plus(t, off, lims):
+    """``t + off`` within ``[lims[1], lims[2]]``: an int64 sum past either end clamps to it,
+    never wraps round (doubles reach -inf or +inf as they are). The test comes before the
+    sum: compiled integer sums may not overflow at all (LLVM assumes they do not)."""
+    if off > 0 and t > lims[2] - off:
+        return lims[2]
+    if off < 0 and t < lims[1] - off:
+        return lims[1]
+    return t + off
+
+
+@inline
+def shifted(t, off, lims):
+    """A frame's bound ``t + off[0] + off[1]`` (an offset beyond the int64 range comes in two
+    parts), clamped to the times' range (:func:`_plus`): ``lims`` holds the null time (-inf,
+    or the smallest int64), which stays itself (its frame is its peers), then the smallest
+    and the largest bound of any other time."""
+    if t == lims[0]:
+        return t
+    return _plus(_plus(t, off[0], lims), off[1], lims)
 
 
 @kernel
-def range_bounds(times, seg, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
+def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_row):
     """Row i of key k (rows ``seg[k]`` to ``seg[k + 1] - 1``, times ascending) gets the rows
     ``lo_row[i]`` to ``hi_row[i] - 1``: those of its key with
-    ``times[i] + lo_off <= times[j] <= times[i] + hi_off``; a side flagged unbounded reaches
-    the key's first or last row. A time of -inf (a null time, sorted first) is a peer of every
-    other -inf and in no finite row's frame. An empty frame has ``lo_row == hi_row``."""
+    ``times[i] + lo_off <= times[j] <= times[i] + hi_off`` (bounds by :func:`shifted`: doubles
+    or int64, exactly); a side flagged unbounded reaches the key's first or last row. A null
+    time (sorted first) is a peer of every other null and in no other row's frame. An empty
+    frame has ``lo_row == hi_row``."""
     for k in range(seg.shape[0] - 1):
         s = seg[k]
         e = seg[k + 1]
@@ -25,28 +49,31 @@ def range_bounds(times, seg, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
             if lo_unb:
                 lo = s
             else:
-                while lo < e and times[lo] < t + lo_off:
+                a = shifted(t, lo_off, lims)
+                while lo < e and times[lo] < a:
                     lo += 1
             if hi_unb:
                 hi = e
             else:
                 if hi < lo:
                     hi = lo
-                while hi < e and times[hi] <= t + hi_off:
+                b = shifted(t, hi_off, lims)
+                while hi < e and times[hi] <= b:
                     hi += 1
             lo_row[i] = lo
             hi_row[i] = hi if hi > lo else lo
 
 
 @kernel
-def sliding_windows(times, seg, size, slide, count_only, start, lo, hi):
+def sliding_windows(times, seg, size, slide, limit, count_only, start, lo, hi):
     """The windows ``[k * slide, k * slide + size)`` that hold at least one row (Spark's
     ``window()`` makes no other), per key segment in order of start, with their rows
     ``lo`` to ``hi - 1``; rows with a time of +-inf (null, NaN) are in none. Returns how many;
     with ``count_only`` it only counts (the caller then sizes the outputs). Row i lies in the
     windows ``k`` from ``floor((t - size) / slide) + 1`` to ``floor(t / slide)``; both only
     grow along a key, so each window is made once, by its first row, and two pointers find
-    every window's rows."""
+    every window's rows. A time beyond ``limit`` (where doubles no longer tell one slide
+    from the next) stops it at once: returns -1."""
     m = 0
     for g in range(seg.shape[0] - 1):
         s = seg[g]
@@ -58,6 +85,8 @@ def sliding_windows(times, seg, size, slide, count_only, start, lo, hi):
             t = times[i]
             if t == -np.inf or t == np.inf:
                 continue
+            if abs(t) > limit:
+                return -1
             first = np.floor((t - size) / slide) + 1
             while first * slide + size <= t:  # rounding of the division
                 first += 1
@@ -84,6 +113,53 @@ def sliding_windows(times, seg, size, slide, count_only, start, lo, hi):
 
 
 @kernel
+def sliding_windows_int(times, seg, size, slide, lims, count_only, start, end, lo, hi):
+    """:func:`sliding_windows` over int64 times (``lims``: the null time, then the smallest
+    and the largest int64 a bound may take), in integers: row i lies in the windows ``k``
+    from ``top - (size - r - 1) // slide`` to ``top``, ``top = t // slide`` and ``r = t %
+    slide`` (floor division, as Python's), and a window's start ``k * slide`` and end are
+    clamped to the int64 range instead of wrapping round (a window reaching past it holds
+    the times within); ``end`` gets each window's end."""
+    m = 0
+    for g in range(seg.shape[0] - 1):
+        s = seg[g]
+        e = seg[g + 1]
+        opened = False
+        last = 0  # the last window made for this key
+        p_lo = s
+        p_hi = s
+        for i in range(s, e):
+            t = times[i]
+            if t == lims[0]:
+                continue
+            top = t // slide
+            r = t % slide
+            first = top - (size - r - 1) // slide
+            k = max(first, last + 1) if opened else first
+            while k <= top:
+                if not count_only:
+                    back = (top - k) * slide + r  # t - k * slide
+                    a = _plus(t, -back, lims)  # k * slide, and its end, clamped apart
+                    b = _plus(t, size - back, lims)
+                    beyond = t > lims[2] - (size - back)  # the end lies past the largest int64
+                    while p_lo < e and times[p_lo] < a:
+                        p_lo += 1
+                    if p_hi < p_lo:
+                        p_hi = p_lo
+                    while p_hi < e and (times[p_hi] < b or beyond):
+                        p_hi += 1
+                    start[m] = a
+                    end[m] = b
+                    lo[m] = p_lo
+                    hi[m] = p_hi
+                m += 1
+                k += 1
+            opened = True
+            last = top
+    return m
+
+
+@kernel
 def whole_in_place(x, out):
     """``out[i] = round(x[i])`` where ``out`` is ``x``'s own memory seen as int64 (each element
     read before it is written): whole numbers held as doubles become int64 without a copy."""
@@ -92,7 +168,7 @@ def whole_in_place(x, out):
 
 
 @kernel
-def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo_row, hi_row):
+def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_row):
     """Frames of events placed at other rows' times (point-in-time): query j, of the events of
     segment ``qseg[j]`` (rows ``seg[g]`` to ``seg[g + 1] - 1``, times ascending; -1: none), at
     time ``qtimes[j]``, gets the events ``lo_row[j]`` to ``hi_row[j] - 1``. Queries come sorted
@@ -100,12 +176,12 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo
     queries). A range frame (``rows`` false) holds the events with ``t + lo_off <= time <= t +
     hi_off``; a rows frame the events ``p + lo_off`` to ``p + hi_off``, ``p`` the last event at
     or before ``t``. A side flagged unbounded reaches the segment's first or last event. A query
-    without a segment, or with a null time (-inf), gets an empty frame; bounds never
-    decrease."""
+    without a segment, or with a null time (``lims[0]``), gets an empty frame; bounds never
+    decrease. Range bounds by :func:`shifted` (doubles or int64, exactly)."""
     prev = -1
     s = e = lo = hi = at = 0
-    lo_n = int(lo_off)  # rows frames: whole rows
-    hi_n = int(hi_off)
+    lo_n = int(lo_off[0])  # rows frames: whole rows
+    hi_n = int(hi_off[0])
     for j in range(qseg.shape[0]):
         g = qseg[j]
         if g < 0:  # no event of its key: sorted first, an empty frame before every other
@@ -118,7 +194,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo
             e = seg[g + 1]
             lo = hi = at = s
         t = qtimes[j]
-        if t == -np.inf:
+        if t == lims[0]:
             lo_row[j] = s
             hi_row[j] = s
             continue
@@ -131,7 +207,8 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo
             if lo_unb:
                 a = s
             else:
-                while lo < e and times[lo] < t + lo_off:
+                first = shifted(t, lo_off, lims)
+                while lo < e and times[lo] < first:
                     lo += 1
                 a = lo
             if hi_unb:
@@ -139,7 +216,8 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lo_unb, hi_unb, lo
             else:
                 if hi < a:
                     hi = a
-                while hi < e and times[hi] <= t + hi_off:
+                last = shifted(t, hi_off, lims)
+                while hi < e and times[hi] <= last:
                     hi += 1
                 b = hi
         lo_row[j] = a
@@ -171,28 +249,30 @@ def rows_bounds(seg, start, end, lo_unb, hi_unb, lo_row, hi_row):
 
 
 @kernel
-def session_windows(first, last, seg, gap, count_only, start, end, lo, hi):
+def session_windows(first, last, seg, gap, lims, count_only, start, end, lo, hi):
     """Sessions (Scotty, Section 4), key by key, rows in time order: a row with a time
-    (``first`` finite) joins the open session of its key when it starts at most ``gap`` after
-    the last time (``last``) of the session's last row, else opens one. Session j holds rows
-    ``lo[j]`` to ``hi[j] - 1`` and spans ``[start[j], end[j])``, ``end`` the last row's
-    ``last`` plus ``gap``. Returns the number of sessions; ``count_only``: writes nothing."""
+    (``first`` neither null, ``lims[0]``, nor infinite or NaN) joins the open session of its
+    key when it starts at most ``gap`` after the last time (``last``) of the session's last
+    row, else opens one. Session j holds rows ``lo[j]`` to ``hi[j] - 1`` and spans
+    ``[start[j], end[j])``, ``end`` the last row's ``last`` plus ``gap`` (clamped to the
+    int64 range: :func:`_plus`). Returns the number of sessions; ``count_only``: writes
+    nothing."""
     m = 0
     for k in range(seg.shape[0] - 1):
         opened = False
-        previous = 0.0
+        reach = lims[1]  # the open session's last time plus the gap
         for i in range(seg[k], seg[k + 1]):
             a = first[i]
-            if not np.isfinite(a):
+            if a == lims[0] or a - a != 0:
                 continue
-            if not (opened and a - previous <= gap):
+            if not (opened and a <= reach):
                 if not count_only:
                     start[m] = a
                     lo[m] = i
                 m += 1
                 opened = True
+            reach = _plus(last[i], gap, lims)
             if not count_only:
                 hi[m - 1] = i + 1
-                end[m - 1] = last[i] + gap
-            previous = last[i]
+                end[m - 1] = reach
     return m

@@ -214,21 +214,26 @@ def radix_segments(rows, seg, work, counts, ib):
 
 
 @kernel
-def slice_index(times, period, offset, out):
+def slice_index(times, period, offset, limit, out):
     """``out[i]``: the grid step ``j`` with ``j * period + offset <= times[i]`` and the next
-    above it; rows without a time (+-inf) get the smallest int64 (in no slice)."""
+    above it; rows without a time (+-inf) get the smallest int64 (in no slice). Returns
+    False, at once, at a time beyond ``limit`` (where doubles no longer tell one step from
+    the next), else True."""
     none = np.iinfo(np.int64).min
     for i in range(times.shape[0]):
         t = times[i]
         if t == np.inf or t == -np.inf:
             out[i] = none
             continue
+        if abs(t) > limit:
+            return False
         j = np.floor((t - offset) / period)
         while j * period + offset > t:  # rounding of the division
             j -= 1
         while (j + 1) * period + offset <= t:
             j += 1
         out[i] = np.int64(j)
+    return True
 
 
 @kernel
@@ -422,26 +427,31 @@ def order_of_code(codes, rows, seg, order):
 
 
 @kernel
-def finite_span(times):
-    """The smallest and largest finite time, how many times are finite, and whether those are
-    all whole numbers: one pass."""
-    lo, hi, count, whole = np.inf, -np.inf, 0, True
+def finite_span(times, null):
+    """The smallest and largest finite time (not ``null``, -inf or NaN), how many times are
+    finite, and whether those are all whole numbers: one pass, doubles or int64."""
+    lo, hi, count, whole = times[0], times[0], 0, True
     for t in times:
-        if np.isfinite(t):
-            lo = min(lo, t)
-            hi = max(hi, t)
+        if t != null and t - t == 0:  # neither null nor infinite nor NaN
+            if count == 0 or t < lo:
+                lo = t
+            if count == 0 or t > hi:
+                hi = t
             count += 1
             whole = whole and t == np.floor(t)
     return lo, hi, count, whole
 
 
 @kernel
-def sortable_keys(times, base, top, keys):
-    """Whole-number ``times`` as keys from 1 (``base``: the smallest finite time) up: -inf 0,
-    +inf and NaN ``top``."""
+def sortable_keys(times, base, top, null, keys):
+    """Whole-number ``times`` as keys from 1 (``base``: the smallest finite time) up: a null
+    (``null``, -inf) 0, +inf and NaN ``top``."""
     for i in range(times.shape[0]):
         t = times[i]
-        keys[i] = int(t - base) + 1 if np.isfinite(t) else (0 if t < 0 else top)
+        if t != null and t - t == 0:
+            keys[i] = np.int64(t - base) + 1
+        else:
+            keys[i] = 0 if t == null or t < 0 else top
 
 
 @kernel
@@ -474,25 +484,25 @@ def descends(x):
 
 
 @inline
-def _time_of(k, base, top):
-    """The time of :func:`sortable_keys`' key ``k``."""
-    return -np.inf if k == 0 else (np.inf if k == top else base + (k - 1))
+def _time_of(k, base, top, null, last):
+    """The time of :func:`sortable_keys`' key ``k`` (0 ``null``, ``top`` ``last``: +inf)."""
+    return null if k == 0 else (last if k == top else base + (k - 1))
 
 
 @kernel
-def unpacked(rows, ib, a, b, base, top, order, times):
+def unpacked(rows, ib, a, b, base, top, null, last, order, times):
     """Packed rows ``[a, b)`` (:func:`by_code`) apart: ``order[i]`` row i's number,
-    ``times[i]`` its time from its :func:`sortable_keys` key (0 -inf, ``top`` +inf, others
-    ``base + key - 1``)."""
+    ``times[i]`` its time from its :func:`sortable_keys` key (0 ``null``, ``top`` ``last``,
+    others ``base + key - 1``), in the type of ``times``."""
     mask = (1 << ib) - 1
     for i in range(a, b):
         v = rows[i]
         order[i] = v & mask
-        times[i] = _time_of(v >> ib, base, top)
+        times[i] = _time_of(v >> ib, base, top, null, last)
 
 
 @kernel
-def refined(keys, order, seg, shift, base, top, full, work_keys, work_rows, times):
+def refined(keys, order, seg, shift, base, top, null, last, full, work_keys, work_rows, times):
     """Rows sorted by their keys without the ``shift`` lowest bits (:func:`by_code`; equal
     ones in row order) sorted by their whole keys: in each segment, each run of rows with
     equal shortened keys and whole keys out of order is merge-sorted (stably) by its whole
@@ -515,7 +525,7 @@ def refined(keys, order, seg, shift, base, top, full, work_keys, work_rows, time
                 _merge_sort(full, order, work_keys, work_rows, a, b)
             a = b
         for i in range(s, e):
-            times[i] = _time_of(full[i], base, top)
+            times[i] = _time_of(full[i], base, top, null, last)
 
 
 @kernel

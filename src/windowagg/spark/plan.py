@@ -72,6 +72,8 @@ def make_plan(
         key=key,
         allowed_lateness=allowed_lateness,
     )
+    if not plan.timestamp:  # Spark's windows over numbers have double bounds
+        plan = replace(plan, bound=pa.float64())
     return with_session_rules(df, plan)
 
 
