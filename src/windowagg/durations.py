@@ -1,7 +1,7 @@
 """Durations as text (``100ns``, ``5us``, ``250ms``, ``10s``, ``5m``, ``1h``, ``1d``, or a
 bare number in the time column's own unit): one vocabulary for window specs, frames and
-``sliding_aggregate`` sizes. ``unit`` is how many time units one second is (1e6 for microseconds, 1e9 for
-nanoseconds), or None for plain numbers (bare numbers only)."""
+``sliding_aggregate`` sizes. ``unit`` is how many time units one second is (1e6 for
+microseconds, 1e9 for nanoseconds), or None for plain numbers (bare numbers only)."""
 
 from __future__ import annotations
 
