@@ -374,3 +374,45 @@ def test_any_window_spec_over_any_int64_times_ends_or_raises(times, spec) -> Non
     got = {(0, r["window_start"], r["window_end"]): r["s"] for r in out.to_pylist()}
     want = {key: sum(v) for key, v in window_oracle(rows, spec).items()}
     assert got == want
+
+
+BOUNDS = st.one_of(
+    st.just("unbounded"),
+    st.integers(-(2**65), 2**65).map(lambda n: f"{n:+d}" if n else "0"),
+    st.integers(-10, 10).map(lambda n: f"{n:+d}" if n else "0"),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    times=st.lists(st.one_of(st.none(), st.integers(MIN + 1, MAX)), min_size=1, max_size=8),
+    bounds=st.tuples(BOUNDS, BOUNDS),
+)
+def test_any_range_frame_over_any_int64_times_equals_the_definition(times, bounds) -> None:
+    lo, hi = bounds
+    if lo != "unbounded" and hi != "unbounded":
+        lo, hi = sorted((lo, hi), key=int)
+    text = f"range:{lo},{hi}"
+    rows = [{"k": 0, "t": t, "id": i, "v": i + 1} for i, t in enumerate(times)]
+    aggs = {"s": ("sum", "v", text), "c": (Concat(), "f", text)}
+    out = windowagg.rolling_aggregate(table(rows), time="t", order_by="id", aggs=aggs)
+    for g, r in zip(out.to_pylist(), rows):
+        vals = [x["v"] for x in in_frame(rows, r, text)]
+        assert g["s"] == (sum(vals) if vals else None), (text, r)
+        assert g["c"] == concat(vals), (text, r)
+    # the same frames placed at the rows' own times as queries: events without a time in none
+    f = frame(text)
+    asked = pa.table({"when": pa.array([r["t"] for r in rows], pa.int64())})
+    at = windowagg.rolling_aggregate(
+        table(rows), time="t", order_by="id", aggs=aggs, at=asked, at_time="when"
+    )
+    for g, r in zip(at.to_pylist(), rows):
+        vals = [
+            x["v"]
+            for x in rows
+            if r["t"] is not None
+            and x["t"] is not None
+            and (f.start is None or x["t"] >= r["t"] + f.start)
+            and (f.end is None or x["t"] <= r["t"] + f.end)
+        ]
+        assert g["s"] == (sum(vals) if vals else None), (text, r)

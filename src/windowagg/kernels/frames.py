@@ -9,26 +9,34 @@ from .jit import inline, kernel
 
 
 @inline
-def _plus(t, off, lims):
-    """``t + off`` within ``[lims[1], lims[2]]``: an int64 sum past either end clamps to it,
-    never wraps round (doubles reach -inf or +inf as they are). The test comes before the
-    sum: compiled integer sums may not overflow at all (LLVM assumes they do not)."""
-    if off > 0 and t > lims[2] - off:
-        return lims[2]
-    if off < 0 and t < lims[1] - off:
-        return lims[1]
+def _plus(t, off, low, high):
+    """``t + off`` within ``[low, high]``: an int64 sum past either end clamps to it, never
+    wraps round (doubles reach -inf or +inf as they are). The test comes before the sum:
+    compiled integer sums may not overflow at all (LLVM assumes they do not)."""
+    if off > 0 and t > high - off:
+        return high
+    if off < 0 and t < low - off:
+        return low
     return t + off
 
 
 @inline
-def shifted(t, off, lims):
+def shifted(t, off, low, high, null):
     """A frame's bound ``t + off[0] + off[1]`` (an offset beyond the int64 range comes in two
-    parts), clamped to the times' range (:func:`_plus`): ``lims`` holds the null time (-inf,
-    or the smallest int64), which stays itself (its frame is its peers), then the smallest
-    and the largest bound of any other time."""
-    if t == lims[0]:
+    parts of one sign), clamped to ``[low, high]`` (:func:`_plus`); a null time (``null``:
+    -inf, or the smallest int64) stays itself (its frame is its peers)."""
+    if t == null:
         return t
-    return _plus(_plus(t, off[0], lims), off[1], lims)
+    return _plus(_plus(t, off[0], low, high), off[1], low, high)
+
+
+@inline
+def past(t, off, high):
+    """Whether ``t + off[0] + off[1]`` lies beyond ``high`` (a frame that starts after the
+    largest int64 holds no row)."""
+    if off[0] > 0 and t > high - off[0]:
+        return True
+    return off[1] > 0 and t + off[0] > high - off[1]
 
 
 @kernel
@@ -48,16 +56,17 @@ def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_ro
             t = times[i]
             if lo_unb:
                 lo = s
-            else:
-                a = shifted(t, lo_off, lims)
-                while lo < e and times[lo] < a:
+            else:  # lims: the null time, the smallest and the largest other bound
+                a = shifted(t, lo_off, lims[1], lims[2], lims[0])
+                after = t != lims[0] and past(t, lo_off, lims[2])
+                while lo < e and (times[lo] < a or after):
                     lo += 1
             if hi_unb:
                 hi = e
             else:
                 if hi < lo:
                     hi = lo
-                b = shifted(t, hi_off, lims)
+                b = shifted(t, hi_off, lims[0], lims[2], lims[0])  # nulls lie below it
                 while hi < e and times[hi] <= b:
                     hi += 1
             lo_row[i] = lo
@@ -115,17 +124,19 @@ def sliding_windows(times, seg, size, slide, limit, count_only, start, lo, hi):
 @kernel
 def sliding_windows_int(times, seg, size, slide, lims, count_only, start, end, lo, hi):
     """:func:`sliding_windows` over int64 times (``lims``: the null time, then the smallest
-    and the largest int64 a bound may take), in integers: row i lies in the windows ``k``
-    from ``top - (size - r - 1) // slide`` to ``top``, ``top = t // slide`` and ``r = t %
-    slide`` (floor division, as Python's), and a window's start ``k * slide`` and end are
-    clamped to the int64 range instead of wrapping round (a window reaching past it holds
-    the times within); ``end`` gets each window's end."""
+    and the largest int64 a bound may take), in integers: row i lies in the windows ``top -
+    d`` for ``d`` from 0 to ``(size - r - 1) // slide``, ``top = t // slide`` and ``r = t %
+    slide`` (floor division, as Python's), each made once, by its key's first row in it.
+    Every quantity is a distance from ``t`` (``d * slide + r < size``), so nothing
+    overflows, and a window's start and end are clamped to the int64 range instead of
+    wrapping round (a window reaching past it holds the times within); ``end`` gets each
+    window's end."""
     m = 0
     for g in range(seg.shape[0] - 1):
         s = seg[g]
         e = seg[g + 1]
         opened = False
-        last = 0  # the last window made for this key
+        last = 0  # the index (``t // slide``) of the last window made for this key
         p_lo = s
         p_hi = s
         for i in range(s, e):
@@ -134,13 +145,19 @@ def sliding_windows_int(times, seg, size, slide, lims, count_only, start, end, l
                 continue
             top = t // slide
             r = t % slide
-            first = top - (size - r - 1) // slide
-            k = max(first, last + 1) if opened else first
-            while k <= top:
+            most = (size - r - 1) // slide  # the windows before ``top`` that hold t
+            if opened:  # those up to ``last`` are made: at most ``top - last - 1`` before
+                if last < 0 and top > last + lims[2]:
+                    newer = lims[2]
+                else:
+                    newer = top - last - 1
+                most = min(most, newer)
+            d = most
+            while d >= 0:
                 if not count_only:
-                    back = (top - k) * slide + r  # t - k * slide
-                    a = _plus(t, -back, lims)  # k * slide, and its end, clamped apart
-                    b = _plus(t, size - back, lims)
+                    back = d * slide + r  # t - (top - d) * slide
+                    a = _plus(t, -back, lims[1], lims[2])
+                    b = _plus(t, size - back, lims[1], lims[2])
                     beyond = t > lims[2] - (size - back)  # the end lies past the largest int64
                     while p_lo < e and times[p_lo] < a:
                         p_lo += 1
@@ -153,7 +170,7 @@ def sliding_windows_int(times, seg, size, slide, lims, count_only, start, end, l
                     lo[m] = p_lo
                     hi[m] = p_hi
                 m += 1
-                k += 1
+                d -= 1
             opened = True
             last = top
     return m
@@ -207,8 +224,9 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             if lo_unb:
                 a = s
             else:
-                first = shifted(t, lo_off, lims)
-                while lo < e and times[lo] < first:
+                first = shifted(t, lo_off, lims[1], lims[2], lims[0])
+                after = past(t, lo_off, lims[2])
+                while lo < e and (times[lo] < first or after):
                     lo += 1
                 a = lo
             if hi_unb:
@@ -216,7 +234,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             else:
                 if hi < a:
                     hi = a
-                last = shifted(t, hi_off, lims)
+                last = shifted(t, hi_off, lims[0], lims[2], lims[0])
                 while hi < e and times[hi] <= last:
                     hi += 1
                 b = hi
@@ -271,7 +289,7 @@ def session_windows(first, last, seg, gap, lims, count_only, start, end, lo, hi)
                     lo[m] = i
                 m += 1
                 opened = True
-            reach = _plus(last[i], gap, lims)
+            reach = _plus(last[i], gap, lims[1], lims[2])
             if not count_only:
                 hi[m - 1] = i + 1
                 end[m - 1] = reach

@@ -52,10 +52,13 @@ def quoted(name: str) -> str:
 
 def time_sql(plan: WindowPlan, col: str | None = None) -> str:
     """The time column (or ``col``, an expression of its type) as numbers, in Spark SQL:
-    microseconds since the epoch for timestamps."""
+    microseconds since the epoch for timestamps, longs for integer times with whole windows
+    (exactly: slices by ``pmod``), doubles otherwise."""
     col = quoted(plan.time) if col is None else col
     if plan.timestamp:
         return f"unix_micros(CAST({col} AS TIMESTAMP))"
+    if pa.types.is_integer(plan.bound):
+        return f"CAST({col} AS BIGINT)"
     return f"CAST({col} AS DOUBLE)"
 
 

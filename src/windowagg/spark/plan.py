@@ -72,8 +72,6 @@ def make_plan(
         key=key,
         allowed_lateness=allowed_lateness,
     )
-    if not plan.timestamp:  # Spark's windows over numbers have double bounds
-        plan = replace(plan, bound=pa.float64())
     return with_session_rules(df, plan)
 
 
@@ -112,12 +110,26 @@ def with_session_rules(df: DataFrame, plan: Plan) -> Plan:
 
 def output_schema(df: DataFrame, plan: WindowPlan) -> StructType:
     """The key columns, ``window``, ``window_start``, ``window_end`` (the time column's
-    timestamp type, doubles for numbers), then one column per entry."""
-    from pyspark.sql.types import DoubleType, StringType, StructField, StructType, TimestampType
+    timestamp type; longs for integer times, exactly, where every window's edges are whole;
+    doubles for other numbers), then one column per entry."""
+    from pyspark.sql.types import (
+        DoubleType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+        TimestampType,
+    )
 
     fields = {f.name: f for f in df.schema.fields}
     types = {n: f.dataType for n, f in fields.items()}
-    bound = TimestampType() if plan.timestamp else DoubleType()
+    bound = (
+        TimestampType()
+        if plan.timestamp
+        else LongType()
+        if pa.types.is_integer(plan.bound)
+        else DoubleType()
+    )
     out = [fields[k] for k in plan.keys]
     out += [
         StructField("window", StringType(), False),
