@@ -147,11 +147,8 @@ def sliding_windows_int(times, seg, size, slide, lims, count_only, start, end, l
             r = t % slide
             most = (size - r - 1) // slide  # the windows before ``top`` that hold t
             if opened:  # those up to ``last`` are made: at most ``top - last - 1`` before
-                if last < 0 and top > last + lims[2]:
-                    newer = lims[2]
-                else:
-                    newer = top - last - 1
-                most = min(most, newer)
+                far = last < 0 and top > last + lims[2]  # top - last past the int64 range
+                most = min(most, lims[2] if far else top - last - 1)
             d = most
             while d >= 0:
                 if not count_only:
