@@ -121,6 +121,9 @@ def test_sliding_aggregate_takes_a_user_aggregation_that_lowers_to_a_float() -> 
         [4.0, None, math.nan, 5.0], size=4, agg=Affine(), times=[0.0, 2.0, 1.0, 3.0]
     )
     assert math.isclose(out[-1], WANT)
+    x = np.array([4.0, np.nan, np.nan, 5.0])  # arrays: NaN is missing, for every aggregation
+    mine, theirs = (windowagg.sliding_aggregate(x, size=4, agg=a) for a in (UserSum(), "sum"))
+    assert mine.tolist() == theirs.tolist() == [4.0, 4.0, 4.0, 9.0]
 
     class Named(Affine):
         def lower(self, p):
