@@ -9,6 +9,7 @@ from .aggregations import AGGREGATIONS, Aggregation, BloomFilter, aggregation
 from .arrays import sliding_aggregate
 from .combined import combined
 from .engine.memory import keep_freed_memory, release_memory
+from .engine.parallel import get_threads, set_threads
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
@@ -47,10 +48,12 @@ __all__ = [
     "aggregation",
     "combined",
     "fifo",
+    "get_threads",
     "keep_freed_memory",
     "ooo",
     "release_memory",
     "rolling_aggregate",
+    "set_threads",
     "sliding_aggregate",
     "window_aggregate",
 ]

@@ -1,17 +1,69 @@
-"""The engine's work on both cores: key segments in parts of about equal rows, given frames in
-chunks, each on a thread (the compiled kernels release the GIL)."""
+"""The engine's work on the cores: key segments in parts of about equal rows, given frames in
+chunks, each on a thread (the compiled kernels release the GIL), as many threads as
+:func:`get_threads` says: ``WINDOWAGG_THREADS`` when set (read at import), else the cores this
+process may use (its CPU affinity and its container's CPU limit, not the machine's count), or
+what :func:`set_threads` sets. Like Polars' ``POLARS_MAX_THREADS``, the count is windowagg's
+own: numba's and any other library's threads are left as they are."""
 
 from __future__ import annotations
 
 import itertools
+import math
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-import numba
 import numpy as np
 
-__all__ = ["chunks", "on_cores", "parts"]
+__all__ = ["available", "chunks", "get_threads", "on_cores", "parts", "set_threads"]
+
+#: the environment variable that sets the engine's threads at import
+ENV = "WINDOWAGG_THREADS"
+
+
+def available() -> int:
+    """The cores this process may use: its CPU affinity, within its container's CPU limit
+    (cgroup v2 ``cpu.max``, rounded up), at least 1."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this platform
+        n = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as fh:
+            quota, period = fh.read().split()[:2]
+        if quota != "max":
+            n = min(n, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):  # no cgroup v2 limit
+        pass
+    return max(1, n)
+
+
+def _threads(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(f"{what} must be a whole number of threads >= 1, got {value!r}")
+    try:
+        n = int(value)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number of threads >= 1, got {value!r}") from None
+    if n < 1:
+        raise ValueError(f"{what} must be a whole number of threads >= 1, got {value!r}")
+    return n
+
+
+def set_threads(n: int) -> None:
+    """Run the engine's work on ``n`` threads from now on (at least 1), in this process."""
+    global _THREADS
+    _THREADS = _threads(n, "set_threads(n)")
+
+
+def get_threads() -> int:
+    """The threads the engine's work runs on (:func:`set_threads`, ``WINDOWAGG_THREADS``, or
+    the cores this process may use)."""
+    return _THREADS
+
+
+_THREADS = _threads(os.environ[ENV], ENV) if os.environ.get(ENV) else available()
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,10 +73,10 @@ PARALLEL_ROWS = 100_000
 
 
 def parts(seg: np.ndarray) -> list[np.ndarray]:
-    """Key segments split at key boundaries into one part of about equal rows per core
-    (numba's thread count), each a segment array of its own; one part for few rows."""
+    """Key segments split at key boundaries into one part of about equal rows per thread
+    (:func:`get_threads`), each a segment array of its own; one part for few rows."""
 
-    n, cores = int(seg[-1] - seg[0]), numba.get_num_threads()
+    n, cores = int(seg[-1] - seg[0]), get_threads()
     if cores < 2 or n < PARALLEL_ROWS or len(seg) < 3:
         return [seg]
     cuts = np.searchsorted(seg, seg[0] + np.arange(1, cores) * n / cores)
@@ -37,7 +89,7 @@ def chunks(n: int) -> list[np.ndarray]:
     """Answers ``0..n-1`` of given frames in one part per core (any cut will do: each part's
     sweep starts empty), each as a segment array ``[a, b]``; one part for few answers."""
 
-    cores = numba.get_num_threads()
+    cores = get_threads()
     if cores < 2 or n < PARALLEL_ROWS:
         return [np.array([0, n], np.int64)]
     cuts = [n * c // cores for c in range(cores + 1)]
@@ -48,10 +100,12 @@ def on_cores(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
     """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
     if len(pieces) == 1:
         return [run(pieces[0])]
-    global _POOL
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(thread_name_prefix="windowagg")
+    global _POOL, _pool_size
+    if _POOL is None or _pool_size < len(pieces):  # a pool of at least a thread per piece
+        _pool_size = max(len(pieces), get_threads())
+        _POOL = ThreadPoolExecutor(_pool_size, thread_name_prefix="windowagg")
     return list(_POOL.map(run, pieces))
 
 
 _POOL: ThreadPoolExecutor | None = None
+_pool_size = 0

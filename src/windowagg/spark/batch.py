@@ -31,6 +31,7 @@ import pyarrow as pa
 
 from ..engine.columns import segments, times_of
 from ..engine.memory import engine_memory
+from ..engine.parallel import ENV, set_threads
 from ..engine.window_partials import Partial, counted, grids, mergeable, over_partials, partials
 from ..engine.window_plan import WindowPlan
 from ..engine.window_stream import WindowStream
@@ -81,6 +82,20 @@ def slice_sql(grids: list, t: str) -> str:
 
     floors = [floor(p, o) for p, o in grids]
     return floors[0] if len(floors) == 1 else f"greatest({', '.join(floors)})"
+
+
+def task_threads() -> None:
+    """In a Spark Python worker: the engine's threads are the task's CPUs
+    (``spark.task.cpus``, 1 unless the user set more), so that an executor of n cores running
+    n tasks runs n threads, not n times n; ``WINDOWAGG_THREADS`` in the workers' environment
+    (``spark.executorEnv.WINDOWAGG_THREADS``) sets them instead."""
+    if os.environ.get(ENV):
+        return
+    from pyspark import TaskContext
+
+    task = TaskContext.get()
+    if task is not None:
+        set_threads(task.cpus())
 
 
 def cores(df: DataFrame) -> int:
@@ -218,6 +233,8 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int 
     streamable = by_key and all(w.measure == "time" for w in plan.windows)
 
     def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_threads()
+
         def answer(table: pa.Table) -> list[pa.RecordBatch]:
             with engine_memory():
                 return window_table(plan, table, over).to_batches()

@@ -25,7 +25,7 @@ from ..engine.columns import times_of
 from ..engine.memory import engine_memory
 from ..engine.rolling_plan import RollingPlan
 from ..engine.rolling_stream import DONE, RollingStream
-from .batch import cores, quoted
+from .batch import cores, quoted, task_threads
 from .plan import arrow_schema, entry_field
 from .stream import (
     G,
@@ -58,6 +58,7 @@ def output_schema(df: DataFrame, plan: RollingPlan) -> StructType:
 
 def _worker(plan: RollingPlan, columns: list[str]):
     def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_threads()
         stream = RollingStream(plan, columns)
         for batch in batches:
             with engine_memory():
@@ -104,6 +105,7 @@ def _stream_func(plan: RollingPlan, schema: pa.Schema, flags: dict):
     def run(
         key: tuple, frames: Iterable[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
+        task_threads()
         carry = kept_state(state)
         rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
         wm_ms = state.getCurrentWatermarkMs()

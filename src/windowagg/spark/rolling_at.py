@@ -22,7 +22,7 @@ from ..engine.at_stream import AtStream
 from ..engine.memory import engine_memory
 from ..engine.rolling_at import check_queries
 from ..engine.rolling_plan import RollingPlan
-from .batch import cores, quoted
+from .batch import cores, quoted, task_threads
 from .plan import arrow_schema, entry_field
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ def _by_value(key: Column, own: DataType, target: DataType) -> Column:
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):
     def go(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        task_threads()
         stream = AtStream(plan, reads, asked, EVENT)
         for batch in batches:
             with engine_memory():

@@ -44,7 +44,7 @@ from ..engine.columns import ArrowColumn
 from ..engine.memory import engine_memory
 from ..engine.window_plan import WindowPlan
 from ..engine.window_stream import WindowStream
-from .batch import T, key_columns, key_names, quoted, time_sql
+from .batch import T, key_columns, key_names, quoted, task_threads, time_sql
 from .plan import arrow_schema, output_schema
 
 if TYPE_CHECKING:
@@ -126,6 +126,7 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: pa.Schema, flags: dict[str
         key: tuple, frames: Iterable[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
         nonlocal stream
+        task_threads()
         if stream is None:
             stream = WindowStream(over, schema)
         units, reported = kept_state(state) or (None, -math.inf)
