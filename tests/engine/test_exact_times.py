@@ -416,3 +416,48 @@ def test_any_range_frame_over_any_int64_times_equals_the_definition(times, bound
             and (f.end is None or x["t"] <= r["t"] + f.end)
         ]
         assert g["s"] == (sum(vals) if vals else None), (text, r)
+
+
+@pytest.mark.parametrize(
+    "events_type,queries_type",
+    [
+        (pa.timestamp("ns"), pa.date32()),
+        (pa.date32(), pa.timestamp("ns")),
+        (pa.timestamp("us", "UTC"), pa.timestamp("s", "UTC")),
+        (pa.timestamp("ms"), pa.timestamp("us")),
+    ],
+)
+def test_point_in_time_across_time_units(events_type, queries_type) -> None:
+    """Queries whose time has another unit than the events' are placed in the events' unit,
+    exactly, against the definition in Python datetimes."""
+    t0 = dt.datetime(2026, 1, 1)
+    stamps = [t0 + dt.timedelta(hours=h) for h in (-30, -20, 0, 5, 23, 24, 40)]
+    if pa.types.is_date(events_type):
+        stamps = [dt.datetime.combine(s.date(), dt.time()) for s in stamps]
+    tz = getattr(events_type, "tz", None)
+    events = pa.table(
+        {
+            "t": pa.array([s.date() if pa.types.is_date(events_type) else s for s in stamps])
+            .cast(events_type if not tz else pa.timestamp(events_type.unit))
+            .cast(events_type),
+            "v": list(range(1, len(stamps) + 1)),
+        }
+    )
+    asked = [t0 + dt.timedelta(hours=h) for h in (-24, 0, 12, 48)]
+    qcol = pa.array([a.date() if pa.types.is_date(queries_type) else a for a in asked])
+    qcol = qcol.cast(
+        queries_type if not getattr(queries_type, "tz", None) else pa.timestamp(queries_type.unit)
+    )
+    queries = pa.table({"t": qcol.cast(queries_type)})
+    out = windowagg.rolling_aggregate(
+        events, time="t", aggs={"s": ("sum", "v", "range:1d")}, at=queries
+    )
+    when = [
+        dt.datetime.combine(a.date(), dt.time()) if pa.types.is_date(queries_type) else a
+        for a in asked
+    ]
+    want = [
+        sum(v for s, v in zip(stamps, range(1, 8)) if w - dt.timedelta(days=1) <= s <= w) or None
+        for w in when
+    ]
+    assert out.column("s").to_pylist() == want

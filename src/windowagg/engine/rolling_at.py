@@ -132,13 +132,18 @@ def _segments(
 def _in_events_unit(
     plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str
 ) -> pa.Table:
-    """The queries with their time in the events' time type (a timestamp's unit: the frames
-    are in it), exactly; a query time finer than that unit is an error that says so."""
+    """The queries with their time in the unit of the events' time (a timestamp's own, a
+    date's microseconds: the frames are in it), exactly; a query time finer than that unit is
+    an error that says so."""
     want, have = events.schema.field(plan.time).type, queries.schema.field(at_time).type
-    if have == want or not pa.types.is_timestamp(want) or not pa.types.is_timestamp(have):
+    if not all(pa.types.is_timestamp(t) or pa.types.is_date(t) for t in (want, have)):
+        return queries  # numbers: compared as they are
+    unit = want.unit if pa.types.is_timestamp(want) else "us"  # a date: microseconds
+    tz = have.tz if pa.types.is_timestamp(have) else None
+    if pa.types.is_timestamp(have) and have.unit == unit:
         return queries
     try:
-        col = pc.cast(queries.column(at_time), pa.timestamp(want.unit, have.tz))
+        col = pc.cast(queries.column(at_time), pa.timestamp(unit, tz))
     except pa.ArrowInvalid:
         raise ValueError(
             f"at_time column {at_time!r} holds times finer than the events' {want} "
