@@ -47,6 +47,7 @@ def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_ro
     or int64, exactly); a side flagged unbounded reaches the key's first or last row. A null
     time (sorted first) is a peer of every other null and in no other row's frame. An empty
     frame has ``lo_row == hi_row``."""
+    plain = lims[0] == lims[1]  # doubles: -inf and +inf bound every sum as it is
     for k in range(seg.shape[0] - 1):
         s = seg[k]
         e = seg[k + 1]
@@ -57,8 +58,12 @@ def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_ro
             if lo_unb:
                 lo = s
             else:  # lims: the null time, the smallest and the largest other bound
-                a = shifted(t, lo_off, lims[1], lims[2], lims[0])
-                after = t != lims[0] and past(t, lo_off, lims[2])
+                if plain:
+                    a = t + lo_off[0]
+                    after = False
+                else:
+                    a = shifted(t, lo_off, lims[1], lims[2], lims[0])
+                    after = t != lims[0] and past(t, lo_off, lims[2])
                 while lo < e and (times[lo] < a or after):
                     lo += 1
             if hi_unb:
@@ -66,7 +71,8 @@ def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_ro
             else:
                 if hi < lo:
                     hi = lo
-                b = shifted(t, hi_off, lims[0], lims[2], lims[0])  # nulls lie below it
+                # nulls lie below every end
+                b = t + hi_off[0] if plain else shifted(t, hi_off, lims[0], lims[2], lims[0])
                 while hi < e and times[hi] <= b:
                     hi += 1
             lo_row[i] = lo
@@ -194,6 +200,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
     decrease. Range bounds by :func:`shifted` (doubles or int64, exactly)."""
     prev = -1
     s = e = lo = hi = at = 0
+    plain = lims[0] == lims[1]  # doubles: -inf and +inf bound every sum as it is
     lo_n = int(lo_off[0])  # rows frames: whole rows
     hi_n = int(hi_off[0])
     for j in range(qseg.shape[0]):
@@ -221,8 +228,12 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             if lo_unb:
                 a = s
             else:
-                first = shifted(t, lo_off, lims[1], lims[2], lims[0])
-                after = past(t, lo_off, lims[2])
+                if plain:
+                    first = t + lo_off[0]
+                    after = False
+                else:
+                    first = shifted(t, lo_off, lims[1], lims[2], lims[0])
+                    after = past(t, lo_off, lims[2])
                 while lo < e and (times[lo] < first or after):
                     lo += 1
                 a = lo
@@ -231,7 +242,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             else:
                 if hi < a:
                     hi = a
-                last = shifted(t, hi_off, lims[0], lims[2], lims[0])
+                last = t + hi_off[0] if plain else shifted(t, hi_off, lims[0], lims[2], lims[0])
                 while hi < e and times[hi] <= last:
                     hi += 1
                 b = hi
