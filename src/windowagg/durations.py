@@ -10,9 +10,17 @@ from fractions import Fraction
 
 import pyarrow as pa
 
-SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-#: the same, exactly: a duration in a timestamp's own unit is computed without rounding
-_EXACT = {k: Fraction(1, round(1 / v)) if v < 1 else Fraction(v) for k, v in SECONDS.items()}
+#: a unit's seconds, exactly: a duration in a timestamp's own unit is computed without rounding
+_EXACT = {
+    "ns": Fraction(1, 10**9),
+    "us": Fraction(1, 10**6),
+    "ms": Fraction(1, 1000),
+    "s": Fraction(1),
+    "m": Fraction(60),
+    "h": Fraction(3600),
+    "d": Fraction(86400),
+}
+SECONDS = {k: float(v) for k, v in _EXACT.items()}
 #: microseconds: how Spark holds timestamps, and dates here
 MICROS = 1_000_000
 #: how many of a timestamp unit one second is

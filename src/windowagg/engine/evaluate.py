@@ -404,15 +404,17 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
     ranks, order = _ranks(col)
     assert isinstance(e.agg, Percentile | PercentileDisc)  # its record says so
     p = e.agg.p
+    if not len(order):  # no rows at all (no events for at=): every frame empty
+        return pa.nulls(len(fr.bounds()[0]), e.type)
     if e.sql in ("percentile_disc", "percentile_approx"):
         picked = order_statistic(ranks, fr, p, NEAREST)
         out = _take(col.array, _through(order, picked - 1))
         return out.cast(pa.float64()) if e.sql == "percentile_disc" else out
     below = order_statistic(ranks, fr, p, BELOW)
     above = order_statistic(ranks, fr, p, ABOVE)
-    values = np.r_[col.floats(), np.nan]  # an empty frame reads the NaN after every row
-    low = values[_through(order, below - 1)]
-    high = values[_through(order, above - 1)]
+    values = col.floats()
+    low = values[order[np.maximum(below, 1) - 1]]  # an empty frame's: null below
+    high = values[order[np.maximum(above, 1) - 1]]
     count = _counted(col, fr)[2]
     pos = (np.maximum(count, 1) - 1) * p
     floor = np.floor(pos)
