@@ -61,3 +61,27 @@ def test_a_key_of_only_nulls_is_one_partition(kind) -> None:
     )
     total = list(w["s"]) if kind != "arrow" else w.column("s").to_pylist()
     assert [float(v) for v in total] == [sum(x)]
+
+
+def _as(table: pa.Table, kind: str):
+    return {"arrow": table, "polars": pl.from_arrow(table), "pandas": table.to_pandas()}[kind]
+
+
+@pytest.mark.parametrize("kind", ["arrow", "polars", "pandas"])
+def test_an_integer_sum_past_a_long_raises_on_every_path(kind) -> None:
+    """Spark's ANSI rule (its default) on every local path: rolling frames, point-in-time
+    frames and every kind of window."""
+    from windowagg.errors import ArithmeticOverflowError
+
+    arrow = pa.table({"t": [1, 2, 3], "x": pa.array([2**62] * 3, pa.int64())})
+    table, queries = _as(arrow, kind), _as(arrow.select(["t"]), kind)
+    sums = {"s": ("sum", "x")}
+    with pytest.raises(ArithmeticOverflowError, match="beyond a long's range"):
+        windowagg.rolling_aggregate(table, time="t", aggs={"s": ("sum", "x", "rows:3")})
+    with pytest.raises(ArithmeticOverflowError, match="beyond a long's range"):
+        windowagg.rolling_aggregate(
+            table, time="t", aggs={"s": ("sum", "x", "range:5")}, at=queries
+        )
+    for w in ["tumbling:10", "sliding:10/5", "session:5", "count-tumbling:3"]:
+        with pytest.raises(ArithmeticOverflowError, match="beyond a long's range"):
+            windowagg.window_aggregate(table, time="t", windows=w, aggs=sums)
