@@ -18,7 +18,7 @@ kernels = [frames.sliding_windows, frames.sliding_windows_int, frames.at_bounds,
            frames.rows_bounds, frames.frame_totals, keyed.slice_cells, keyed.cell_sums,
            keyed.cell_extremes, keyed.code_counts, keyed.by_code, keyed.radix_segments,
            keyed.unpacked, keyed.refined, keyed.step_keys, keyed.run_cells,
-           keyed.gather, keyed.scatter, select_frames.select_frames]
+           keyed.gather, keyed.scatter, keyed.doubles_of, select_frames.select_frames]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

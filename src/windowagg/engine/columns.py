@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
-from ..kernels.keyed import descends, gather, scatter
+from ..kernels.keyed import descends, doubles_of, gather, scatter
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
 from .memory import empty, zeros
@@ -140,24 +140,29 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
         col = pc.cast(col, pa.timestamp("us"))
     if pa.types.is_timestamp(col.type):
         col = pc.cast(col, pa.int64())
-    if pa.types.is_integer(col.type) and len(col) > col.null_count:
-        lo, hi = (v.as_py() for v in pc.min_max(col).values())
-        if max(-lo, hi) > EXACT:
-            if lo == NULL_TIME:
-                raise ValueError(
-                    f"time column {plan.time!r} holds {NULL_TIME}, the int64 that stands "
-                    "for a null time (numpy's NaT): make it null"
-                )
-            t = empty(len(col), np.int64)
-            t[:] = pc.fill_null(pc.cast(col, pa.int64()), NULL_TIME).to_numpy(zero_copy_only=False)
-            return t
-    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+    whole = pa.types.is_integer(col.type)
+    if not (whole or pa.types.is_floating(col.type)):
         col = pc.cast(col, pa.float64())
     t, at = empty(len(col)), 0
+    lo = hi = 0  # whole numbers: their smallest and largest (a null counts as 0)
     for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
         values = chunk.fill_null(0) if chunk.null_count else chunk
-        t[at : at + len(chunk)] = values.to_numpy(zero_copy_only=False)  # no copy before this
+        x = values.to_numpy(zero_copy_only=False)  # no copy before this
+        if whole and len(x):  # converted and measured in one pass
+            a, b = doubles_of(x, t[at : at + len(chunk)])
+            lo, hi = min(lo, a), max(hi, b)
+        else:
+            t[at : at + len(chunk)] = x
         at += len(chunk)
+    if whole and max(-lo, hi) > EXACT:
+        if lo == NULL_TIME:
+            raise ValueError(
+                f"time column {plan.time!r} holds {NULL_TIME}, the int64 that stands "
+                "for a null time (numpy's NaT): make it null"
+            )
+        t = empty(len(col), np.int64)
+        t[:] = pc.fill_null(pc.cast(col, pa.int64()), NULL_TIME).to_numpy(zero_copy_only=False)
+        return t
     if pa.types.is_floating(col.type):
         t[np.isnan(t)] = np.inf
     if col.null_count:

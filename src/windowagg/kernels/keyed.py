@@ -443,6 +443,21 @@ def finite_span(times, null):
 
 
 @kernel
+def doubles_of(x, out):
+    """``out[i] = x[i]`` as a double, for whole numbers; returns their smallest and largest
+    (as they are), in the same pass."""
+    lo = hi = x[0]
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    return lo, hi
+
+
+@kernel
 def sortable_keys(times, base, top, null, keys):
     """Whole-number ``times`` as keys from 1 (``base``: the smallest finite time) up: a null
     (``null``, -inf) 0, +inf and NaN ``top``."""
