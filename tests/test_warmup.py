@@ -15,10 +15,12 @@ from windowagg.kernels import frames, keyed, select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [frames.sliding_windows, frames.sliding_windows_int, frames.at_bounds,
            frames.session_windows, frames.range_bounds,
-           frames.rows_bounds, frames.frame_totals, keyed.slice_cells, keyed.cell_sums,
+           frames.rows_bounds, frames.frame_totals, keyed.grid_cells, keyed.cell_sums,
            keyed.cell_extremes, keyed.code_counts, keyed.by_code, keyed.radix_segments,
            keyed.unpacked, keyed.refined, keyed.step_keys, keyed.run_cells,
-           keyed.gather, keyed.scatter, keyed.doubles_of, select_frames.select_frames]
+           keyed.gather, keyed.scatter, keyed.doubles_of, keyed.int_span, keyed.step_span,
+           keyed.compact_cells, keyed.renumbered, keyed.key_spans,
+           keyed.keyed_cells, select_frames.select_frames]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

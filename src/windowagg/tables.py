@@ -19,6 +19,7 @@ from .engine.memory import engine_memory
 from .engine.rolling_at import check_queries, compute_at
 from .engine.rolling_plan import RollingPlan, plan_rolling
 from .engine.rolling_table import compute
+from .engine.stages import stage
 from .engine.window_plan import plan_windows
 from .engine.window_table import window_table
 from .slicing import Window
@@ -42,6 +43,7 @@ def _polars(table: object) -> bool:
     return type(table).__module__.split(".")[0] == "polars" and hasattr(table, "to_arrow")
 
 
+@stage("input")
 def _to_arrow(table: object) -> tuple[pa.Table, str]:
     if isinstance(table, pa.Table):
         return table, "arrow"
@@ -74,6 +76,7 @@ def _columns(table: Mapping[str, npt.ArrayLike]) -> pa.Table:
     return pa.table({k: pa.array(v, from_pandas=True) for k, v in arrays.items()})
 
 
+@stage("output")
 def _from_arrow(out: pa.Table, kind: str) -> AnyTable:
     """A result table in the kind of table the input was."""
     if kind == "arrow":
@@ -230,6 +233,7 @@ def rolling_aggregate(
     return _with_columns(table, arrow, kind, names, new)
 
 
+@stage("output")
 def _with_columns(
     table: AnyTable, arrow: pa.Table, kind: str, names: list[str], new: list[ArrowColumn]
 ) -> AnyTable:

@@ -94,6 +94,8 @@ def _tables() -> None:
         window_aggregate(table, time="t", key="k", windows=f"sliding:60{unit}/10{unit}", aggs=sql)
         # slices far sparser than the rows: the cells as runs of the rows sorted by slice
         window_aggregate(table, time="t", key="k", windows=f"tumbling:1{unit}", aggs=sql)
+        # few slices: one grid of cells for every key
+        window_aggregate(table, time="t", key="k", windows=f"tumbling:600{unit}", aggs=sql)
         for frame in (f"range:60{unit}", "rows:50"):
             frames = {name: (agg, col, frame) for name, (agg, col) in aggs.items()}
             rolling_aggregate(table, time="t", key="k", aggs=frames)

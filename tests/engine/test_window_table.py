@@ -324,7 +324,7 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     calls: dict[str, int] = {}
     for name in (
         "slice_index",
-        "slice_cells",
+        "grid_cells",
         "cell_sums",
         "cell_extremes",
         "order_of_code",
@@ -343,7 +343,7 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     )
     aggs = {"s": ("sum", "v"), "m": ("max", "v")}
     out = windowagg.window_aggregate(t, time="t", windows="sliding:100/10", aggs=aggs, key="k")
-    assert calls == {"slice_index": 1, "slice_cells": 1, "cell_sums": 1, "cell_extremes": 1}
+    assert calls == {"slice_index": 1, "grid_cells": 1, "cell_sums": 1, "cell_extremes": 1}
     assert set(out.column("k").to_pylist()) == set(range(50))
     calls.clear()
     windowagg.window_aggregate(

@@ -19,6 +19,7 @@ from ..kernels.keyed import descends, doubles_of, gather, scatter
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
 from .memory import empty, zeros
+from .stages import stage
 
 #: a column as Arrow holds it: one array, or the chunks of a table's column
 ArrowColumn: TypeAlias = "pa.Array | pa.ChunkedArray"
@@ -104,6 +105,7 @@ def arrange(plan: Ordered, table: pa.Table) -> tuple[np.ndarray | None, np.ndarr
     return order, times[order], segments(plan, table.take(order))
 
 
+@stage("segments")
 def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     """The key segments of a sorted table: key k's rows are ``seg[k]`` to ``seg[k + 1] - 1``
     (null keys are one key, as in Spark's ``partitionBy``)."""
@@ -123,6 +125,7 @@ def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     )
 
 
+@stage("time column")
 def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     """The time column as numbers in its own unit (a timestamp's own: s, ms, us or ns since
     the epoch; microseconds for a date), exactly:
@@ -148,9 +151,13 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
         values = chunk.fill_null(0) if chunk.null_count else chunk
         x = values.to_numpy(zero_copy_only=False)  # no copy before this
-        if whole and len(x):  # converted and measured in one pass
-            a, b = doubles_of(x, t[at : at + len(chunk)])
-            lo, hi = min(lo, a), max(hi, b)
+        if whole and len(x):  # converted and measured in one pass, in chunks on the cores
+            into = t[at : at + len(chunk)]
+            spans = parallel.by_chunks(
+                lambda a, b, x=x, into=into: doubles_of(x[a:b], into[a:b]), len(x)
+            )
+            lo = min(lo, *(a for a, _ in spans))
+            hi = max(hi, *(b for _, b in spans))
         else:
             t[at : at + len(chunk)] = x
         at += len(chunk)
@@ -202,15 +209,34 @@ def as_floats(times: np.ndarray) -> np.ndarray:
     return out
 
 
+@stage("prefix sums")
 def running(x: np.ndarray, dtype: npt.DTypeLike = np.int64) -> np.ndarray:
     """Prefix sums of ``x`` with a leading 0 (``np.r_[0, np.cumsum(x)]``), in an array of the
-    engine's (:func:`windowagg.engine.memory.empty`)."""
+    engine's (:func:`windowagg.engine.memory.empty`): each chunk's own sums on the cores
+    (NumPy releases the GIL), then each chunk moved on by the totals of the chunks before it
+    (integers: the same sums, wrapping alike; objects, Python ints, in one pass)."""
     out = empty(len(x) + 1, dtype)
     out[0] = 0
-    np.cumsum(x, dtype=dtype, out=out[1:])
+    if out.dtype == object:
+        np.cumsum(x, dtype=dtype, out=out[1:])
+        return out
+    parallel.by_chunks(lambda a, b: np.cumsum(x[a:b], dtype=dtype, out=out[a + 1 : b + 1]), len(x))
+    pieces = parallel.chunks(len(x))
+    if len(pieces) > 1:
+        ends = np.array([out[b] for _, b in pieces], out.dtype)
+        before = np.cumsum(ends[:-1], dtype=out.dtype)  # wraps as the one-pass sums would
+        parallel.on_cores(
+            lambda j: np.add(
+                out[pieces[j][0] + 1 : pieces[j][1] + 1],
+                before[j - 1],
+                out=out[pieces[j][0] + 1 : pieces[j][1] + 1],
+            ),
+            list(range(1, len(pieces))),
+        )
     return out
 
 
+@stage("frame totals")
 def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """``prefix[hi] - prefix[lo]``, every frame's total from prefix sums, compiled into an array
     of the engine's (:func:`windowagg.engine.memory.empty`); Python ints (an object array)
@@ -218,7 +244,8 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     if prefix.dtype == object:
         return prefix[hi] - prefix[lo]
     out = empty(len(lo), prefix.dtype)
-    frame_totals(prefix, np.asarray(lo, np.int64), np.asarray(hi, np.int64), out)
+    lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
+    parallel.by_chunks(lambda a, b: frame_totals(prefix, lo[a:b], hi[a:b], out[a:b]), len(lo))
     return out
 
 
@@ -264,6 +291,7 @@ def _each(
     return out
 
 
+@stage("gather")
 def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
     gathered on both cores into the engine's memory."""
@@ -273,6 +301,7 @@ def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     return _from_words(array.type, _each(gather, parts, rows))
 
 
+@stage("scatter")
 def moved(array: ArrowColumn, order: np.ndarray) -> ArrowColumn:
     """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
     input's order: a fixed-width column scattered on both cores into the engine's memory,
@@ -304,6 +333,7 @@ class Column:
         )
         self._cache: dict[Any, Any] = {}  # by name, or (name, frame)
 
+    @stage("values")
     def floats(self) -> np.ndarray:
         """The values as float64; nulls are NaN."""
         if "f" not in self._cache:

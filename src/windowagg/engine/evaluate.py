@@ -35,6 +35,7 @@ from . import parallel
 from .columns import ArrowColumn, Column, running, take, totals
 from .entries import Entry
 from .memory import empty, zeros
+from .stages import stage
 from .sweep import Frames, distinct, order_statistic, quantiles, rolling
 
 __all__ = ["evaluate", "select_rows", "sums_stay_small"]
@@ -50,6 +51,7 @@ def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return lo, hi, col._cache[key]
 
 
+@stage("output arrays")
 def _with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     return pa.array(values, type=type_, mask=null if null.any() else None)
 
@@ -184,6 +186,7 @@ def _by_keys(col: Column) -> np.ndarray:
     return col._cache["by"]
 
 
+@stage("selection")
 def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]:
     """For frames that end together, every row's selected row (the largest value for max,
     the smallest for min, the largest or smallest ``y`` for max_by and min_by, ties to the
@@ -515,6 +518,7 @@ def _ends(frame: Frame | None) -> tuple | None:
 ONE_ROW = ("sum", "min", "max")
 
 
+@stage("evaluate")
 def evaluate(
     entries: Sequence[Entry], table: pa.Table, frames: dict, times_col: ArrowColumn | None
 ) -> list[ArrowColumn]:

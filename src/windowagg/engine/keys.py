@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from ..kernels import keyed as kernels
 from . import parallel
 from .memory import empty, zeros
+from .stages import stage
 
 #: a null time among int64 times (as :data:`windowagg.engine.columns.NULL_TIME`, which
 #: imports this module)
@@ -38,13 +39,20 @@ class Keyed(NamedTuple):
 
 
 def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:
-    if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+    if isinstance(col, pa.ChunkedArray):  # one chunk as it is (combining it copies it)
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
-        lo, hi = (v.as_py() for v in pc.min_max(col).values())
+        x = col.to_numpy()
+        spans = parallel.by_chunks(lambda a, b: kernels.int_span(x[a:b]), len(x))
+        lo, hi = min(int(a) for a, _ in spans), max(int(b) for _, b in spans)
         if hi - lo < 4 * len(col) + 16:  # small integers: their offsets are the codes
+            if lo == 0 and x.dtype == np.int64:  # the values themselves (read-only)
+                return x, hi + 1
             codes = empty(len(col), np.int64)  # the engine's memory: no fresh pages
-            return np.subtract(col.to_numpy(), lo, out=codes, dtype=np.int64), hi - lo + 1
+            parallel.by_chunks(
+                lambda a, b: np.subtract(x[a:b], lo, out=codes[a:b], dtype=np.int64), len(x)
+            )
+            return codes, hi - lo + 1
     enc = pc.dictionary_encode(col, null_encoding="encode")
     dictionary = enc.dictionary
     rank = empty(len(dictionary), np.int64)
@@ -66,6 +74,7 @@ def _dense(codes: np.ndarray, m: int) -> tuple[np.ndarray, int]:
     return inverse.astype(np.int64), len(uniq)
 
 
+@stage("key codes")
 def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     """Every row's key as a dense code in the keys' sorted order (nulls first)."""
     n = table.num_rows
@@ -80,12 +89,32 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
 
     if m > 4 * n + 16:  # sparse codes: renumbered by a sort
         codes, m = _dense(codes, m)
-    first = np.full(m, n, np.int64)
-    kernels.first_rows(codes, first)  # a code without a row keeps n: renumber the others
+    first = _first_rows(codes, m)  # a code without a row keeps n: renumber the others
     present = first < n
     if not present.all():
         codes, first = (np.cumsum(present) - 1)[codes], first[present]
     return Keyed(codes, len(first), first)
+
+
+@stage("sort keys")
+def _first_rows(codes: np.ndarray, m: int) -> np.ndarray:
+    """Each code's first row (``len(codes)`` for a code without one): in chunks on the cores
+    where a chunk's own answer for every code (``m`` each) is small beside the rows, the
+    earliest chunk's row kept."""
+    n = len(codes)
+    first = np.full(m, n, np.int64)
+    pieces = parallel.chunks(n)
+    if len(pieces) == 1 or m * len(pieces) > n:
+        kernels.first_rows(codes, first)
+        return first
+    own = [np.full(m, n, np.int64) for _ in pieces]
+    parallel.on_cores(
+        lambda j: kernels.first_rows(codes[pieces[j][0] : pieces[j][1]], own[j]),
+        list(range(len(pieces))),
+    )
+    for (a, b), got in zip(reversed(pieces), reversed(own)):  # the earliest chunk last
+        np.copyto(first, got + a, where=got < b - a)
+    return first
 
 
 def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | None:
@@ -95,7 +124,7 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | N
     (:func:`windowagg.kernels.keyed.unpacked`: ``base``, a double or an int as the times are,
     and ``top``); None for other times, or a span of 2**48 or more."""
     null = NULL_TIME if times.dtype == np.int64 else -np.inf
-    lo, hi, finite, whole = kernels.finite_span(times, null)
+    lo, hi, finite, whole = span_of(times, null)
     keys = empty(len(times), np.int64)
     if not finite:
         base = 0 if times.dtype == np.int64 else 0.0
@@ -104,8 +133,24 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | N
     span = int(hi) - int(lo) + 3
     if span >= 2**48 or not whole:
         return None
-    kernels.sortable_keys(times, lo, span - 1, null, keys)  # null 0, +inf span - 1
+    parallel.by_chunks(  # null 0, +inf span - 1
+        lambda a, b: kernels.sortable_keys(times[a:b], lo, span - 1, null, keys[a:b]), len(times)
+    )
     return keys, span.bit_length(), lo, span - 1
+
+
+def span_of(times: np.ndarray, null: float | int) -> tuple:
+    """:func:`windowagg.kernels.keyed.finite_span` of the times, in chunks on the cores: the
+    smallest and largest finite time, how many there are, whether all are whole."""
+    got = [
+        s
+        for s in parallel.by_chunks(lambda a, b: kernels.finite_span(times[a:b], null), len(times))
+        if s[2]
+    ]
+    if not got:
+        return times[0], times[0], 0, True
+    lo, hi = min(s[0] for s in got), max(s[1] for s in got)
+    return lo, hi, sum(int(s[2]) for s in got), all(s[3] for s in got)
 
 
 def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: int) -> np.ndarray:
@@ -129,6 +174,7 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: in
     return rows
 
 
+@stage("sort")
 def keyed_sort(
     keyed: Keyed, times: np.ndarray | None, sortable: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -16,7 +16,17 @@ from typing import TypeVar
 
 import numpy as np
 
-__all__ = ["available", "chunks", "get_threads", "on_cores", "parts", "set_threads"]
+from . import stages
+
+__all__ = [
+    "available",
+    "by_chunks",
+    "chunks",
+    "get_threads",
+    "on_cores",
+    "parts",
+    "set_threads",
+]
 
 #: the environment variable that sets the engine's threads at import
 ENV = "WINDOWAGG_THREADS"
@@ -85,11 +95,12 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
     return [seg[a : b + 1] for a, b in itertools.pairwise(edges) if b > a]
 
 
-def chunks(n: int) -> list[np.ndarray]:
+def chunks(n: int, most: int | None = None) -> list[np.ndarray]:
     """Answers ``0..n-1`` of given frames in one part per core (any cut will do: each part's
-    sweep starts empty), each as a segment array ``[a, b]``; one part for few answers."""
+    sweep starts empty), each as a segment array ``[a, b]``; one part for few answers;
+    ``most``: at most that many parts."""
 
-    cores = get_threads()
+    cores = get_threads() if most is None else max(1, min(most, get_threads()))
     if cores < 2 or n < PARALLEL_ROWS:
         return [np.array([0, n], np.int64)]
     cuts = [n * c // cores for c in range(cores + 1)]
@@ -100,11 +111,19 @@ def on_cores(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
     """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
     if len(pieces) == 1:
         return [run(pieces[0])]
+    stages.on_threads()
     global _POOL, _pool_size
     if _POOL is None or _pool_size < len(pieces):  # a pool of at least a thread per piece
         _pool_size = max(len(pieces), get_threads())
         _POOL = ThreadPoolExecutor(_pool_size, thread_name_prefix="windowagg")
     return list(_POOL.map(run, pieces))
+
+
+def by_chunks(run: Callable[[int, int], R], n: int) -> list[R]:
+    """``run(a, b)`` for the rows ``[a, b)`` of each of :func:`chunks` of ``0..n-1``, on the
+    cores, in order: a compiled pass over views ``x[a:b]`` of its arrays (a view of a
+    contiguous array is contiguous: the same compiled code), its results then combined."""
+    return on_cores(lambda c: run(int(c[0]), int(c[1])), chunks(n))
 
 
 _POOL: ThreadPoolExecutor | None = None

@@ -23,12 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..frames import Frame
 from ..kernels.frames import at_bounds
-from .columns import arrange, as_floats, as_ints, limits, times_of
+from . import parallel
+from .columns import arrange, as_floats, as_ints, limits, moved, take, times_of
 from .evaluate import evaluate
-from .keys import key_codes
+from .keys import Keyed, key_codes, keyed_sort
 from .memory import empty, zeros
 from .rolling_plan import RollingPlan
+from .stages import stage
 from .sweep import Frames, offsets
 
 __all__ = ["check_queries", "compute_at"]
@@ -162,40 +165,44 @@ def compute_at(
     if when.null_count:
         events = events.filter(pc.is_valid(when))
     order, times, seg = arrange(plan, events)
+    timing = events.select([plan.time])  # the events' time column's type
     firsts = seg[:-1] if order is None else order[seg[:-1]]  # each segment's first event
     keys = events.select(list(plan.keys)).take(pa.array(firsts))
-    read = {plan.time, *(c for e in plan.entries for c in e.inputs)}  # what the entries read
+    inputs = {c for e in plan.entries for c in e.inputs}
+    # what the entries read (the times where an entry reads them, or where nothing else is)
+    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
+    read = inputs | ({plan.time} if timed else set())
     events = events.select([n for n in events.column_names if n in read])
-    if order is not None:
-        events = events.take(pa.array(order))
     events = events.combine_chunks()
+    if order is not None:  # gathered on the cores
+        events = pa.table({c: take(events.column(c), order) for c in events.column_names})
     qseg = _segments(plan, seg, keys, queries, at_keys)
-    qtimes = times_of(replace(plan, time=at_time), _in_events_unit(plan, events, queries, at_time))
+    qtimes = times_of(replace(plan, time=at_time), _in_events_unit(plan, timing, queries, at_time))
     if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side
-        kinds = events.schema.field(plan.time).type, queries.schema.field(at_time).type
+        kinds = timing.schema.field(plan.time).type, queries.schema.field(at_time).type
         both = as_floats if any(pa.types.is_floating(k) for k in kinds) else as_ints
         times, qtimes = both(times), both(qtimes)
-    qorder = np.lexsort((qtimes, qseg))
-    qseg, qtimes = qseg[qorder], qtimes[qorder]
-    frames = {}
-    for f in plan.frames:
-        lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)
-        at_bounds(
-            times,
-            seg,
-            qseg,
-            qtimes,
-            f.kind == "rows",
-            *offsets(f, times),
-            limits(times),
-            f.start is None,
-            f.end is None,
-            lo,
-            hi,
-        )
-        frames[f] = Frames.given(times, lo, hi)
-    times_col = events.column(plan.time)
+    # the queries by segment (none first), then time: the events' sort, on the cores
+    groups = len(seg) - 1
+    qorder, qtimes, _ = keyed_sort(Keyed(qseg + 1, groups + 1, np.empty(0, np.int64)), qtimes)
+    qseg = qseg[qorder]
+    frames = {f: Frames.given(times, *_at_bounds(f, times, seg, qseg, qtimes)) for f in plan.frames}
+    times_col = events.column(plan.time) if timed else None
     columns = evaluate(plan.entries, events, frames, times_col)
-    back = empty(len(qorder), np.int64)
-    back[qorder] = np.arange(len(qorder))
-    return [c.take(pa.array(back)) for c in columns]
+    return [moved(c, qorder) for c in columns]
+
+
+@stage("bounds")
+def _at_bounds(
+    f: Frame, times: np.ndarray, seg: np.ndarray, qseg: np.ndarray, qtimes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every query's frame ``f`` as events ``[lo, hi)`` (:func:`~windowagg.kernels.frames.
+    at_bounds`), the sorted queries in chunks on the cores (a chunk that starts within a
+    segment walks its pointers from the segment's start: the same bounds)."""
+    lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)
+    args = (f.kind == "rows", *offsets(f, times), limits(times), f.start is None, f.end is None)
+    parallel.by_chunks(
+        lambda a, b: at_bounds(times, seg, qseg[a:b], qtimes[a:b], *args, lo[a:b], hi[a:b]),
+        len(qseg),
+    )
+    return lo, hi

@@ -34,6 +34,7 @@ from .columns import EXACT, take, times_of
 from .evaluate import sums_stay_small
 from .keys import Keyed, key_codes, keyed_sort
 from .memory import empty, zeros
+from .stages import stage
 from .window_partials import counted, grids, mergeable, over_partials, partials
 from .window_plan import WindowPlan, beyond_doubles
 
@@ -88,28 +89,25 @@ def slice_partials(
         return None
     keyed = key_codes(table, plan.keys)
     steps = empty(n, np.int64)
-    if not kernels.slice_index(times, float(period), float(offset), float(EXACT * period), steps):
-        return None  # steps doubles cannot tell apart: the rows' path refuses them
-    span = empty(2 * keyed.m, np.int64)
-    span[0::2], span[1::2] = np.iinfo(np.int64).max, np.iinfo(np.int64).min
-    base = zeros(keyed.m + 1, np.int64)
-    cell = empty(n, np.int64)
-    sparse = SPARSE * n + keyed.m
-    cells = int(kernels.slice_cells(keyed.codes, steps, span, base, cell, n + keyed.m, sparse))
-    runs = cells > sparse
+    with stage("slice index"):
+        limit = float(EXACT * period)
+        fine = parallel.by_chunks(
+            lambda a, b, into=steps: kernels.slice_index(
+                times[a:b], float(period), float(offset), limit, into[a:b]
+            ),
+            n,
+        )
+        if not all(fine):
+            return None  # steps doubles cannot tell apart: the rows' path refuses them
+    cells, span, base, cell = slice_cells(keyed.codes, steps, keyed.m)
+    runs = cells > SPARSE * n + keyed.m
     order = None  # the rows in their cells' order (None: the input's)
     if runs:  # every cell holds a row
         order, cell, cell_code, cell_step, rows, cells = _runs(keyed, steps)
     del steps  # from here on, each row's cell is all that is read of it (and its columns)
     keyed = keyed._replace(codes=np.empty(0, np.int64))
-    if not runs:  # only the occupied cells from here on (np.empty: untouched pages cost nothing)
-        rows = zeros(cells, np.int64)
-        kernels.cell_rows(cell, np.ones(n, bool), rows, np.empty(0, np.int64))
-        cell_code, cell_step = empty(cells, np.int64), empty(cells, np.int64)
-        new = empty(cells, np.int64)
-        cells = int(kernels.compact_cells(cell, rows, span, base, cell_code, cell_step, new))
-        del new
-        rows, cell_code, cell_step = rows[:cells], cell_code[:cells], cell_step[:cells]
+    if not runs:  # only the occupied cells from here on
+        cell_code, cell_step, rows, cells = _occupied(cell, cells, span, base)
     rows = pa.array(rows)
     specs = [
         (
@@ -134,6 +132,7 @@ def slice_partials(
     return pa.table(out | cols), over, seg
 
 
+@stage("cell partials")
 def reduce_cells(
     table: pa.Table,
     times: np.ndarray,
@@ -155,13 +154,11 @@ def reduce_cells(
 
     n = len(cell)
     done: dict[tuple, tuple] = {}
-    parts = [(0, n)] if order is None else _cell_parts(cell)
 
-    def each(kernel: Callable[..., None], *arrays: np.ndarray) -> None:
-        """``kernel(cell, *arrays, order)`` over the rows, in parts of whole cells on the
-        cores where the rows are in their cells' order."""
-        by = np.empty(0, np.int64) if order is None else order
-        parallel.on_cores(lambda p: kernel(cell[p[0] : p[1]], *arrays, by[p[0] : p[1]]), parts)
+    def each(kernel: Callable[..., None], inputs: tuple, outputs: tuple) -> None:
+        """``kernel(cell, *inputs, *outputs, order)`` over the rows on the cores
+        (:func:`each_cell`)."""
+        each_cell(kernel, cell, inputs, outputs, order)
 
     def valid_of(name: str) -> np.ndarray:
         col = table.column(name)
@@ -189,7 +186,7 @@ def reduce_cells(
             values, valid, type_ = column(name)
             lo, hi = empty(cells, values.dtype), empty(cells, values.dtype)
             counts = zeros(cells, np.int64)
-            each(kernels.cell_extremes, values, valid, lo, hi, counts)
+            each(kernels.cell_extremes, (values, valid), (lo, hi, counts))
             done[("x", name)] = (lo, hi, counts == 0, type_)
         return done[("x", name)]
 
@@ -199,7 +196,7 @@ def reduce_cells(
             values, valid, _ = column(name)
             wide = np.float64 if floats or np.issubdtype(values.dtype, np.floating) else np.int64
             total, counts = zeros(cells, wide), zeros(cells, np.int64)
-            each(kernels.cell_sums, values.astype(wide, copy=False), valid, total, counts)
+            each(kernels.cell_sums, (values.astype(wide, copy=False), valid), (total, counts))
             if wide is np.int64 and not wraps:
                 if order is not None:
                     values, valid = values[order], valid[order]
@@ -212,12 +209,12 @@ def reduce_cells(
         if fn == "rows":
             if rows is None:
                 counts = zeros(cells, np.int64)
-                each(kernels.cell_rows, np.ones(n, bool), counts)
+                each(kernels.cell_rows, (np.ones(n, bool),), (counts,))
                 rows = pa.array(counts)
             cols[name] = rows
         elif fn == "count":
             counts = zeros(cells, np.int64)
-            each(kernels.cell_rows, valid_of(col), counts)
+            each(kernels.cell_rows, (valid_of(col),), (counts,))
             cols[name] = pa.array(counts)
         elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
             total, counts = sums(col, fn == "fsum")
@@ -227,6 +224,114 @@ def reduce_cells(
             out = pa.array(lo if fn == "min" else hi, mask=none)
             cols[name] = out if type_ is None else out.cast(type_)
     return cols
+
+
+@stage("cells")
+def slice_cells(
+    codes: np.ndarray, steps: np.ndarray, m: int
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Every key's run of cells, from its first slice to its last: the number of cells,
+    ``span`` (two per code: its first step at ``2k``), ``base`` (m + 1: each code's first
+    cell) and ``cell[i]``, row i's cell (-1: no time). Where every key's run from the first
+    step of all to the last is at most ``n + m`` cells in all, every key gets that run: a
+    row's cell is then computed from its code and step alone, with no lookup per key (many
+    keys: random reads of per-key arrays). Where the keys' runs hold more than
+    ``SPARSE * n + m`` cells, ``cell`` is left unwritten (the caller numbers cells another
+    way). Each pass runs in chunks of the rows on the cores (each key's span: a chunk's own,
+    merged, where they are few beside the rows)."""
+    n = len(codes)
+    none, top = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    spans = parallel.by_chunks(lambda a, b: kernels.step_span(steps[a:b]), n)
+    lo, hi = min(int(x) for x, _ in spans), max(int(y) for _, y in spans)
+    width = hi - lo + 1 if hi >= lo else 0
+    span = empty(2 * m, np.int64)
+    cell = empty(n, np.int64)
+    if m == 0 or width <= (n + m) // m:  # one grid for all keys (no overflow of m * width)
+        span[0::2] = lo
+        base = np.arange(m + 1, dtype=np.int64) * width
+        parallel.by_chunks(
+            lambda a, b: kernels.grid_cells(codes[a:b], steps[a:b], lo, width, cell[a:b]), n
+        )
+        return int(base[m]), span, base, cell
+    span[0::2], span[1::2] = top, none
+    pieces = parallel.chunks(n)
+    if len(pieces) > 1 and 2 * m * len(pieces) <= n:  # each chunk's spans, then merged
+        own = [span] + [span.copy() for _ in pieces[1:]]
+        parallel.on_cores(
+            lambda j: kernels.key_spans(codes[slice(*pieces[j])], steps[slice(*pieces[j])], own[j]),
+            list(range(len(pieces))),
+        )
+        for other in own[1:]:
+            np.minimum(span[0::2], other[0::2], out=span[0::2])
+            np.maximum(span[1::2], other[1::2], out=span[1::2])
+    else:
+        kernels.key_spans(codes, steps, span)
+    first, last = span[0::2], span[1::2]
+    base = zeros(m + 1, np.int64)
+    np.cumsum(np.where(last >= first, last - first + 1, 0), out=base[1:])
+    if base[m] > SPARSE * n + m:
+        return int(base[m]), span, base, cell
+    span[1::2] = base[:-1] - first  # base - first: one read per row below
+    parallel.by_chunks(lambda a, b: kernels.keyed_cells(codes[a:b], steps[a:b], span, cell[a:b]), n)
+    return int(base[m]), span, base, cell
+
+
+def each_cell(
+    kernel: Callable[..., None],
+    cell: np.ndarray,
+    inputs: tuple,
+    outputs: tuple,
+    order: np.ndarray | None = None,
+) -> None:
+    """``kernel(cell, *inputs, *outputs, order)`` (a cell kernel of
+    :mod:`windowagg.kernels.keyed`: ``outputs`` per cell, zeroed) over the rows, on the
+    cores: rows in their cells' order (``order``) in parts of whole cells; rows in the
+    input's order in chunks, each into outputs of its own where the cells are few beside
+    the rows, then merged (counts and sums added; extremes by
+    :func:`~windowagg.kernels.keyed.merge_extremes`)."""
+    if order is not None:
+        parallel.on_cores(
+            lambda p: kernel(cell[p[0] : p[1]], *inputs, *outputs, order[p[0] : p[1]]),
+            _cell_parts(cell),
+        )
+        return
+    none = np.empty(0, np.int64)
+    n, cells = len(cell), len(outputs[0])
+    pieces = parallel.chunks(n, n // max(1, cells))  # each with outputs of its own: few
+    if len(pieces) == 1:
+        kernel(cell, *inputs, *outputs, none)
+        return
+    own = [outputs] + [tuple(zeros(len(o), o.dtype) for o in outputs) for _ in pieces[1:]]
+
+    def run(j: int) -> None:
+        a, b = pieces[j]
+        kernel(cell[a:b], *(x[a:b] for x in inputs), *own[j], none)
+
+    parallel.on_cores(run, list(range(len(pieces))))
+
+    def merge(a: int, b: int) -> None:
+        for other in own[1:]:
+            if kernel is kernels.cell_extremes:
+                kernels.merge_extremes(*(o[a:b] for o in outputs), *(o[a:b] for o in other))
+            else:
+                for o, p in zip(outputs, other):
+                    np.add(o[a:b], p[a:b], out=o[a:b])
+
+    parallel.by_chunks(merge, cells)
+
+
+@stage("cells")
+def _occupied(
+    cell: np.ndarray, cells: int, span: np.ndarray, base: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Only the cells that hold a row, numbered anew in order: each one's key code, grid
+    step and rows, and how many there are; ``cell`` renumbered in place."""
+    rows = zeros(cells, np.int64)
+    each_cell(kernels.cell_rows, cell, (np.ones(len(cell), bool),), (rows,))
+    code, step, new = (empty(cells, np.int64) for _ in range(3))
+    cells = int(kernels.compact_cells(rows, span, base, code, step, new))
+    parallel.by_chunks(lambda a, b: kernels.renumbered(cell[a:b], new), len(cell))
+    return code[:cells], step[:cells], rows[:cells], cells
 
 
 def _cell_parts(cell: np.ndarray) -> list[tuple[int, int]]:

@@ -32,6 +32,7 @@ from ..kernels.order_stats import NEAREST, distinct_frames
 from . import parallel
 from .columns import limits
 from .memory import empty, zeros
+from .stages import stage
 
 __all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
@@ -134,6 +135,7 @@ class Frames:
         end = 0.0 if f.end is None else float(f.end)
         return start, end, f.start is None, f.end is None
 
+    @stage("bounds")
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Every row's frame as rows ``[lo, hi)`` of the sorted table."""
         if not self.found:
@@ -151,6 +153,7 @@ class Frames:
         return self.lo, self.hi
 
 
+@stage("sweep")
 def rolling(
     values: np.ndarray,
     frames: Frames,

@@ -30,13 +30,14 @@ from ..kernels.frames import (
     sliding_windows_int,
     whole_in_place,
 )
-from ..kernels.keyed import finite_span
 from ..slicing import Session, Sliding
 from . import parallel
 from .columns import EXACT, arrange, as_ints, limits, take, times_of
 from .evaluate import evaluate
+from .keys import span_of
 from .memory import empty
 from .slice_table import slice_partials
+from .stages import stage
 from .sweep import Frames
 from .window_plan import WindowPlan, beyond_doubles
 
@@ -73,6 +74,7 @@ def _finite(times: np.ndarray, seg: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return first, np.maximum(first, e - (nan[e] - nan[s]))
 
 
+@stage("windows")
 def window_bounds(
     w: Sliding | Session,
     times: np.ndarray,
@@ -139,12 +141,24 @@ def _sessions(gap: float, first: np.ndarray, last: np.ndarray, seg: np.ndarray) 
             f"session gap {gap} is finer than the time column's whole numbers: give a whole "
             "number of its units"
         )
-    args = (first, last, seg, int(gap) if whole else float(gap), limits(first))
+    args = (int(gap) if whole else float(gap), limits(first))
     nothing = np.empty(0, first.dtype)
-    m = session_windows(*args, True, nothing, nothing, none, none)
+    pieces = parallel.parts(seg)  # parts of the keys on the cores: counted, then made
+    counts = parallel.on_cores(
+        lambda part: session_windows(first, last, part, *args, True, nothing, nothing, none, none),
+        pieces,
+    )
+    at = np.r_[0, np.cumsum(counts)].astype(np.int64)
+    m = int(at[-1])
     start, end = empty(m, first.dtype), empty(m, first.dtype)
     lo, hi = empty(m, np.int64), empty(m, np.int64)
-    session_windows(*args, False, start, end, lo, hi)
+
+    def make(j: int) -> None:
+        a, b = at[j], at[j + 1]
+        got = (start[a:b], end[a:b], lo[a:b], hi[a:b])
+        session_windows(first, last, pieces[j], *args, False, *got)
+
+    parallel.on_cores(make, list(range(len(pieces))))
     return WindowBounds(start, end, lo, hi)
 
 
@@ -182,7 +196,7 @@ def _grid(w: Sliding, times: np.ndarray, seg: np.ndarray) -> tuple[int | float, 
         size, slide = float(w.size), float(w.slide)
     per = -(-size // slide)  # windows each row lies in, at most
     if len(times) * per * WINDOW_BYTES > _memory():  # then a closer look: keys and span
-        lo, hi, count, _ = finite_span(times, limits(times)[0])
+        lo, hi, count, _ = span_of(times, limits(times)[0])
         span = (int(hi) - int(lo)) // slide + 1 if count else 0
         _fits(int(min(count * per, (len(seg) - 1) * (span + per))), w)
     return size, slide
@@ -303,6 +317,7 @@ def window_table(
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
+@stage("output")
 def _spec_column(spec: str, m: int) -> pa.Array | pa.ChunkedArray:
     """The ``window`` column: the spec ``m`` times, in chunks of under 2 GiB of text each (a
     string array's offsets are 32-bit)."""
@@ -313,6 +328,7 @@ def _spec_column(spec: str, m: int) -> pa.Array | pa.ChunkedArray:
     return pa.chunked_array([chunk] * (m // per) + [chunk.slice(0, m % per)])
 
 
+@stage("output")
 def _bound(x: np.ndarray, type_: pa.DataType) -> pa.Array:
     """Window bounds as the output's column, in the time column's type (a timestamp's own
     unit, int64 for integers, else doubles); whole numbers held as doubles are converted in

@@ -237,35 +237,34 @@ def slice_index(times, period, offset, limit, out):
 
 
 @kernel
-def slice_cells(codes, steps, span, base, cell, limit, sparse):
-    """Every key's run of cells, from its first slice to its last: ``span`` (int64, two per
-    code, interleaved so that a row touches one cache line of it: ``span[2k]`` at the largest
-    int64, ``span[2k + 1]`` at the smallest) gets code k's first step in ``span[2k]``,
-    ``base`` (m + 1) the start of each code's run, ``cell[i]`` row i's cell (-1: no time);
-    ``span[2k + 1]`` is work space. Where every key's run from the first step of all to the
-    last is at most ``limit`` cells in all, every key gets that run: a row's cell is then
-    computed from its code and step alone, with no lookup per key (many keys: random reads of
-    per-key arrays). Where the keys' runs hold more than ``sparse`` cells in all, ``cell`` is
-    left unwritten (the caller numbers cells another way). Returns the number of cells."""
+def step_span(steps):
+    """The smallest and largest grid step (the smallest int64, no step, left out): the
+    largest and the smallest int64 where there is none."""
     none = np.iinfo(np.int64).min
-    m = base.shape[0] - 1
     lo = np.iinfo(np.int64).max
     hi = none
-    for i in range(steps.shape[0]):
-        j = steps[i]
+    for j in steps:
         if j != none:
             lo = min(lo, j)
             hi = max(hi, j)
-    width = hi - lo + 1 if hi >= lo else 0
-    if m == 0 or width <= limit // m:  # one grid for all keys (no overflow of m * width)
-        for k in range(m + 1):
-            base[k] = k * width
-            if k < m:
-                span[2 * k] = lo
-        for i in range(codes.shape[0]):
-            j = steps[i]
-            cell[i] = -1 if j == none else codes[i] * width + (j - lo)
-        return base[m]
+    return lo, hi
+
+
+@kernel
+def grid_cells(codes, steps, lo, width, cell):
+    """One grid for every key (``width`` steps from ``lo``): row i's cell is its code's run
+    of ``width`` cells, at its step (-1: no time); no lookup per key."""
+    none = np.iinfo(np.int64).min
+    for i in range(codes.shape[0]):
+        j = steps[i]
+        cell[i] = -1 if j == none else codes[i] * width + (j - lo)
+
+
+@kernel
+def key_spans(codes, steps, span):
+    """``span[2k]`` (from the largest int64) and ``span[2k + 1]`` (from the smallest): code
+    k's first and last step among these rows (interleaved: a row touches one cache line)."""
+    none = np.iinfo(np.int64).min
     for i in range(codes.shape[0]):
         j = steps[i]
         if j == none:
@@ -275,17 +274,16 @@ def slice_cells(codes, steps, span, base, cell, limit, sparse):
             span[k] = j
         if j > span[k + 1]:
             span[k + 1] = j
-    base[0] = 0
-    for k in range(m):
-        first, last = span[2 * k], span[2 * k + 1]
-        base[k + 1] = base[k] + (last - first + 1 if last >= first else 0)
-        span[2 * k + 1] = base[k] - first  # base - first: one read per row below
-    if base[m] > sparse:
-        return base[m]
+
+
+@kernel
+def keyed_cells(codes, steps, span, cell):
+    """Row i's cell: its code's run start minus its first step (``span[2k + 1]``) plus its
+    step (-1: no time)."""
+    none = np.iinfo(np.int64).min
     for i in range(codes.shape[0]):
         j = steps[i]
         cell[i] = -1 if j == none else span[2 * codes[i] + 1] + j
-    return base[m]
 
 
 @kernel
@@ -314,11 +312,11 @@ def run_cells(steps, seg, cell, code, step, rows):
 
 
 @kernel
-def compact_cells(cell, rows, span, base, code, step, new):
+def compact_cells(rows, span, base, code, step, new):
     """Drop the cells without a row: the occupied ones numbered anew in order (``rows``
     compacted in place, ``code`` and ``step`` get each one's key code and grid step from
-    ``span`` and ``base`` of :func:`slice_cells`; ``new``: work space, one per cell) and
-    ``cell`` renumbered in place. Returns how many cells are left."""
+    ``span`` (each code's first step at ``2k``) and ``base`` (each code's first cell);
+    ``new[c]``: cell c's new number). Returns how many cells are left."""
     j = 0
     for k in range(base.shape[0] - 1):
         for c in range(base[k], base[k + 1]):
@@ -328,10 +326,35 @@ def compact_cells(cell, rows, span, base, code, step, new):
                 step[j] = span[2 * k] + c - base[k]
                 rows[j] = rows[c]
                 j += 1
+    return j
+
+
+@kernel
+def renumbered(cell, new):
+    """Every row's cell renumbered in place (``new``; -1, no cell, kept)."""
     for i in range(cell.shape[0]):
         if cell[i] >= 0:
             cell[i] = new[cell[i]]
-    return j
+
+
+@kernel
+def merge_extremes(lo, hi, counts, lo2, hi2, counts2):
+    """Cells' smallest and largest values and counts of another part of the rows
+    (``lo2``, ``hi2``, ``counts2``) merged into these, by :func:`cell_extremes`' rules."""
+    for c in range(lo.shape[0]):
+        if counts2[c] == 0:
+            continue
+        if counts[c] == 0:
+            lo[c] = lo2[c]
+            hi[c] = hi2[c]
+        else:
+            x = lo2[c]
+            if x < lo[c] or (lo[c] != lo[c] and x == x):
+                lo[c] = x
+            x = hi2[c]
+            if x != x or (hi[c] == hi[c] and x > hi[c]):
+                hi[c] = x
+        counts[c] += counts2[c]
 
 
 @kernel
@@ -440,6 +463,18 @@ def finite_span(times, null):
             count += 1
             whole = whole and t == np.floor(t)
     return lo, hi, count, whole
+
+
+@kernel
+def int_span(x):
+    """The smallest and largest of integers ``x`` (at least one), in one pass."""
+    lo = hi = x[0]
+    for v in x:
+        if v < lo:
+            lo = v
+        if v > hi:
+            hi = v
+    return lo, hi
 
 
 @kernel

@@ -1,0 +1,24 @@
+"""Running the engine's parallel paths on small tables in tests: every stage that splits its
+work (chunks of rows, parts of keys, a hot key's pieces) does so from one row on, on the
+given number of threads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from windowagg.engine import parallel
+
+
+@contextmanager
+def few_rows_on_threads(threads: int) -> Iterator[None]:
+    """Within the block: the engine on ``threads`` threads, its work split from one row on
+    (``threads=1``: one piece, as a call on one core)."""
+    rows, before = parallel.PARALLEL_ROWS, parallel.get_threads()
+    parallel.PARALLEL_ROWS = 1
+    parallel.set_threads(threads)
+    try:
+        yield
+    finally:
+        parallel.PARALLEL_ROWS = rows
+        parallel.set_threads(before)
