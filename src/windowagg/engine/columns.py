@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
-from ..kernels.keyed import descends, doubles_of, gather, scatter
+from ..kernels.keyed import descends, doubles_of, gather, prefix_sums, scatter
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
 from .memory import empty, zeros
@@ -220,7 +220,12 @@ def running(x: np.ndarray, dtype: npt.DTypeLike = np.int64) -> np.ndarray:
     if out.dtype == object:
         np.cumsum(x, dtype=dtype, out=out[1:])
         return out
-    parallel.by_chunks(lambda a, b: np.cumsum(x[a:b], dtype=dtype, out=out[a + 1 : b + 1]), len(x))
+    if out.dtype == np.int64 and x.dtype in (np.bool_, np.int64):  # compiled, in chunks
+        parallel.by_chunks(lambda a, b: prefix_sums(x[a:b], out[a + 1 : b + 1]), len(x))
+    else:
+        parallel.by_chunks(
+            lambda a, b: np.cumsum(x[a:b], dtype=dtype, out=out[a + 1 : b + 1]), len(x)
+        )
     pieces = parallel.chunks(len(x))
     if len(pieces) > 1:
         ends = np.array([out[b] for _, b in pieces], out.dtype)

@@ -222,8 +222,10 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
             out,
         )
 
-    # per-row frames: the keys in parts, one per core; a window's answers: in chunks
-    pieces = parallel.parts(frames[0].seg) if frames[0].frame is not None else parallel.chunks(n)
+    # per-row frames: the keys in parts, one per core (a key longer than a thread's share:
+    # chunks, as a window's answers, each starting at its first frame's rows)
+    per_row = frames[0].frame is not None and not parallel.cuts_keys(frames[0].seg)
+    pieces = parallel.parts(frames[0].seg) if per_row else parallel.chunks(n)
     parallel.on_cores(run, pieces)
     return list(out)
 

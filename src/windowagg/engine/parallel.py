@@ -25,6 +25,7 @@ __all__ = [
     "get_threads",
     "on_cores",
     "parts",
+    "pieces",
     "set_threads",
 ]
 
@@ -93,6 +94,44 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
     cuts = np.unique(np.clip(cuts, 1, len(seg) - 2))
     edges = [0, *cuts.tolist(), len(seg) - 1]
     return [seg[a : b + 1] for a, b in itertools.pairwise(edges) if b > a]
+
+
+def _long_keys(seg: np.ndarray) -> np.ndarray | None:
+    """How many pieces each key is cut into so that none holds more than a thread's share of
+    the rows (:func:`pieces`); None where no key is cut (one thread, few rows, no long key)."""
+    n, cores = int(seg[-1] - seg[0]), get_threads()
+    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 2:
+        return None
+    cuts = np.maximum(1, -(-np.diff(seg) * cores // n))
+    return None if (cuts == 1).all() else cuts
+
+
+def cuts_keys(seg: np.ndarray) -> bool:
+    """Whether :func:`pieces` cuts a key of ``seg`` (one holds more than a thread's share)."""
+    return _long_keys(seg) is not None
+
+
+def pieces(seg: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`parts` where no key holds more than a thread's share of the rows; else each such
+    key first cut into runs of its rows of about a share each, so that a long key (a hot
+    key of skewed data) runs on several threads too. Each part: a segment array of runs of
+    rows, and for each run its key's first and end row (``home``, shape ``(runs, 2)``: a
+    run that starts within its key finds its frames from there,
+    :func:`windowagg.kernels.frames.range_bounds`)."""
+    cuts = _long_keys(seg)
+    if cuts is None:
+        return [(p, np.stack([p[:-1], p[1:]], axis=1)) for p in parts(seg)]
+    m, cores = len(seg) - 1, get_threads()
+    key = np.repeat(np.arange(m), cuts)
+    j = np.arange(len(key)) - np.repeat(np.cumsum(cuts) - cuts, cuts)  # the run of its key
+    sizes = np.diff(seg)
+    bounds = np.r_[seg[key] + sizes[key] * j // cuts[key], seg[-1]].astype(np.int64)
+    home = np.stack([seg[key], seg[key + 1]], axis=1).astype(np.int64)
+    n = int(seg[-1] - seg[0])
+    at = np.searchsorted(bounds, seg[0] + np.arange(1, cores) * n / cores)
+    at = np.unique(np.clip(at, 1, len(bounds) - 2))
+    edges = [0, *at.tolist(), len(bounds) - 1]
+    return [(bounds[a : b + 1], home[a:b]) for a, b in itertools.pairwise(edges) if b > a]
 
 
 def chunks(n: int, most: int | None = None) -> list[np.ndarray]:

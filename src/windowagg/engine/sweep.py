@@ -86,7 +86,10 @@ class Frames:
             self.lo, self.hi = empty(n, np.int64), empty(n, np.int64)
             start, end = int(frame.start or 0), int(frame.end or 0)
             unbounded = frame.start is None, frame.end is None
-            rows_bounds(self.seg, start, end, *unbounded, self.lo, self.hi)
+            parallel.on_cores(
+                lambda piece: rows_bounds(*piece, start, end, *unbounded, self.lo, self.hi),
+                parallel.pieces(self.seg),
+            )
 
     @classmethod
     def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Frames:
@@ -144,9 +147,9 @@ class Frames:
             f = self.frame
             assert f is not None  # given bounds are found
             args = (*offsets(f, self.times), limits(self.times), f.start is None, f.end is None)
-            parallel.on_cores(
-                lambda part: range_bounds(self.times, part, *args, lo, hi),
-                parallel.parts(self.seg),
+            parallel.on_cores(  # a long key's runs on several threads too
+                lambda piece: range_bounds(self.times, *piece, *args, lo, hi),
+                parallel.pieces(self.seg),
             )
             self.lo, self.hi = lo, hi
         assert self.lo is not None and self.hi is not None
@@ -203,7 +206,10 @@ def rolling(
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
         lo, hi, seg = empty(n, np.int64), empty(n, np.int64), frames.seg
-    if not given and frames.times.dtype == np.int64:  # int64 times: their bounds first
+    if not given and (frames.times.dtype == np.int64 or parallel.cuts_keys(frames.seg)):
+        # int64 times, or a key too long for one thread: the bounds first, then the frames
+        # given in chunks of rows, cut anywhere (each chunk's sweep starts at its first
+        # frame's rows)
         frames.bounds()
         return rolling(values, frames, agg, args, valid)
     times = frames.times if frames.times.dtype != np.int64 else _NO_TIMES  # not read

@@ -40,20 +40,42 @@ def past(t, off, high):
 
 
 @kernel
-def range_bounds(times, seg, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_row):
-    """Row i of key k (rows ``seg[k]`` to ``seg[k + 1] - 1``, times ascending) gets the rows
+def range_bounds(times, seg, home, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_row):
+    """Row i of segment k (rows ``seg[k]`` to ``seg[k + 1] - 1``, times ascending), a run of
+    the rows of a key that holds rows ``home[k, 0]`` to ``home[k, 1] - 1`` (the key itself,
+    or a piece of a long key: :func:`windowagg.engine.parallel.pieces`), gets the rows
     ``lo_row[i]`` to ``hi_row[i] - 1``: those of its key with
     ``times[i] + lo_off <= times[j] <= times[i] + hi_off`` (bounds by :func:`shifted`: doubles
     or int64, exactly); a side flagged unbounded reaches the key's first or last row. A null
     time (sorted first) is a peer of every other null and in no other row's frame. An empty
-    frame has ``lo_row == hi_row``."""
+    frame has ``lo_row == hi_row``. A piece that starts within its key finds its first row's
+    start by a binary search, then moves both pointers on as the key's first piece does."""
     plain = lims[0] == lims[1]  # doubles: -inf and +inf bound every sum as it is
     for k in range(seg.shape[0] - 1):
-        s = seg[k]
-        e = seg[k + 1]
+        s = home[k, 0]
+        e = home[k, 1]
         lo = s
         hi = s
-        for i in range(s, e):
+        if seg[k] > s and not lo_unb and seg[k] < seg[k + 1]:  # a piece: its first start
+            t = times[seg[k]]
+            if plain:
+                a = t + lo_off[0]
+                after = False
+            else:
+                a = shifted(t, lo_off, lims[1], lims[2], lims[0])
+                after = t != lims[0] and past(t, lo_off, lims[2])
+            if after:
+                lo = e
+            else:
+                right = e
+                while lo < right:  # the first row at or after the start
+                    mid = (lo + right) // 2
+                    if times[mid] < a:
+                        lo = mid + 1
+                    else:
+                        right = mid
+            hi = lo
+        for i in range(seg[k], seg[k + 1]):
             t = times[i]
             if lo_unb:
                 lo = s
@@ -259,15 +281,16 @@ def frame_totals(prefix, lo, hi, out):
 
 
 @kernel
-def rows_bounds(seg, start, end, lo_unb, hi_unb, lo_row, hi_row):
-    """SQL's ROWS BETWEEN: row i of key k (rows ``seg[k]`` to ``seg[k + 1] - 1``) gets the
-    rows ``lo_row[i]`` to ``hi_row[i] - 1``: ``i + start`` to ``i + end`` within its key, a
-    side flagged unbounded reaching the key's first or last row; an empty frame has
+def rows_bounds(seg, home, start, end, lo_unb, hi_unb, lo_row, hi_row):
+    """SQL's ROWS BETWEEN: row i of segment k (rows ``seg[k]`` to ``seg[k + 1] - 1``, a run
+    of the rows of a key that holds rows ``home[k, 0]`` to ``home[k, 1] - 1``) gets the rows
+    ``lo_row[i]`` to ``hi_row[i] - 1``: ``i + start`` to ``i + end`` within its key, a side
+    flagged unbounded reaching the key's first or last row; an empty frame has
     ``lo_row == hi_row``."""
     for k in range(seg.shape[0] - 1):
-        s = seg[k]
-        e = seg[k + 1]
-        for i in range(s, e):
+        s = home[k, 0]
+        e = home[k, 1]
+        for i in range(seg[k], seg[k + 1]):
             a = s if lo_unb else min(max(i + start, s), e)
             b = e if hi_unb else min(max(i + end + 1, s), e)
             lo_row[i] = a

@@ -466,6 +466,15 @@ def finite_span(times, null):
 
 
 @kernel
+def prefix_sums(x, out):
+    """``out[i]``: the sum of ``x[0]`` to ``x[i]`` (integers wrap as int64 does)."""
+    total = 0
+    for i in range(x.shape[0]):
+        total += np.int64(x[i])
+        out[i] = total
+
+
+@kernel
 def int_span(x):
     """The smallest and largest of integers ``x`` (at least one), in one pass."""
     lo = hi = x[0]
