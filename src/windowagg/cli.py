@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from . import __version__
 from .bench.core import plot, table, write_csv
+from .bench.scaling import scaling_suite
 from .bench.suites import SUITES
 from .demo import run_demo
 from .kernels.specialize import cache_location
@@ -80,14 +81,24 @@ def _run(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     suite = SUITES[args.suite]
-    if args.events and "events" not in inspect.signature(suite).parameters:
-        print(f"error: --events applies to the spark suite, not {args.suite}", file=sys.stderr)
+    if args.threads and args.suite != "local":
+        print(f"error: --threads applies to the local suite, not {args.suite}", file=sys.stderr)
+        return 2
+    if args.events and not args.threads and "events" not in inspect.signature(suite).parameters:
+        print(
+            f"error: --events applies to the spark suite and to local --threads, not {args.suite}",
+            file=sys.stderr,
+        )
         return 2
     mode = "quick" if args.quick else "full"
     print(f"windowagg bench {args.suite} ({mode}); progress:", flush=True)
     start = time.perf_counter()
     sized = {"events": args.events} if args.events else {}
-    rows = suite(args.quick, lambda line: print(line, flush=True), **sized)
+    report = lambda line: print(line, flush=True)  # noqa: E731
+    if args.threads:
+        rows = scaling_suite(args.threads, args.quick, report, args.events)
+    else:
+        rows = suite(args.quick, report, **sized)
     print()
     print(table(rows, "M ops/s" if args.suite == "latency" else "M elem/s"))
     print(f"\n{len(rows)} cases in {time.perf_counter() - start:.0f} s")
@@ -201,7 +212,14 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
         "--events",
         type=_positive,
         metavar="N",
-        help="events per case (spark suite; default 10,000,000)",
+        help="events per case (spark suite, and local --threads; default 10,000,000)",
+    )
+    bench.add_argument(
+        "--threads",
+        type=_counts,
+        metavar="N,N,...",
+        help="local suite: every case at each thread count, beside Polars at the same count, "
+        "with a stage profile (e.g. 1,2,4,8,16)",
     )
     bench.add_argument("--csv", metavar="FILE", help="also write the results as CSV")
     bench.add_argument("--plot", metavar="FILE", help="also draw them into a PNG")
@@ -210,6 +228,17 @@ def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.
     warm.add_argument("--jobs", type=_positive, default=2, help="compiler processes")
     warm.set_defaults(func=_warmup)
     return parser, {"run": run, "demo": demo, "bench": bench, "warmup": warm}
+
+
+def _counts(text: str) -> list[int]:
+    """Thread counts: whole numbers >= 1, comma-separated."""
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 1:
+        raise argparse.ArgumentTypeError(f"thread counts are whole numbers >= 1: {text!r}")
+    return list(dict.fromkeys(counts))
 
 
 def _positive(text: str) -> int:

@@ -32,6 +32,7 @@ it held before, beside the input's and the output's sizes.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import multiprocessing
 import os
@@ -310,6 +311,8 @@ def _serve(kind: str, args: tuple, name: str) -> tuple[float, Any]:
     """In a :class:`Side`'s process: run case ``name`` of ``_BUILD[kind](table, *args)`` once
     (the cases of the last request kept), timed here, after a garbage collection."""
 
+    if kind not in _BUILD:  # the scaling suite's cases, registered on import
+        importlib.import_module(".scaling", __package__)
     if _TABLE.get("key") != (kind, args):
         _TABLE.pop("cases", None)  # the last case's state (a connection, a frame) freed first
         _TABLE["cases"], _TABLE["key"] = dict(_BUILD[kind](_TABLE["events"], *args)), (kind, args)
