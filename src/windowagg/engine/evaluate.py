@@ -224,7 +224,7 @@ def select_rows(col: Column, sql: str, frames: list[Frames]) -> list[np.ndarray]
 
     # per-row frames: the keys in parts, one per core (a key longer than a thread's share:
     # chunks, as a window's answers, each starting at its first frame's rows)
-    per_row = frames[0].frame is not None and not parallel.cuts_keys(frames[0].seg)
+    per_row = frames[0].frame is not None and not parallel.outweighs(frames[0].seg)
     pieces = parallel.parts(frames[0].seg) if per_row else parallel.chunks(n)
     parallel.on_cores(run, pieces)
     return list(out)

@@ -20,10 +20,13 @@ from . import stages
 
 __all__ = [
     "available",
+    "blocks",
     "by_chunks",
     "chunks",
+    "cuts_keys",
     "get_threads",
     "on_cores",
+    "outweighs",
     "parts",
     "pieces",
     "set_threads",
@@ -81,6 +84,9 @@ R = TypeVar("R")
 
 #: rows below which one core answers every key (a thread's start costs more than it saves)
 PARALLEL_ROWS = 100_000
+#: the most rows a sweep runs over before it starts afresh (a long key's runs, a block of
+#: given frames): fixed, so that the answers do not depend on the thread count
+LONG = 1 << 17
 
 
 def parts(seg: np.ndarray) -> list[np.ndarray]:
@@ -97,41 +103,70 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
 
 
 def _long_keys(seg: np.ndarray) -> np.ndarray | None:
-    """How many pieces each key is cut into so that none holds more than a thread's share of
-    the rows (:func:`pieces`); None where no key is cut (one thread, few rows, no long key)."""
-    n, cores = int(seg[-1] - seg[0]), get_threads()
-    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 2:
+    """How many runs each key is cut into (:func:`pieces`): a key of more than :data:`LONG`
+    rows into runs of at most that many, whatever the thread count, so that where a sweep
+    starts afresh, and so every answer, is the same on any number of threads; None where no
+    key is cut (few rows, no long key)."""
+    n = int(seg[-1] - seg[0])
+    if n < PARALLEL_ROWS or len(seg) < 2:
         return None
-    cuts = np.maximum(1, -(-np.diff(seg) * cores // n))
-    return None if (cuts == 1).all() else cuts
+    cuts = -(-np.diff(seg) // LONG)
+    return None if (cuts <= 1).all() else np.maximum(cuts, 1)
 
 
 def cuts_keys(seg: np.ndarray) -> bool:
-    """Whether :func:`pieces` cuts a key of ``seg`` (one holds more than a thread's share)."""
+    """Whether :func:`pieces` cuts a key of ``seg`` (one holds more than :data:`LONG` rows)."""
     return _long_keys(seg) is not None
 
 
+def outweighs(seg: np.ndarray) -> bool:
+    """Whether a key of ``seg`` holds more rows than a thread's share of them, on several
+    threads: its runs (:func:`pieces`) then go to several threads."""
+    n, cores = int(seg[-1] - seg[0]), get_threads()
+    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 2:
+        return False
+    return bool(np.diff(seg).max() * cores > n) and cuts_keys(seg)
+
+
+def _grouped(bounds: np.ndarray) -> list[tuple[int, int]]:
+    """Runs ``[bounds[u], bounds[u + 1])`` grouped into one part of about equal rows per
+    thread, each part a range ``(a, b)`` of run numbers."""
+    n, cores = int(bounds[-1] - bounds[0]), get_threads()
+    if cores < 2 or len(bounds) < 3:
+        return [(0, len(bounds) - 1)]
+    at = np.searchsorted(bounds, bounds[0] + np.arange(1, cores) * n / cores)
+    at = np.unique(np.clip(at, 1, len(bounds) - 2))
+    edges = [0, *at.tolist(), len(bounds) - 1]
+    return [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+
+
 def pieces(seg: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`parts` where no key holds more than a thread's share of the rows; else each such
-    key first cut into runs of its rows of about a share each, so that a long key (a hot
-    key of skewed data) runs on several threads too. Each part: a segment array of runs of
+    """:func:`parts` where no key holds more than :data:`LONG` rows; else each such key first
+    cut into runs of that many rows from its first (the same cuts on any number of threads,
+    where a one-thread sweep starts afresh too), the
+    runs then grouped into parts of about equal rows, one per thread, so that a long key (a
+    hot key of skewed data) runs on several threads. Each part: a segment array of runs of
     rows, and for each run its key's first and end row (``home``, shape ``(runs, 2)``: a
     run that starts within its key finds its frames from there,
     :func:`windowagg.kernels.frames.range_bounds`)."""
     cuts = _long_keys(seg)
     if cuts is None:
         return [(p, np.stack([p[:-1], p[1:]], axis=1)) for p in parts(seg)]
-    m, cores = len(seg) - 1, get_threads()
-    key = np.repeat(np.arange(m), cuts)
+    key = np.repeat(np.arange(len(seg) - 1), cuts)
     j = np.arange(len(key)) - np.repeat(np.cumsum(cuts) - cuts, cuts)  # the run of its key
-    sizes = np.diff(seg)
-    bounds = np.r_[seg[key] + sizes[key] * j // cuts[key], seg[-1]].astype(np.int64)
+    bounds = np.r_[seg[key] + j * LONG, seg[-1]].astype(np.int64)
     home = np.stack([seg[key], seg[key + 1]], axis=1).astype(np.int64)
-    n = int(seg[-1] - seg[0])
-    at = np.searchsorted(bounds, seg[0] + np.arange(1, cores) * n / cores)
-    at = np.unique(np.clip(at, 1, len(bounds) - 2))
-    edges = [0, *at.tolist(), len(bounds) - 1]
-    return [(bounds[a : b + 1], home[a:b]) for a, b in itertools.pairwise(edges) if b > a]
+    return [(bounds[a : b + 1], home[a:b]) for a, b in _grouped(bounds)]
+
+
+def blocks(n: int) -> list[np.ndarray]:
+    """Answers ``0..n-1`` of given frames (a window's rows, frames found before) in blocks of
+    :data:`LONG` answers, each a sweep's fresh start (the same on any number of threads), the
+    blocks grouped into one part per thread: each part a segment array of its blocks."""
+    if n < PARALLEL_ROWS:
+        return [np.array([0, n], np.int64)]
+    bounds = np.r_[np.arange(0, n, LONG), n].astype(np.int64)
+    return [bounds[a : b + 1] for a, b in _grouped(bounds)]
 
 
 def chunks(n: int, most: int | None = None) -> list[np.ndarray]:

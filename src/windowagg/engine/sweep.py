@@ -206,27 +206,35 @@ def rolling(
         seg = np.array([0, n], np.int64)
     else:  # a range frame: the sweep finds it, and keeps it for the next aggregation
         lo, hi, seg = empty(n, np.int64), empty(n, np.int64), frames.seg
-    if not given and (frames.times.dtype == np.int64 or parallel.cuts_keys(frames.seg)):
-        # int64 times, or a key too long for one thread: the bounds first, then the frames
-        # given in chunks of rows, cut anywhere (each chunk's sweep starts at its first
-        # frame's rows)
+    if not given and (frames.times.dtype == np.int64 or parallel.outweighs(frames.seg)):
+        # int64 times, or a key of more than a thread's share of the rows: the bounds first,
+        # then the frames given, each run of a long key's rows starting afresh at its first
+        # frame's rows, the runs on several threads (:func:`windowagg.engine.parallel.pieces`)
         frames.bounds()
         return rolling(values, frames, agg, args, valid)
     times = frames.times if frames.times.dtype != np.int64 else _NO_TIMES  # not read
     out = empty((n, 1))
+    # found here: a long key's runs start afresh all the same (the answers of the given runs)
+    restart = 0 if given or not parallel.cuts_keys(frames.seg) else parallel.LONG
 
     def sweep(part: np.ndarray) -> None:  # the keys of one part, on one core
         state = FifoState(ALGORITHM, family, capacity_for(1024))
         pos = np.zeros(4, np.int64)
         while True:
             state.frames(
-                code, values, args, times, part, *frames.offsets(), given, lo, hi, pos, out
+                code, values, args, times, part, *frames.offsets(), given, restart, lo, hi, pos, out
             )
             if pos[0] >= len(part) - 1:
                 break
             state.ensure(2 * state.cap)  # the frame outgrew the state: keep it, and go on
 
-    parallel.on_cores(sweep, parallel.chunks(n) if given else parallel.parts(seg))
+    if not given:  # the keys in parts, each a run of whole keys
+        pieces = parallel.parts(seg)
+    elif frames.frame is None:  # a window's answers, in blocks
+        pieces = parallel.blocks(n)
+    else:  # per-row frames found before: keys whole, long ones in runs (fixed cuts)
+        pieces = [part for part, _ in parallel.pieces(frames.seg)]
+    parallel.on_cores(sweep, pieces)
     if not given:
         frames.lo, frames.hi = lo, hi
     return out[:, 0]

@@ -113,6 +113,7 @@ def fifo_frames(
     lo_unb,
     hi_unb,
     given,
+    restart,
     lo_row,
     hi_row,
     pos,
@@ -132,7 +133,12 @@ def fifo_frames(
 
     ``pos`` (int64: key, row, lo, hi) says where to start and, on return, where the call
     stopped: at the end (key = number of keys), or when the frame would not fit the state's
-    capacity ``cap`` (the caller grows it and calls again; the window's contents are kept)."""
+    capacity ``cap`` (the caller grows it and calls again; the window's contents are kept).
+
+    ``restart`` (> 0, frames found here): the window starts afresh at every ``restart``-th
+    row of a key (emptied, its frame's rows pushed again), as a sweep over frames given in
+    runs of that many rows of a long key does (:func:`windowagg.engine.parallel.pieces`), so
+    that both give the same answers on any number of threads."""
     nseg = seg.shape[0] - 1
     k, i, lo, hi = pos[0], pos[1], pos[2], pos[3]
     while k < nseg:
@@ -143,6 +149,12 @@ def fifo_frames(
             if given:  # answers s.. (a part of them): the window starts at the first's rows
                 lo, hi = lo_row[s], lo_row[s]
         while i < e:
+            if restart > 0 and not given and i > s and (i - s) % restart == 0:
+                c = lo  # a run of a long key: the window afresh
+                while c < hi:
+                    pop(buf, aux, iaux, ptr, tmp)
+                    c += 1
+                hi = lo
             if given:
                 want_lo = lo_row[i]
                 want_hi = hi_row[i]
