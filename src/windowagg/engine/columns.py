@@ -5,6 +5,7 @@ column read once for every entry over it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Protocol, TypeAlias
@@ -15,7 +16,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
-from ..kernels.keyed import descends, doubles_of, gather, prefix_sums, scatter
+from ..kernels.keyed import (
+    descends,
+    doubles_of,
+    gather,
+    nan_where_null,
+    odd_count,
+    prefix_sums,
+    scatter,
+)
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
 from .memory import empty, zeros
@@ -325,12 +334,6 @@ class Column:
     def __init__(self, array: pa.Array | pa.ChunkedArray):
         self.array = array
         self.type = array.type
-        n = len(array)
-        self.valid = (
-            ~pc.is_null(array).to_numpy(zero_copy_only=False)
-            if array.null_count
-            else np.ones(n, bool)
-        )
         self.numeric = (
             pa.types.is_integer(self.type)
             or pa.types.is_floating(self.type)
@@ -338,11 +341,34 @@ class Column:
         )
         self._cache: dict[Any, Any] = {}  # by name, or (name, frame)
 
+    @functools.cached_property
+    def valid(self) -> np.ndarray:
+        """Whether each row's value is not null."""
+        a = self.array
+        if not a.null_count:
+            return np.ones(len(a), bool)
+        if isinstance(a, pa.Array) and a.buffers()[0] is not None:  # the validity bits
+            bits = np.frombuffer(a.buffers()[0], np.uint8)
+            return np.unpackbits(bits, count=a.offset + len(a), bitorder="little")[a.offset :].view(
+                bool
+            )
+        return ~pc.is_null(a).to_numpy(zero_copy_only=False)
+
     @stage("values")
     def floats(self) -> np.ndarray:
         """The values as float64; nulls are NaN."""
         if "f" not in self._cache:
             a = self.array
+            if isinstance(a, pa.Array) and a.type == pa.float64() and a.null_count:
+                # compiled, in chunks on the cores: the values' own buffer, NaN at nulls
+                x = np.frombuffer(a.buffers()[1], np.float64)[a.offset : a.offset + len(a)]
+                valid = self.valid
+                out = empty(len(x))
+                parallel.by_chunks(
+                    lambda i, j: nan_where_null(x[i:j], valid[i:j], out[i:j]), len(x)
+                )
+                self._cache["f"] = out
+                return out
             if pa.types.is_boolean(a.type):
                 a = pc.cast(a, pa.int8())
             if pa.types.is_temporal(a.type):
@@ -362,12 +388,24 @@ class Column:
             if what == "valid":
                 mask = self.valid if self.array.null_count else None
             else:
-                f = pa.types.is_floating(self.type)
-                test = np.isnan if what == "nan" else np.isinf
-                mask = self.valid & test(self.floats()) if f else None
-                mask = mask if mask is not None and mask.any() else None
+                mask = None
+                if pa.types.is_floating(self.type) and self._odd(what == "nan"):
+                    test = np.isnan if what == "nan" else np.isinf
+                    mask = self.valid & test(self.floats())
             self._cache[what] = None if mask is None else running(mask)
         return self._cache[what]
+
+    def _odd(self, nan: bool) -> bool:
+        """Whether a valid value is NaN (``nan``) or infinite: one compiled pass in chunks on
+        the cores, no array made."""
+        x = self.floats()
+        valid = self.valid if self.array.null_count else np.empty(0, bool)
+        return any(
+            parallel.by_chunks(
+                lambda a, b: odd_count(x[a:b], valid[a:b] if len(valid) else valid, nan),
+                len(x),
+            )
+        )
 
     def count(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """The non-null values in every frame."""

@@ -53,7 +53,14 @@ def _counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 @stage("output arrays")
 def _with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
-    return pa.array(values, type=type_, mask=null if null.any() else None)
+    """``values`` as an Arrow array of ``type_``, null where ``null``: a float64 or int64
+    array of their own memory with validity bits packed from ``null``."""
+    some = bool(null.any())
+    width = {pa.float64(): np.float64, pa.int64(): np.int64}.get(type_)
+    if width is None or values.dtype != width or not values.flags.c_contiguous:
+        return pa.array(values, type=type_, mask=null if some else None)
+    bits = pa.py_buffer(np.packbits(~null, bitorder="little")) if some else None
+    return pa.Array.from_buffers(type_, len(values), [bits, pa.py_buffer(values)])
 
 
 def _decimal(unscaled: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:

@@ -475,6 +475,27 @@ def prefix_sums(x, out):
 
 
 @kernel
+def odd_count(x, valid, nan):
+    """How many of the valid values (``valid`` empty: every one) are NaN (``nan``), or
+    infinite (else)."""
+    every = valid.shape[0] == 0
+    count = 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        odd = v != v if nan else (v - v != 0 and v == v)
+        if odd and (every or valid[i]):
+            count += 1
+    return count
+
+
+@kernel
+def nan_where_null(x, valid, out):
+    """``out[i]``: ``x[i]``, NaN where ``valid[i]`` is false."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] if valid[i] else np.nan
+
+
+@kernel
 def int_span(x):
     """The smallest and largest of integers ``x`` (at least one), in one pass."""
     lo = hi = x[0]
