@@ -245,3 +245,23 @@ def test_checking_runs_each_side_once() -> None:
     calls.clear()
     measure_interleaved(runs, reps=3, warm=1)
     assert calls.count("a") == 4 and calls.count("b") == 4
+
+
+def test_scaling_suite_sides_agree_at_each_count(answers_only: None) -> None:
+    """windowagg bench local --threads: at each count windowagg and Polars' faster engine give
+    the same answers, and windowagg's stage profile at the largest count shows its stages on
+    several threads (the workload above the rows where the engine splits its work)."""
+    from windowagg.bench.scaling import scaling_suite
+
+    lines: list[str] = []
+    cases = ["rolling sum range:600s", "tumbling 60s sum", "point-in-time sum, count (1h)"]
+    rows = scaling_suite([1, 2], False, lines.append, events_n=120_000, cases=cases)
+    for case in cases:
+        for t in (1, 2):
+            same = [r for r in rows if r.agg == case and r.x == t]
+            assert [r.case.split()[0] for r in same] == ["windowagg", "Polars"], same
+            assert math.isclose(same[0].checksum, same[1].checksum, rel_tol=1e-12), same
+    text = "\n".join(lines)
+    assert "stages of rolling sum range:600s (ms at 1 / 2 threads" in text
+    sort = [line for line in lines if line.strip().startswith("sort ") and "1 / 2" not in line]
+    assert any("several threads" in line for line in sort)

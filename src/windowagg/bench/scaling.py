@@ -7,7 +7,8 @@ set as its users set it, before import: ``WINDOWAGG_THREADS`` for windowagg and
 ``POLARS_MAX_THREADS`` for Polars. Polars' side is its fastest form per case, each run on both
 of its engines (in-memory and streaming) and the faster one kept: ``rolling_*_by`` over the
 key for rolling frames; ``group_by_dynamic`` after a sort by time for tumbling and sliding
-windows; for point-in-time frames the events and the queries in one frame (a query's value
+windows, and for tumbling windows also a ``group_by`` of the key and the truncated time (the
+faster form kept); for point-in-time frames the events and the queries in one frame (a query's value
 null), ``rolling_*_by`` over the key, the queries' rows kept; for sessions a gap flag, its
 running sum over the key and a ``group_by``. Checksums of both sides must agree. Workloads:
 :func:`~.local.events` (100 keys) and :func:`~.local.skewed` (Zipf keys, bursts, ties, 1%
@@ -79,11 +80,13 @@ def _ours(table: Any, what: str) -> Callable[[], Any]:
     return window
 
 
-def _polars(table: Any, what: str, engine: str) -> Callable[[], Any] | None:
+def _polars(table: Any, what: str, engine: str, truncate: bool = False) -> Callable[[], Any] | None:
+    """Polars' form of case ``what`` on ``engine``; ``truncate``: a tumbling window as a
+    ``group_by`` of the key and the time truncated to the window (None for other cases)."""
     pl = _optional("polars")
-    if pl is None:
-        return None
     kind, *rest = what.split()
+    if pl is None or (truncate and kind != "tumbling"):
+        return None
     lazy = pl.from_arrow(table).lazy()
     v = pl.col("v")
     if kind == "rolling":
@@ -124,6 +127,9 @@ def _polars(table: Any, what: str, engine: str) -> Callable[[], Any] | None:
             .group_by("k", "g")
             .agg(v.sum().alias("s"))
         )
+    elif truncate:
+        w = pl.col("ts").dt.truncate(rest[0]).alias("w")
+        query = lazy.group_by("k", w).agg(v.sum().alias("s"))
     else:
         size, slide = (rest[0].split("/") * 2)[:2]
         every, period = int(slide.removesuffix("s")), int(size.removesuffix("s"))
@@ -151,10 +157,12 @@ def _polars(table: Any, what: str, engine: str) -> Callable[[], Any] | None:
 def scaling_cases(table: Any, what: str) -> list:
     """windowagg's side of case ``what`` and Polars' on each engine (where installed)."""
     cases = [("windowagg", _ours(table, what))]
-    for engine in ENGINES:
-        run = _polars(table, what, engine)
-        if run is not None:
-            cases.append((f"Polars ({engine})", run))
+    for truncate in (False, True):
+        for engine in ENGINES:
+            run = _polars(table, what, engine, truncate)
+            if run is not None:
+                form = " group_by(truncate)" if truncate else ""
+                cases.append((f"Polars{form} ({engine})", run))
     return cases
 
 
@@ -178,12 +186,12 @@ def scaling_suite(
     report: Callable[[str], None],
     events_n: int | None = None,
     cases: list[str] | None = None,
+    reps: int = 5,
 ) -> list[Row]:
     """Every case of :data:`CASES` (or ``cases``) at each thread count in ``counts``: windowagg
-    and Polars' faster engine side by side, medians of 3 (5 with ``--quick``) after a warm-up,
+    and Polars' faster engine side by side, medians of ``reps`` after a warm-up,
     then windowagg's stage profile at the smallest and the largest count."""
     n = events_n or (200_000 if quick else 10_000_000)
-    reps = 5 if quick else 3
     chosen = list(CASES) if cases is None else cases
     rows: list[Row] = []
     profiles: dict[tuple[str, int], dict] = {}

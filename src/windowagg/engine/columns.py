@@ -161,10 +161,7 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
         values = chunk.fill_null(0) if chunk.null_count else chunk
         x = values.to_numpy(zero_copy_only=False)  # no copy before this
         if whole and len(x):  # converted and measured in one pass, in chunks on the cores
-            into = t[at : at + len(chunk)]
-            spans = parallel.by_chunks(
-                lambda a, b, x=x, into=into: doubles_of(x[a:b], into[a:b]), len(x)
-            )
+            spans = parallel.by_chunks(_converted(x, t[at : at + len(chunk)]), len(x))
             lo = min(lo, *(a for a, _ in spans))
             hi = max(hi, *(b for _, b in spans))
         else:
@@ -184,6 +181,12 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     if col.null_count:
         t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
     return t
+
+
+def _converted(x: np.ndarray, into: np.ndarray) -> Callable[[int, int], tuple]:
+    """Rows ``[a, b)`` of whole numbers ``x`` into doubles ``into``, with their span
+    (:func:`~windowagg.kernels.keyed.doubles_of`), for :func:`~.parallel.by_chunks`."""
+    return lambda a, b: doubles_of(x[a:b], into[a:b])
 
 
 #: whole-number times up to this magnitude run as doubles, exactly

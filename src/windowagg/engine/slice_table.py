@@ -90,13 +90,13 @@ def slice_partials(
     keyed = key_codes(table, plan.keys)
     steps = empty(n, np.int64)
     with stage("slice index"):
-        limit = float(EXACT * period)
-        fine = parallel.by_chunks(
-            lambda a, b, into=steps: kernels.slice_index(
-                times[a:b], float(period), float(offset), limit, into[a:b]
-            ),
-            n,
-        )
+        limit, into = float(EXACT * period), steps
+
+        def index(a: int, b: int) -> bool:
+            return kernels.slice_index(times[a:b], float(period), float(offset), limit, into[a:b])
+
+        fine = parallel.by_chunks(index, n)
+        del index, into
         if not all(fine):
             return None  # steps doubles cannot tell apart: the rows' path refuses them
     cells, span, base, cell = slice_cells(keyed.codes, steps, keyed.m)
