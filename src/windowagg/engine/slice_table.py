@@ -90,13 +90,13 @@ def slice_partials(
     keyed = key_codes(table, plan.keys)
     steps = empty(n, np.int64)
     with stage("slice index"):
-        limit, into = float(EXACT * period), steps
+        limit = float(EXACT * period)
 
-        def index(a: int, b: int) -> bool:
+        def index(a: int, b: int, into: np.ndarray = steps) -> bool:
             return kernels.slice_index(times[a:b], float(period), float(offset), limit, into[a:b])
 
         fine = parallel.by_chunks(index, n)
-        del index, into
+        del index
         if not all(fine):
             return None  # steps doubles cannot tell apart: the rows' path refuses them
     cells, span, base, cell = slice_cells(keyed.codes, steps, keyed.m)
