@@ -63,8 +63,9 @@ def _front_matter(page) -> dict:
 
 
 def test_every_bench_suite_has_a_page_generated_from_its_csv() -> None:
-    """One benchmark page per suite, whose tables and chart come from the CSV its command
-    wrote (committed under docs/benchmarks/data), with the machine and the date."""
+    """One benchmark page per suite (and one for the local suite's ``--threads`` mode), whose
+    tables and chart come from the CSV its command wrote (committed under
+    docs/benchmarks/data), with the machine and the date."""
     from windowagg.bench.render import read_rows
     from windowagg.bench.suites import SUITES
 
@@ -76,13 +77,19 @@ def test_every_bench_suite_has_a_page_generated_from_its_csv() -> None:
         rows = read_rows(page.parent / meta["csv"])
         suite = rows[0]["suite"]
         assert {r["suite"] for r in rows} == {suite}, page
-        assert meta["command"].startswith(f"windowagg bench {suite} "), page
+        # the scaling rows: the local suite's --threads mode, on a page of their own
+        command = (
+            "windowagg bench local --threads "
+            if suite == "scaling"
+            else f"windowagg bench {suite} "
+        )
+        assert meta["command"].startswith(command), page
         assert "--csv" in meta["command"] and "--quick" not in meta["command"], page
         assert meta["machine"] and meta["date"], page
         assert "<!-- bench-results -->" in page.read_text(), page
         assert suite not in pages, (suite, page, pages.get(suite))
         pages[suite] = page
-    assert sorted(pages) == sorted(SUITES)
+    assert sorted(pages) == sorted([*SUITES, "scaling"])
     index = (ROOT / "docs" / "benchmarks" / "index.md").read_text()
     assert all(f"({p.name})" in index for p in pages.values())
 

@@ -141,7 +141,9 @@ def test_no_two_modules_import_each_other_round_a_cycle() -> None:
 
 #: the engine's modules: the core every path shares, and the two front ends over it
 ENGINE = {
-    **dict.fromkeys(("keys", "memory", "parallel", "sweep", "entries", "columns"), "core"),
+    **dict.fromkeys(
+        ("keys", "memory", "parallel", "stages", "sweep", "entries", "columns"), "core"
+    ),
     "evaluate": "core",
     **dict.fromkeys(
         ("rolling_plan", "rolling_table", "rolling_stream", "rolling_at", "at_stream"), "rolling"

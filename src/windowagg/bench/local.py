@@ -111,6 +111,21 @@ def _seconds(text: str) -> int:
     return int(text.removesuffix("s"))
 
 
+def dynamic(lazy: Any, size: int, slide: int) -> Any:
+    """Polars' windows of ``size`` seconds every ``slide`` over ``ts``, per ``k``
+    (``group_by_dynamic``, to be aggregated), each window ``[start, start + size)``; the time
+    sorted within each key first: a sort by time is the fastest way."""
+    return lazy.sort("ts").group_by_dynamic(
+        "ts",
+        every=f"{slide}s",
+        period=f"{size}s",
+        offset=f"-{size - slide}s",
+        group_by="k",
+        closed="left",
+        start_by="window",
+    )
+
+
 def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list:
     """windowagg and the baselines for ``spec`` (``sliding:Ss/Ds``, ``tumbling:Ss`` or
     ``session:Gs``, whole seconds) of ``agg`` (sum or max) of ``v``, or five entries; each
@@ -138,16 +153,7 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
                 pl.col("v").mean().alias("a"),
                 pl.col("v").min().alias("lo"),
             ]
-        # the time sorted within each key: a sort by time is the fastest way
-        query = frame.sort("ts").group_by_dynamic(
-            "ts",
-            every=f"{slide}s",
-            period=f"{size}s",
-            offset=f"-{size - slide}s",
-            group_by="k",
-            closed="left",
-            start_by="window",
-        )
+        query = dynamic(frame, size, slide)
 
         for engine in ENGINES:
 

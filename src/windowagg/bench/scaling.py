@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.stages import profile
+from ..tables import rolling_aggregate, window_aggregate
 from .core import Row, measure_interleaved
-from .local import _BUILD, ENGINES, Side, _optional, events
+from .local import _BUILD, _TABLE, ENGINES, Side, _optional, dynamic, events
 
 __all__ = ["CASES", "scaling_suite"]
 
@@ -49,8 +51,6 @@ def _queries(table: Any) -> Any:
 
 
 def _ours(table: Any, what: str) -> Callable[[], Any]:
-    from ..tables import rolling_aggregate, window_aggregate
-
     kind, *rest = what.split()
 
     def total(col: Any) -> float:
@@ -133,19 +133,7 @@ def _polars(table: Any, what: str, engine: str, truncate: bool = False) -> Calla
     else:
         size, slide = (rest[0].split("/") * 2)[:2]
         every, period = int(slide.removesuffix("s")), int(size.removesuffix("s"))
-        query = (
-            lazy.sort("ts")
-            .group_by_dynamic(
-                "ts",
-                every=f"{every}s",
-                period=f"{period}s",
-                offset=f"-{period - every}s",
-                group_by="k",
-                closed="left",
-                start_by="window",
-            )
-            .agg(v.sum().alias("s"))
-        )
+        query = dynamic(lazy, period, every).agg(v.sum().alias("s"))
 
     def window() -> Any:
         out = query.collect(engine=engine)
@@ -171,9 +159,6 @@ _BUILD["scaling"] = scaling_cases
 
 def _profile(what: str) -> dict:
     """In windowagg's side process: the stage profile of case ``what`` (after a warm run)."""
-    from ..engine.stages import profile
-    from .local import _TABLE
-
     run = dict(scaling_cases(_TABLE["events"], what))["windowagg"]
     run()
     _, stages = profile(run)

@@ -39,6 +39,16 @@ def past(t, off, high):
     return off[1] > 0 and t + off[0] > high - off[1]
 
 
+@inline
+def _start(t, lo_off, lims, plain):
+    """A range frame's first time for a row at ``t``, and whether it lies past every time
+    (doubles: ``plain`` sums; int64: clamped, :func:`shifted` and :func:`past`)."""
+    if plain:
+        return t + lo_off[0], False
+    a = shifted(t, lo_off, lims[1], lims[2], lims[0])
+    return a, t != lims[0] and past(t, lo_off, lims[2])
+
+
 @kernel
 def range_bounds(times, seg, home, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row, hi_row):
     """Row i of segment k (rows ``seg[k]`` to ``seg[k + 1] - 1``, times ascending), a run of
@@ -57,13 +67,7 @@ def range_bounds(times, seg, home, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row,
         lo = s
         hi = s
         if seg[k] > s and not lo_unb and seg[k] < seg[k + 1]:  # a piece: its first start
-            t = times[seg[k]]
-            if plain:
-                a = t + lo_off[0]
-                after = False
-            else:
-                a = shifted(t, lo_off, lims[1], lims[2], lims[0])
-                after = t != lims[0] and past(t, lo_off, lims[2])
+            a, after = _start(times[seg[k]], lo_off, lims, plain)
             if after:
                 lo = e
             else:
@@ -80,12 +84,7 @@ def range_bounds(times, seg, home, lo_off, hi_off, lims, lo_unb, hi_unb, lo_row,
             if lo_unb:
                 lo = s
             else:  # lims: the null time, the smallest and the largest other bound
-                if plain:
-                    a = t + lo_off[0]
-                    after = False
-                else:
-                    a = shifted(t, lo_off, lims[1], lims[2], lims[0])
-                    after = t != lims[0] and past(t, lo_off, lims[2])
+                a, after = _start(t, lo_off, lims, plain)
                 while lo < e and (times[lo] < a or after):
                     lo += 1
             if hi_unb:
