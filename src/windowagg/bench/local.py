@@ -162,6 +162,15 @@ def window_cases(table, spec: str, agg: str = "sum", five: bool = False) -> list
                 return np.array([out.height, out["s"].sum()])
 
             cases.append((f"Polars group_by_dynamic ({engine})", polars))
+        if kind == "tumbling":  # also a group_by of the key and the truncated time
+            grouped = frame.group_by("k", pl.col("ts").dt.truncate(f"{size}s").alias("w"))
+            for engine in ENGINES:
+
+                def truncated(engine=engine):
+                    out = grouped.agg(*exprs).collect(engine=engine)
+                    return np.array([out.height, out["s"].sum()])
+
+                cases.append((f"Polars group_by(truncate) ({engine})", truncated))
     if duckdb is not None:
         con = duckdb.connect()
         con.register("events", table)
