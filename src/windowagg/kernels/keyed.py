@@ -495,15 +495,18 @@ def nan_where_null(x, valid, out):
         out[i] = x[i] if valid[i] else np.nan
 
 
+@inline
+def _wider(lo, hi, v):
+    """The span ``[lo, hi]`` widened to hold ``v``."""
+    return min(lo, v), max(hi, v)
+
+
 @kernel
 def int_span(x):
     """The smallest and largest of integers ``x`` (at least one), in one pass."""
     lo = hi = x[0]
     for v in x:
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
+        lo, hi = _wider(lo, hi, v)
     return lo, hi
 
 
@@ -515,10 +518,7 @@ def doubles_of(x, out):
     for i in range(x.shape[0]):
         v = x[i]
         out[i] = v
-        if v < lo:
-            lo = v
-        if v > hi:
-            hi = v
+        lo, hi = _wider(lo, hi, v)
     return lo, hi
 
 
