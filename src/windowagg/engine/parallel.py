@@ -93,13 +93,9 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
     """Key segments split at key boundaries into one part of about equal rows per thread
     (:func:`get_threads`), each a segment array of its own; one part for few rows."""
 
-    n, cores = int(seg[-1] - seg[0]), get_threads()
-    if cores < 2 or n < PARALLEL_ROWS or len(seg) < 3:
+    if int(seg[-1] - seg[0]) < PARALLEL_ROWS:
         return [seg]
-    cuts = np.searchsorted(seg, seg[0] + np.arange(1, cores) * n / cores)
-    cuts = np.unique(np.clip(cuts, 1, len(seg) - 2))
-    edges = [0, *cuts.tolist(), len(seg) - 1]
-    return [seg[a : b + 1] for a, b in itertools.pairwise(edges) if b > a]
+    return [seg[a : b + 1] for a, b in _grouped(seg)]
 
 
 def _long_keys(seg: np.ndarray) -> np.ndarray | None:
@@ -143,12 +139,11 @@ def _grouped(bounds: np.ndarray) -> list[tuple[int, int]]:
 def pieces(seg: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`parts` where no key holds more than :data:`LONG` rows; else each such key first
     cut into runs of that many rows from its first (the same cuts on any number of threads,
-    where a one-thread sweep starts afresh too), the
-    runs then grouped into parts of about equal rows, one per thread, so that a long key (a
-    hot key of skewed data) runs on several threads. Each part: a segment array of runs of
-    rows, and for each run its key's first and end row (``home``, shape ``(runs, 2)``: a
-    run that starts within its key finds its frames from there,
-    :func:`windowagg.kernels.frames.range_bounds`)."""
+    where a one-thread sweep starts afresh too), the runs then grouped into parts of about
+    equal rows, one per thread, so that a long key (a hot key of skewed data) runs on several
+    threads. Each part: a segment array of runs of rows, and for each run its key's first
+    and end row (``home``, shape ``(runs, 2)``: a run that starts within its key finds its
+    frames from there, :func:`windowagg.kernels.frames.range_bounds`)."""
     cuts = _long_keys(seg)
     if cuts is None:
         return [(p, np.stack([p[:-1], p[1:]], axis=1)) for p in parts(seg)]
