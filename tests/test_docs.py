@@ -114,3 +114,10 @@ def test_the_spark_functions_table_lists_exactly_the_names_windowagg_accepts() -
     assert partials.keys() == SPARK_FUNCTIONS.keys()
     for spark_name, said in partials.items():  # the column "Spark SQL partials"
         assert (said == "yes") == (SPARK_FUNCTIONS[spark_name] in MERGED), spark_name
+
+
+def test_the_site_links_to_no_repository_it_is_not() -> None:
+    """The project has no public repository: the site names none (a link to another
+    project's organisation would send users to code that is not this)."""
+    config = (ROOT / "mkdocs.yml").read_text()
+    assert "repo_url" not in config and "github.com" not in config

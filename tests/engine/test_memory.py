@@ -18,7 +18,6 @@ import pytest
 
 import windowagg
 import windowagg.engine.memory as memory
-import windowagg.engine.rolling_table as rolling_table
 import windowagg.engine.window_table as window_table
 from windowagg.engine.columns import moved, take, totals
 from windowagg.engine.sweep import Frames
@@ -78,27 +77,70 @@ def test_a_malloc_setting_of_the_users_own_wins() -> None:
     assert _calls("64", MALLOC_TRIM_THRESHOLD_="1000000") == []
 
 
+IMPORT = """
+import os
+import pyarrow as pa
+seen = {"fork": [], "pool": []}
+real_fork = os.register_at_fork
+os.register_at_fork = lambda **k: seen["fork"].append(k) or real_fork(**k)
+mine = pa.system_memory_pool() if pa.default_memory_pool().backend_name != "system" else None
+if mine is not None:
+    pa.set_memory_pool(mine)
+before = pa.default_memory_pool().backend_name
+pa.set_memory_pool = lambda pool: seen["pool"].append(pool)
+import numpy as np
+import windowagg
+from windowagg.tables import rolling_aggregate, window_aggregate
+t = {"t": np.arange(300_000.0), "v": np.ones(300_000)}
+for keep in (False, True):
+    if keep:
+        windowagg.keep_freed_memory(64)
+    window_aggregate(t, time="t", windows="sliding:5,1", aggs={"s": ("sum", "v")})
+    rolling_aggregate(t, time="t", aggs={"s": ("sum", "v", "rows:3")})
+print(seen["fork"], seen["pool"], before == pa.default_memory_pool().backend_name)
+"""
+
+
+def test_import_and_calls_leave_the_process_as_they_found_it() -> None:
+    """No fork handler registered at import, and Arrow's default pool (the user's own here)
+    never set, neither by a call nor where the user asked to keep freed memory."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "WINDOWAGG_"))}
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT], env=clean, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["[]", "[]", "True"]
+
+
 @pytest.mark.parametrize("kept", [False, True])
-def test_arrow_pool_swapped_only_where_the_user_asked(monkeypatch, kept) -> None:
-    before = pa.default_memory_pool().backend_name
+def test_the_reserve_takes_from_the_pool_the_user_asked_for(monkeypatch, kept) -> None:
+    reserve = memory.Reserve()
+    monkeypatch.setattr(memory, "_reserve", reserve)
     monkeypatch.setattr(memory, "_kept", kept)
-    seen: dict[str, list] = {"window_table": [], "compute": []}
-    for module, name in [(window_table, "window_table"), (rolling_table, "compute")]:
-        real = getattr(module, name)
+    default = pa.default_memory_pool().backend_name
+    t = {"t": np.arange(300_000.0), "v": np.ones(300_000)}
+    window_aggregate(t, time="t", windows="sliding:5,1", aggs={"s": ("sum", "v")})
+    assert reserve.buffers and pa.default_memory_pool().backend_name == default
+    pool = pa.system_memory_pool() if kept else pa.default_memory_pool()
+    before = pool.bytes_allocated()
+    reserve.release()
+    assert pool.bytes_allocated() < before  # the reserve's buffers were that pool's
 
-        def spy(*a, real=real, **k):
-            seen[real.__name__].append(pa.default_memory_pool().backend_name)
-            return real(*a, **k)
 
-        monkeypatch.setattr(module, name, spy)
-    monkeypatch.setattr("windowagg.tables.compute", rolling_table.compute)
-    monkeypatch.setattr("windowagg.tables.window_table", window_table.window_table)
-    t = {"t": np.arange(10.0), "v": np.ones(10)}
-    window_aggregate(t, time="t", windows="tumbling:5", aggs={"s": ("sum", "v")})
-    rolling_aggregate(t, time="t", aggs={"s": ("sum", "v", "rows:1")})
-    for pools in seen.values():
-        assert pools and set(pools) == {"system" if kept else before}
-    assert pa.default_memory_pool().backend_name == before
+def test_a_forked_child_starts_an_empty_reserve(monkeypatch) -> None:
+    reserve = memory.Reserve()
+    monkeypatch.setattr(memory, "_reserve", reserve)
+    held = [memory.empty(memory.LARGE // 4) for _ in range(2)]
+    del held
+    assert len(reserve.buffers) == 2  # both free: the parent would take one again
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its first allocation finds the parent's reserve, and empties it
+        again = memory.empty(memory.LARGE // 4)
+        os.write(write, bytes([len(reserve.buffers), _root(again) is reserve.buffers[0]]))
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 2) == bytes([1, 1])
+    assert reserve.pid == os.getpid() and len(reserve.buffers) == 2
 
 
 def _root(a: np.ndarray):

@@ -18,17 +18,23 @@ the one the user has (their own, if they set one with ``pyarrow.set_memory_pool`
 :func:`keep_freed_memory` (or ``WINDOWAGG_KEEP_MIB=512`` in the environment, read on the
 engine's first call, which is the way to ask for it on Spark's workers) goes further for the
 rest of the process, where the user asks: it raises glibc's trim and mmap thresholds, so that
-NumPy's and Arrow's other allocations reuse freed memory too, and while it holds,
-:func:`engine_memory` makes Arrow's default pool glibc's (``pyarrow.system_memory_pool``) for the
-duration of a call, putting the caller's pool back after (arrays keep the pool they came from).
-What each setting costs is measured on the local benchmark page. A user setting of their own
-(any ``MALLOC_*`` variable) is never overridden. Other C libraries and platforms are left as
-they are.
+NumPy's and Arrow's other allocations reuse freed memory too, and the reserve's buffers then
+come from glibc's malloc (``pyarrow.system_memory_pool``, passed to each allocation: Arrow's
+default pool is never swapped, so the user's other threads see the pool they set). What each
+setting costs is measured on the local benchmark page. A user setting of their own (any
+``MALLOC_*`` variable) is never overridden. Other C libraries and platforms are left as they
+are.
+
+Nothing happens at import: no handler is registered and nothing is measured. A process
+started by ``fork`` finds the parent's reserve by its process id on its first allocation and
+starts an empty one; how many references a free buffer has is counted on the first
+allocation.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 import platform
@@ -88,21 +94,13 @@ def _libc():
 
 @contextmanager
 def engine_memory() -> Iterator[None]:
-    """The engine's allocations for the duration of a call: by default as the caller has them;
-    where the user opted in (:func:`keep_freed_memory`), Arrow's arrays from glibc's malloc,
-    the caller's pool restored on exit."""
-    if not _kept_now():
-        try:
-            yield
-        finally:
-            _reserve.later()
-        return
-    pool = pa.default_memory_pool()
-    pa.set_memory_pool(pa.system_memory_pool())
+    """One call of the engine: the reserve's buffers from the pool of the user's choice
+    (:func:`keep_freed_memory`: glibc's malloc; else Arrow's default pool), let go
+    :data:`RELEASE_AFTER` seconds after the call ends."""
+    _reserve.pool = pa.system_memory_pool() if _kept_now() else None
     try:
         yield
     finally:
-        pa.set_memory_pool(pool)
         _reserve.later()
 
 
@@ -123,22 +121,33 @@ class Reserve:
     arrays), so an idle process holds nothing."""
 
     def __init__(self) -> None:
+        #: where new buffers come from (None: Arrow's default pool at the time)
+        self.pool: pa.MemoryPool | None = None
+        self._empty()
+
+    def _empty(self) -> None:
+        """Nothing held, in this process."""
+        self.pid = os.getpid()
         self.lock = threading.Lock()
         self.buffers: list[pa.Buffer] = []
         self.timer: threading.Timer | None = None
         self.deadline = 0.0
 
     def take(self, nbytes: int) -> pa.Buffer:
-        """A free buffer of ``nbytes`` to twice that, or a new one from Arrow's default pool
-        (kept while the reserve has room: free buffers make room first)."""
+        """A free buffer of ``nbytes`` to twice that, or a new one from :attr:`pool` (kept
+        while the reserve has room: free buffers make room first). In a child process
+        started by ``fork``, the parent's buffers are left to it and the reserve starts empty."""
+        if self.pid != os.getpid():
+            self._empty()
+        free = _free_count()
         with self.lock:
             for b in self.buffers:
-                if nbytes <= b.size <= 2 * nbytes and sys.getrefcount(b) <= _FREE:
+                if nbytes <= b.size <= 2 * nbytes and sys.getrefcount(b) <= free:
                     return b
-            buffer = pa.allocate_buffer(nbytes, memory_pool=pa.default_memory_pool())
+            buffer = pa.allocate_buffer(nbytes, memory_pool=self.pool or pa.default_memory_pool())
             held = sum(b.size for b in self.buffers)
             if held + nbytes > RESERVE_BYTES:
-                self.buffers = [b for b in self.buffers if sys.getrefcount(b) > _FREE]
+                self.buffers = [b for b in self.buffers if sys.getrefcount(b) > free]
                 held = sum(b.size for b in self.buffers)
             if held + nbytes <= RESERVE_BYTES:
                 self.buffers.append(buffer)
@@ -174,17 +183,16 @@ class Reserve:
             self.buffers = []
 
 
+@functools.cache
 def _free_count() -> int:
     """``sys.getrefcount`` of a free buffer in :meth:`Reserve.take`'s loop (the list, the loop
-    variable, the call's argument)."""
+    variable, the call's argument), counted once, on the first allocation."""
     for b in [pa.allocate_buffer(8)]:
         return sys.getrefcount(b)
     raise AssertionError
 
 
-_FREE = _free_count()
 _reserve = Reserve()
-os.register_at_fork(after_in_child=lambda: globals().update(_reserve=Reserve()))
 
 
 def release_memory() -> None:
