@@ -101,7 +101,7 @@ def test_the_spark_functions_table_lists_exactly_the_names_windowagg_accepts() -
     import re
 
     from windowagg.aggregations import SPARK_FUNCTIONS, aggregation
-    from windowagg.engine.window_partials import MERGED
+    from windowagg.engine.windows.partials import MERGED
 
     text = (ROOT / "docs" / "guides" / "spark-functions.md").read_text()
     rows = re.findall(r"^\| `(\w+)` \| `(\w+)", text, flags=re.M)

@@ -139,36 +139,43 @@ def test_no_two_modules_import_each_other_round_a_cycle() -> None:
     assert not cycles, "\n".join(cycles)
 
 
-#: the engine's modules: the core every path shares, and the two front ends over it
-ENGINE = {
-    **dict.fromkeys(
-        ("keys", "memory", "parallel", "stages", "sweep", "entries", "columns"), "core"
-    ),
-    "evaluate": "core",
-    **dict.fromkeys(
-        ("rolling_plan", "rolling_table", "rolling_stream", "rolling_at", "at_stream"), "rolling"
-    ),
-    **dict.fromkeys(
-        ("window_plan", "window_table", "window_partials", "window_stream", "slice_table"),
-        "window",
-    ),
+#: the engine's core modules; every other module of the engine is in a front end's folder or
+#: in the core's folder of evaluators (one module per strategy)
+CORE = ("keys", "memory", "parallel", "stages", "sweep", "entries", "columns", "evaluate")
+EVALUATORS = {"common", "sums", "select", "moments", "orders", "values", "sweep"}
+#: the front ends, each a folder of its own over the core, and the modules each holds
+FRONT_ENDS = {
+    "rolling": {"plan", "table", "stream", "at", "at_stream"},
+    "windows": {"plan", "table", "stream", "partials", "slices"},
 }
 
 
+def _part(module: str) -> str:
+    """``engine.x`` and ``engine.evaluators.x`` (the core) or ``engine.<front end>.x``: the
+    part of the engine it is in."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 and parts[1] in FRONT_ENDS else "core"
+
+
 def test_the_engine_is_a_core_under_two_front_ends() -> None:
-    """The core imports no front end; the rolling and window front ends import the core and
-    not each other."""
+    """The core's modules lie in ``engine/``, each front end's in a folder of its own; the
+    core imports no front end, and the rolling and window front ends import the core and not
+    each other."""
     engine = ROOT / "engine"
-    found = {p.stem for p in engine.glob("*.py")} - {"__init__"}
-    assert found == set(ENGINE), f"no part for {sorted(found - set(ENGINE))}"
+    assert {p.stem for p in engine.glob("*.py")} - {"__init__"} == set(CORE)
+    for end, modules in FRONT_ENDS.items():
+        assert {p.stem for p in (engine / end).glob("*.py")} - {"__init__"} == modules
+    assert {p.stem for p in (engine / "evaluators").glob("*.py")} - {"__init__"} == EVALUATORS
+    folders = {p.name for p in engine.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == {*FRONT_ENDS, "evaluators"}
     wrong = []
-    for path in sorted(engine.glob("*.py")):
+    for path in sorted(engine.rglob("*.py")):
         if path.stem == "__init__":
             continue
-        mine = ENGINE[path.stem]
+        mine = _part(_module(path))
         for other in _module_imports(path):
-            if other.startswith("engine.") and ENGINE[other[7:]] not in ("core", mine):
-                wrong.append(f"engine/{path.name} ({mine}) imports {other}")
+            if other.startswith("engine.") and _part(other) not in ("core", mine):
+                wrong.append(f"{path.relative_to(ROOT)} ({mine}) imports {other}")
     assert not wrong, "\n".join(wrong)
 
 

@@ -11,16 +11,16 @@ from windowagg import warmup
 #: in a fresh process, the table engine's kernels that the tables job must have run
 CHECK = """
 from windowagg import warmup
-from windowagg.kernels import frames, keyed, select_frames
+from windowagg.kernels import cells, frames, key_order, passes, select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [frames.sliding_windows, frames.sliding_windows_int, frames.at_bounds,
            frames.session_windows, frames.range_bounds,
-           frames.rows_bounds, frames.frame_totals, keyed.grid_cells, keyed.cell_sums,
-           keyed.cell_extremes, keyed.code_counts, keyed.by_code, keyed.radix_segments,
-           keyed.unpacked, keyed.refined, keyed.step_keys, keyed.run_cells,
-           keyed.gather, keyed.scatter, keyed.doubles_of, keyed.int_span, keyed.step_span,
-           keyed.compact_cells, keyed.renumbered, keyed.key_spans,
-           keyed.keyed_cells, select_frames.select_frames]
+           frames.rows_bounds, frames.frame_totals, cells.grid_cells, cells.cell_sums,
+           cells.cell_extremes, key_order.code_counts, key_order.by_code, key_order.radix_segments,
+           key_order.unpacked, key_order.refined, cells.step_keys, cells.run_cells,
+           passes.gather, passes.scatter, passes.doubles_of, passes.int_span, cells.step_span,
+           cells.compact_cells, cells.renumbered, cells.key_spans,
+           cells.keyed_cells, select_frames.select_frames]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

@@ -13,15 +13,15 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from .engine.columns import ArrowColumn, arrange, moved, take
+from .engine.columns import ArrowColumn
 from .engine.entries import names as names_of
 from .engine.memory import engine_memory
-from .engine.rolling_at import check_queries, compute_at
-from .engine.rolling_plan import RollingPlan, plan_rolling
-from .engine.rolling_table import compute
+from .engine.rolling.at import check_queries, compute_at
+from .engine.rolling.plan import plan_rolling
+from .engine.rolling.table import read_columns, rolling_columns
 from .engine.stages import stage
-from .engine.window_plan import plan_windows
-from .engine.window_table import window_table
+from .engine.windows.plan import plan_windows
+from .engine.windows.table import window_table
 from .slicing import Window
 
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def window_aggregate(
     -------
     The same kind of table: the key columns, ``window`` (the canonical spec), ``window_start``,
     ``window_end``, then one column per entry, in Spark's types for the aggregations Spark has
-    (:mod:`windowagg.engine.window_plan`).
+    (:mod:`windowagg.engine.windows.plan`).
 
     Complexity
     ----------
@@ -208,7 +208,7 @@ def rolling_aggregate(
     The same kind of table, rows in the input's order, with the new columns after the input's;
     with ``at``, the query table, whole and in its own order and kind, with the new columns.
     ``sum``, ``count``, ``mean``/``avg``, ``min``, ``max``, ``stddev``, ``first`` and ``last``
-    follow Spark's rules and types (:mod:`windowagg.engine.rolling_plan`).
+    follow Spark's rules and types (:mod:`windowagg.engine.rolling.plan`).
 
     Complexity
     ----------
@@ -226,10 +226,10 @@ def rolling_aggregate(
         at_time = time if at_time is None else at_time
         check_queries(plan, arrow.schema, queries.schema, at_time, at_keys)
         with engine_memory():
-            new = compute_at(plan, _read(plan, arrow), queries, at_time, at_keys)
+            new = compute_at(plan, read_columns(plan, arrow), queries, at_time, at_keys)
         return _with_columns(at, queries, kind, [e.name for e in plan.entries], new)
     with engine_memory():
-        names, new = _rolling_columns(plan, arrow)
+        names, new = rolling_columns(plan, arrow)
     return _with_columns(table, arrow, kind, names, new)
 
 
@@ -250,27 +250,3 @@ def _with_columns(
     for n, c in zip(names, new):
         copy[n] = pa.chunked_array([c]).to_pandas().set_axis(frame.index)
     return copy
-
-
-def _read(plan: RollingPlan, arrow: pa.Table) -> pa.Table:
-    """The columns the plan reads: keys, time, order and the entries' inputs."""
-    inputs = [c for e in plan.entries for c in e.inputs]
-    return arrow.select(list(dict.fromkeys([*plan.keys, plan.time, *plan.order_by, *inputs])))
-
-
-def _rolling_columns(plan: RollingPlan, arrow: pa.Table) -> tuple[list[str], list[ArrowColumn]]:
-    """The entries' names and columns, in the input's row order."""
-
-    order, times, seg = arrange(plan, arrow)
-    inputs = {c for e in plan.entries for c in e.inputs}
-    # what the entries read (the times where an entry reads them, for an arg, or where
-    # nothing else is read)
-    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
-    used = [plan.time] * timed + [*plan.order_by, *inputs - {plan.time}]
-    rows = arrow.select(list(dict.fromkeys(used)))
-    if order is not None:
-        rows = pa.table({c: take(rows.column(c), order) for c in rows.column_names})
-    columns = compute(plan, rows.combine_chunks(), times, seg)
-    if order is None:
-        return [e.name for e in plan.entries], columns
-    return [e.name for e in plan.entries], [moved(c, order) for c in columns]

@@ -12,9 +12,9 @@ import pytest
 
 from tests.engine.test_rolling_at import FRAMES, aggs_for, queries, query_table
 from tests.engine.test_rolling_table import arrow, random_rows, same
-from windowagg.engine.at_stream import AtStream
-from windowagg.engine.rolling_at import compute_at
-from windowagg.engine.rolling_plan import plan_rolling
+from windowagg.engine.rolling.at import compute_at
+from windowagg.engine.rolling.at_stream import AtStream
+from windowagg.engine.rolling.plan import plan_rolling
 
 EVENT = "__event"
 

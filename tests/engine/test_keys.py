@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from windowagg.engine import parallel
 from windowagg.engine.keys import _sortable, key_codes, keyed_sort
-from windowagg.engine.slice_table import SPARSE, _occupied, slice_cells
-from windowagg.kernels import keyed as kernels
+from windowagg.engine.windows.slices import SPARSE, _occupied, slice_cells
+from windowagg.kernels import key_order as kernels
 
 from ..threads import few_rows_on_threads
 

@@ -23,9 +23,9 @@ from tests.aggs import Concat
 from tests.engine.sql_oracle import frames, sql_aggregate
 from windowagg.aggregations import resolve
 from windowagg.engine.columns import arrange
-from windowagg.engine.rolling_plan import plan_rolling
-from windowagg.engine.rolling_stream import RollingStream
-from windowagg.engine.rolling_table import compute
+from windowagg.engine.rolling.plan import plan_rolling
+from windowagg.engine.rolling.stream import RollingStream
+from windowagg.engine.rolling.table import compute
 from windowagg.frames import FrameError, frame
 
 SQL = ["sum", "count", "mean", "min", "max", "stddev", "first", "last"]

@@ -1,4 +1,4 @@
-"""Windows over a stream, a group of keys at a time (windowagg.engine.window_stream), against
+"""Windows over a stream, a group of keys at a time (windowagg.engine.windows.stream), against
 the batch engine over the same rows: keys that come and go (a null key too), random
 micro-batches with out-of-order rows, rows late within the allowed lateness (windows reported
 again as updates) and rows too late (dropped, as Spark drops them before the function);
@@ -15,8 +15,8 @@ import pytest
 
 import windowagg
 from tests.aggs import Concat
-from windowagg.engine.window_plan import plan_windows
-from windowagg.engine.window_stream import WindowStream
+from windowagg.engine.windows.plan import plan_windows
+from windowagg.engine.windows.stream import WindowStream
 
 WINDOWS = ["tumbling:12", "sliding:12/4", "session:4"]  # one grid of slices: 4
 DELAY, LATENESS = 5, 8
@@ -149,8 +149,8 @@ ROLLING = {
 def test_rolling_frames_behind_a_watermark_equal_batch(seed):
     """RollingStream on rows in any order behind a watermark: every kept row answered once,
     as the batch engine answers it over the rows kept; state flat for bounded frames."""
-    from windowagg.engine.rolling_plan import plan_rolling
-    from windowagg.engine.rolling_stream import RollingStream
+    from windowagg.engine.rolling.plan import plan_rolling
+    from windowagg.engine.rolling.stream import RollingStream
 
     rng = random.Random(seed)
     schema = pa.schema([("k", pa.string()), ("t", pa.int64()), ("v", pa.int64())])

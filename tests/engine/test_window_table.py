@@ -22,7 +22,7 @@ from tests.aggs import Concat
 from tests.engine.sql_oracle import _order_key, sql_aggregate
 from tests.engine.test_rolling_table import SQL, arrow, random_rows, same
 from windowagg.aggregations import resolve
-from windowagg.engine.window_table import window_bounds
+from windowagg.engine.windows.table import window_bounds
 
 WINDOWS = [
     "tumbling:10",
@@ -319,24 +319,25 @@ def test_all_keys_in_one_compiled_pass(monkeypatch) -> None:
     """Every key in one call of each compiled kernel: the (key, slice) partials of sums and
     maxima (one pass per partial column, not per key), the order by key and time of the rows
     (a median needs them: one counting sort, one sort of every key's times)."""
-    import windowagg.kernels.keyed as keyed
+    import windowagg.kernels.cells as cells
+    import windowagg.kernels.key_order as key_order
 
     calls: dict[str, int] = {}
-    for name in (
-        "slice_index",
-        "grid_cells",
-        "cell_sums",
-        "cell_extremes",
-        "order_of_code",
-        "sort_segments",
+    for module, name in (
+        (cells, "slice_index"),
+        (cells, "grid_cells"),
+        (cells, "cell_sums"),
+        (cells, "cell_extremes"),
+        (key_order, "order_of_code"),
+        (key_order, "sort_segments"),
     ):
-        real = getattr(keyed, name)
+        real = getattr(module, name)
 
         def spy(*a, _real=real, _name=name):
             calls[_name] = calls.get(_name, 0) + 1
             return _real(*a)
 
-        monkeypatch.setattr(keyed, name, spy)
+        monkeypatch.setattr(module, name, spy)
     rng = np.random.default_rng(4)
     t = pa.table(
         {"k": rng.integers(0, 50, 5000), "t": rng.permutation(5000) / 10, "v": rng.random(5000)}
@@ -359,8 +360,9 @@ def test_sparse_cells_are_the_runs_of_the_rows_by_key_and_slice(monkeypatch, spe
     runs of equal (key, slice) of the rows sorted by key and slice (forced here for every
     table): the compiled pass that numbers them runs, and the windows equal the definition;
     with ``threads``, the cells are reduced in parts of whole cells on several threads."""
-    import windowagg.kernels.keyed as keyed
-    from windowagg.engine import parallel, slice_table
+    import windowagg.kernels.cells as keyed
+    from windowagg.engine import parallel
+    from windowagg.engine.windows import slices as slice_table
 
     calls = []
     real = keyed.run_cells
@@ -393,13 +395,14 @@ def test_windows_of_one_slice_are_their_slices_partials(monkeypatch, sparse) -> 
     """Tumbling windows over the slices of their own grid hold one slice each: sum, min and
     max are the slice's partials as they are (nulls and NaN included), with no sweep and no
     selection over the windows, equal to the definition."""
-    from windowagg.engine import evaluate, slice_table
+    from windowagg.engine.evaluators import select, sums
+    from windowagg.engine.windows import slices as slice_table
 
     def refuse(*a, **k):
         raise AssertionError("a sweep or a selection over windows of one slice")
 
-    monkeypatch.setattr(evaluate, "rolling", refuse)
-    monkeypatch.setattr(evaluate, "select_rows", refuse)
+    monkeypatch.setattr(sums, "rolling", refuse)
+    monkeypatch.setattr(select, "select_rows", refuse)
     if sparse:
         monkeypatch.setattr(slice_table, "SPARSE", 0)
     rows = random_rows(57, 300)

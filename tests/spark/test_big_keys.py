@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from windowagg.engine.window_plan import plan_windows
+from windowagg.engine.windows.plan import plan_windows
 from windowagg.spark.batch import _engine
 
 WINDOWS = ["tumbling:10s", "sliding:30s/5s", "session:3s"]

@@ -162,7 +162,7 @@ def test_many_keys_run_in_groups_and_equal_batch(spark, tmp_path, kind):
     frames) equals the batch answer, and the query keeps one state row per group of keys, not
     one per key (each micro-batch runs the engine once per group)."""
     from windowagg.spark import rolling_aggregate
-    from windowagg.spark.stream import GROUPS
+    from windowagg.spark.state import GROUPS
 
     def run(df):
         if kind == "rolling":
@@ -214,7 +214,7 @@ def test_a_checkpoint_with_another_number_of_groups_is_refused():
     another number would be looked for in other groups, so such a state stops the query."""
     import pickle
 
-    from windowagg.spark import stream
+    from windowagg.spark import state as stream
 
     class State:
         exists = True

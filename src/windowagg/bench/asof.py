@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from ..spark import rolling_aggregate as spark_rolling
 from ..spark import spark_session
-from ..spark.batch import cores
+from ..spark.sql import cores
 from ..tables import rolling_aggregate
 from .core import Row, measure_interleaved
 from .rolling import peak_worker_rss

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..frames import frame
 from ..spark import rolling_aggregate, spark_session
-from ..spark.batch import cores
+from ..spark.sql import cores
 from .core import Row, measure_interleaved
 
 RANGES = ["range:10s", "range:60s", "range:600s"]

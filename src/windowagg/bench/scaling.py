@@ -25,7 +25,7 @@ import numpy as np
 
 from ..engine import parallel
 from ..engine.stages import profile
-from ..kernels.keyed import nan_where_null
+from ..kernels.passes import nan_where_null
 from ..tables import rolling_aggregate, window_aggregate
 from .core import Row, measure_interleaved
 from .local import _BUILD, _TABLE, ENGINES, Side, _optional, dynamic, events

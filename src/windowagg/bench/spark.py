@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.window_partials import grids
+from ..engine.windows.partials import grids
 from ..spark import spark_session, window_aggregate
 from ..spark import window_aggregate as on_spark
 from ..spark.batch import _partials_query, partials_by_key

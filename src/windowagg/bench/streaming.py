@@ -33,9 +33,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..spark import rolling_aggregate, window_aggregate
-from ..spark.batch import cores as spark_cores
 from ..spark.session import spark_session
-from ..spark.stream import G, group_of
+from ..spark.sql import cores as spark_cores
+from ..spark.state import G, group_of
 from .core import Row, checking_now
 
 KEYS, DELAY = 100, "10 seconds"

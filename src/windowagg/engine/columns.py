@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..kernels.frames import frame_totals
-from ..kernels.keyed import (
+from ..kernels.passes import (
     descends,
     doubles_of,
     gather,
@@ -185,7 +185,7 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
 
 def _converted(x: np.ndarray, into: np.ndarray) -> Callable[[int, int], tuple]:
     """Rows ``[a, b)`` of whole numbers ``x`` into doubles ``into``, with their span
-    (:func:`~windowagg.kernels.keyed.doubles_of`), for :func:`~.parallel.by_chunks`."""
+    (:func:`~windowagg.kernels.passes.doubles_of`), for :func:`~.parallel.by_chunks`."""
     return lambda a, b: doubles_of(x[a:b], into[a:b])
 
 
@@ -297,7 +297,7 @@ def _from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
 def _each(
     kernel: Callable[..., object], parts: list[np.ndarray], rows: np.ndarray
 ) -> list[np.ndarray]:
-    """``kernel`` (:func:`~windowagg.kernels.keyed.gather` or ``scatter``) over ``rows`` for
+    """``kernel`` (:func:`~windowagg.kernels.passes.gather` or ``scatter``) over ``rows`` for
     each of ``parts``, on both cores, into the engine's memory."""
     rows = np.asarray(rows, np.int64)
     out = [empty(len(rows), p.dtype) for p in parts]

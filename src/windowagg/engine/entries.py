@@ -23,13 +23,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..aggregations import AGGREGATIONS, AggregationProtocol, facts, name_of, resolve
+from ..aggregations import AGGREGATIONS, AggregationProtocol, Evaluation, facts, name_of, resolve
 from ..frames import Frame
 
 __all__ = [
     "Entry",
     "check_entry",
     "check_keys",
+    "evaluation_of",
     "is_timestamp",
     "names",
     "result_type",
@@ -41,7 +42,9 @@ __all__ = [
 class Entry:
     """One output column: ``agg`` (resolved) over ``column`` in ``frame``; ``sql`` names the
     SQL rule it follows (one of :data:`windowagg.aggregations.SQL`), or is None for the
-    library's own."""
+    library's own; ``evaluation`` how the engine evaluates it (by default its record's,
+    :func:`evaluation_of`; windows from partials evaluate some entries otherwise, a count as
+    the sum of the slices' counts)."""
 
     name: str
     agg: AggregationProtocol
@@ -53,6 +56,11 @@ class Entry:
     states: tuple[str, ...] = ()  # rows that are partials: the columns of a family's state
     other: str | None = None  # a two-column aggregation's second column (y of max_by(x, y))
     wraps: bool = False  # an integer sum wraps as Java's longs do (Spark, ANSI off), not raise
+    evaluation: Evaluation | None = None  # None: the record's (filled in on creation)
+
+    def __post_init__(self) -> None:
+        if self.evaluation is None:
+            object.__setattr__(self, "evaluation", evaluation_of(self.agg, self.sql))
 
     @property
     def inputs(self) -> tuple[str, ...]:
@@ -66,6 +74,14 @@ class Entry:
             column=names.get(self.column, self.column) if self.column else None,
             other=names.get(self.other, self.other) if self.other else None,
         )
+
+
+def evaluation_of(agg: AggregationProtocol, sql: str | None) -> Evaluation:
+    """How an entry of ``agg`` is evaluated: as its record says, unless the record claims SQL's
+    rules for a class that is not the built-in of its name (a user's subclass of one): the
+    sweep of its own partials."""
+    f = facts(agg)
+    return f.evaluation if sql is not None or not f.sql else Evaluation.SWEEP
 
 
 def _sql_name(agg: AggregationProtocol) -> str | None:
@@ -170,7 +186,7 @@ def check_entry(
             )
         column, other = column
     if column in (None, "*"):
-        if sql != "count":
+        if sql is None or not facts(agg).rows:
             raise ValueError(f"aggs[{name!r}]: only count takes no column (rows)")
         column = None
     for c in (column, other):

@@ -1,5 +1,5 @@
 """Keys as dense codes, and the row order by key and time from them, for every engine pass
-over many keys at once (:mod:`windowagg.kernels.keyed`).
+over many keys at once (:mod:`windowagg.kernels.key_order`).
 
 A key column of any type (strings, numbers, dates; several columns) becomes one code per row,
 ``0`` to ``m - 1`` in the keys' sorted order, nulls first (Spark's ascending order, in which
@@ -17,7 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..kernels import keyed as kernels
+from ..kernels import key_order as kernels
+from ..kernels.passes import int_span
 from . import parallel
 from .memory import empty, zeros
 from .stages import stage
@@ -43,7 +44,7 @@ def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
         x = col.to_numpy()
-        spans = parallel.by_chunks(lambda a, b: kernels.int_span(x[a:b]), len(x))
+        spans = parallel.by_chunks(lambda a, b: int_span(x[a:b]), len(x))
         lo, hi = min(int(a) for a, _ in spans), max(int(b) for _, b in spans)
         if hi - lo < 4 * len(col) + 16:  # small integers: their offsets are the codes
             if lo == 0 and x.dtype == np.int64:  # the values themselves (read-only)
@@ -121,7 +122,7 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | N
     """Whole-number times (doubles, or int64 with :data:`~windowagg.engine.columns.NULL_TIME`
     for a null) as non-negative int64 keys in the same order (a null 0, +inf ``top``), the
     bits they need, for a radix sort, and what turns keys back into times
-    (:func:`windowagg.kernels.keyed.unpacked`: ``base``, a double or an int as the times are,
+    (:func:`windowagg.kernels.key_order.unpacked`: ``base``, a double or an int as the times are,
     and ``top``); None for other times, or a span of 2**48 or more."""
     null = NULL_TIME if times.dtype == np.int64 else -np.inf
     lo, hi, finite, whole = span_of(times, null)
@@ -140,7 +141,7 @@ def _sortable(times: np.ndarray) -> tuple[np.ndarray, int, float | int, int] | N
 
 
 def span_of(times: np.ndarray, null: float | int) -> tuple:
-    """:func:`windowagg.kernels.keyed.finite_span` of the times, in chunks on the cores: the
+    """:func:`windowagg.kernels.key_order.finite_span` of the times, in chunks on the cores: the
     smallest and largest finite time, how many there are, whether all are whole."""
     got = [
         s
@@ -157,7 +158,7 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: in
     """A counting sort of the rows by code, stable, in parts of the rows on the cores: each
     part counts its codes, a part's rows of code k go after the earlier parts' rows of code k.
     Fills ``seg`` (zeroed); returns the rows in that order, each packed with its key
-    (``keys[i] >> shift << ib | i``, :func:`windowagg.kernels.keyed.by_code`)."""
+    (``keys[i] >> shift << ib | i``, :func:`windowagg.kernels.key_order.by_code`)."""
     codes, n = keyed.codes, len(keyed.codes)
     pieces = parallel.chunks(n)
     counts = [np.zeros(keyed.m, np.int64) for _ in pieces]
@@ -184,12 +185,12 @@ def keyed_sort(
     numbers over a span below 2**48 (timestamps in microseconds: 8.9 years): a counting sort
     by key on both cores into rows packed with their keys (one int64 with the row number),
     then each key's rows sorted over their own span
-    (:func:`windowagg.kernels.keyed.radix_segments`: insertion for a few rows, radix passes
+    (:func:`windowagg.kernels.key_order.radix_segments`: insertion for a few rows, radix passes
     for many, one radix pass then insertion between; a key's rows fit the cache; parts of the
     keys on threads), O(n) for spread times. Where a key and a row number need more than 62
     bits (a year in microseconds over 10 million rows), the keys are packed without their
     lowest bits, and the rows of equal shortened keys then sorted by their whole keys
-    (:func:`windowagg.kernels.keyed.refined`: one linear pass where times are spread). Other
+    (:func:`windowagg.kernels.key_order.refined`: one linear pass where times are spread). Other
     times: a counting sort by key, then each key's times merge-sorted, parts of the keys on
     threads. ``sortable``: the times as :func:`_sortable` gives them, where the caller has
     them as integers already (``times`` is then None)."""

@@ -122,8 +122,13 @@ class CompiledFifo:
         if self._raw is not None:
             self._raw.push(xs)
 
+    @property
+    def _ranged(self) -> bool:
+        """Whether the algorithm's record takes the window sizes it answers (``ranges``)."""
+        return "ranges" in record("fifo", self.name).options
+
     def _to_reference(self) -> Any:
-        options = {"ranges": list(self.ranges)} if self.name == "slickdeque" else {}
+        options = {"ranges": list(self.ranges)} if self._ranged else {}
         ref = record("fifo", self.name)(self.agg, **options)
         assert self._raw is not None  # the raw items are kept until the switch
         ref.insert_many(self._raw.items())
@@ -175,7 +180,7 @@ class CompiledFifo:
 
     def _check_last(self, last: Any) -> int:
         r = check_last(self.name, self.shares_windows, last)
-        return check_range(self.ranges, r) if self.name == "slickdeque" else r
+        return check_range(self.ranges, r) if self._ranged else r
 
     def _result(self, v: float) -> Any:
         return python_result(self.agg, v, self._ints)

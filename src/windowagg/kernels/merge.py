@@ -1,5 +1,5 @@
 """Windows answered from their slices' partial states (Scotty, Section 5: a window is a run of
-whole slices; Spark SQL computes each slice's state, :mod:`windowagg.engine.window_partials`).
+whole slices; Spark SQL computes each slice's state, :mod:`windowagg.engine.windows.partials`).
 
 The free names ``combine, identity, lower`` (a family, :mod:`.families`) are bound per family
 by :func:`.specialize.merge`.

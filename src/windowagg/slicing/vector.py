@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aggregations import COMBINE, Aggregation, AggregationProtocol, facts
+from ..aggregations import COMBINE, Aggregation, AggregationProtocol, PartialKind, facts
 from .clock import Time
 from .manager import WindowResult
 from .windows import Sliding
@@ -32,9 +32,9 @@ from .windows import Sliding
 #: how partials that keep an extremum combine (:data:`windowagg.aggregations.COMBINE`; the
 #: others add up), NaN skipped
 EXTREMA = {
-    kind: {"min": np.fmin, "max": np.fmax}[rule]
+    kind: {PartialKind.MIN: np.fmin, PartialKind.MAX: np.fmax}[rule]
     for kind, rule in COMBINE.items()
-    if rule in ("min", "max")
+    if rule in (PartialKind.MIN, PartialKind.MAX)
 }
 
 
@@ -71,7 +71,8 @@ class VectorSlices:
         self.starts = np.empty(0, np.int64 if self.whole else float)
         self.n = np.empty(0, np.int64)
         self.cols = {
-            c: np.empty(0, np.int64 if c == "count" else float) for c in facts(agg).partials
+            c: np.empty(0, np.int64 if c is PartialKind.COUNT else float)
+            for c in facts(agg).partials
         }
         self.longest = float(self.z.max())
         self.widest = float(self.gp.max())
@@ -105,10 +106,10 @@ class VectorSlices:
         counts = np.diff(np.r_[idx, len(ks)])
         missing = np.isnan(vs)
         part = {}
-        if "sum" in self.cols:
-            part["sum"] = np.add.reduceat(np.where(missing, 0.0, vs), idx)
-        if "count" in self.cols:
-            part["count"] = np.add.reduceat((~missing).astype(np.int64), idx)
+        if PartialKind.SUM in self.cols:
+            part[PartialKind.SUM] = np.add.reduceat(np.where(missing, 0.0, vs), idx)
+        if PartialKind.COUNT in self.cols:
+            part[PartialKind.COUNT] = np.add.reduceat((~missing).astype(np.int64), idx)
         for c in self.cols.keys() & EXTREMA.keys():
             with np.errstate(invalid="ignore"):
                 part[c] = EXTREMA[c].reduceat(vs, idx)

@@ -1,9 +1,9 @@
-"""Batch ``window_aggregate``: the local window engine (:mod:`windowagg.engine.window_table`)
+"""Batch ``window_aggregate``: the local window engine (:mod:`windowagg.engine.windows.table`)
 inside Spark's Python workers, over partitions of rows hash-partitioned by key (one per core).
 
 When every entry merges from SQL partials (sum, count, mean, min, max, count_if, bool_and,
 bool_or, product, max_by, min_by, the variances and standard deviations, over tumbling, sliding
-and session windows, or over count windows alone; :mod:`windowagg.engine.window_partials`),
+and session windows, or over count windows alone; :mod:`windowagg.engine.windows.partials`),
 Spark SQL first reduces each (key, slice) to one row holding every entry's partials in Spark's
 own types (the slice is the last window edge at or before the event, over the fused edge grids
 of the slicer, with a grid of the session gap's period for sessions; for count windows a run
@@ -21,52 +21,26 @@ step costs the driver a round trip and an analysis of the plan.
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from ..aggregations import COMBINE, PartialKind
 from ..engine.columns import segments, times_of
 from ..engine.memory import engine_memory
-from ..engine.parallel import ENV, set_threads
-from ..engine.window_partials import Partial, counted, grids, mergeable, over_partials, partials
-from ..engine.window_plan import WindowPlan
-from ..engine.window_stream import WindowStream
-from ..engine.window_table import grain, window_table
-from ..engine.window_table import output_schema as arrow_output_schema
+from ..engine.windows.partials import Partial, counted, grids, mergeable, over_partials, partials
+from ..engine.windows.plan import WindowPlan
+from ..engine.windows.stream import WindowStream
+from ..engine.windows.table import grain, window_table
+from ..engine.windows.table import output_schema as arrow_output_schema
 from ..slicing import Sliding
 from .plan import output_schema
+from .sql import R, S, T, cores, key_columns, key_names, quoted, task_threads, time_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-
-T, S, K, R = "__wa_t", "__wa_s", "__wa_k", "__wa_r"  # internal column names
-
-
-def quoted(name: str) -> str:
-    """A column name as a Spark SQL identifier."""
-    return "`" + name.replace("`", "``") + "`"
-
-
-def time_sql(plan: WindowPlan, col: str | None = None) -> str:
-    """The time column (or ``col``, an expression of its type) as numbers, in Spark SQL:
-    microseconds since the epoch for timestamps, longs for integer times with whole windows
-    (exactly: slices by ``pmod``), doubles otherwise."""
-    col = quoted(plan.time) if col is None else col
-    if plan.timestamp:
-        return f"unix_micros(CAST({col} AS TIMESTAMP))"
-    if pa.types.is_integer(plan.bound):
-        return f"CAST({col} AS BIGINT)"
-    return f"CAST({col} AS DOUBLE)"
-
-
-def internal_time(plan: WindowPlan) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.expr(time_sql(plan))
 
 
 def slice_sql(grids: list, t: str) -> str:
@@ -84,36 +58,8 @@ def slice_sql(grids: list, t: str) -> str:
     return floors[0] if len(floors) == 1 else f"greatest({', '.join(floors)})"
 
 
-def task_threads() -> None:
-    """In a Spark Python worker: the engine's threads are the task's CPUs
-    (``spark.task.cpus``, 1 unless the user set more), so that an executor of n cores running
-    n tasks runs n threads, not n times n; ``WINDOWAGG_THREADS`` in the workers' environment
-    (``spark.executorEnv.WINDOWAGG_THREADS``) sets them instead."""
-    if os.environ.get(ENV):
-        return
-    from pyspark import TaskContext
-
-    task = TaskContext.get()
-    if task is not None:
-        set_threads(task.cpus())
-
-
-def cores(df: DataFrame) -> int:
-    """Partitions for a Python stage: one per core, since every Python task has a fixed cost
-    (window_aggregate's partials and rolling_aggregate's rows). Read from the session's
-    settings alone, as Spark Connect allows (no SparkContext): ``spark.default.parallelism``,
-    else a local master's threads, else the executors' cores, else the shuffle partitions."""
-    conf = df.sparkSession.conf
-    if (n := conf.get("spark.default.parallelism", None)) is not None:
-        return max(1, int(n))
-    master = conf.get("spark.master", None) or ""
-    if m := re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", master):
-        threads = m.group(1) or "1"
-        return (os.cpu_count() or 1) if threads == "*" else int(threads)
-    executors, each = (conf.get(f"spark.executor.{k}", None) for k in ("instances", "cores"))
-    if executors is not None and each is not None:
-        return max(1, int(executors) * int(each))
-    return max(1, int(conf.get("spark.sql.shuffle.partitions") or 1))
+#: a family's state's fields that Spark's own moments give
+_MOMENTS = (PartialKind.AVG, PartialKind.M2, PartialKind.M3, PartialKind.M4)
 
 
 def spark_call(fn: str, column: str | None, other: str | None = None) -> Column:
@@ -126,24 +72,24 @@ def spark_call(fn: str, column: str | None, other: str | None = None) -> Column:
     if column is None:
         return F.count(F.lit(1))
     x = quoted(column)
-    if fn == "product":  # a DataFrame function only
+    if fn == PartialKind.PRODUCT:  # a DataFrame function only
         return F.product(F.col(x))
-    if fn == "fsum":
+    if fn == PartialKind.FSUM:
         return F.expr(f"sum(CAST({x} AS DOUBLE))")
-    if fn in ("avg", "m2", "m3", "m4"):  # a state's field: Spark's own moments, unscaled
+    if fn in _MOMENTS:  # a state's field: Spark's own moments, unscaled
         xd = f"CAST({x} AS DOUBLE)"
         if other is not None:
             xd = f"CASE WHEN {quoted(other)} IS NOT NULL THEN {xd} END"
         n, v = f"count({xd})", f"var_pop({xd})"
         return F.expr(
             {
-                "avg": f"avg({xd})",
-                "m2": f"{v} * {n}",
-                "m3": f"coalesce(skewness({xd}) * {n} * power({v}, 1.5), 0D)",  # 0 when m2 is
-                "m4": f"coalesce((kurtosis({xd}) + 3D) * {n} * {v} * {v}, 0D)",
-            }[fn]
+                PartialKind.AVG: f"avg({xd})",
+                PartialKind.M2: f"{v} * {n}",
+                PartialKind.M3: f"coalesce(skewness({xd}) * {n} * power({v}, 1.5), 0D)",  # 0: m2 0
+                PartialKind.M4: f"coalesce((kurtosis({xd}) + 3D) * {n} * {v} * {v}, 0D)",
+            }[PartialKind(fn)]
         )
-    if fn == "c2":
+    if fn == PartialKind.C2:
         y = quoted(other or "")
         return F.expr(f"covar_pop({x}, {y}) * count({x}, {y})")
     return F.expr(f"{fn}({x}{'' if other is None else ', ' + quoted(other)})")
@@ -155,8 +101,9 @@ def _partials_query(df: DataFrame, plan: WindowPlan, grids: list) -> DataFrame:
     from pyspark.sql import functions as F
 
     def call(p: Partial) -> Column:
-        if p.fn in ("tmin", "tmax"):  # a slice's first and last time, converted once per slice
-            return F.expr(time_sql(plan, f"{p.fn[1:]}({quoted(plan.time)})"))
+        if p.fn in (PartialKind.TMIN, PartialKind.TMAX):  # a slice's first and last time,
+            extreme = COMBINE[p.fn]  # converted once per slice
+            return F.expr(time_sql(plan, f"{extreme}({quoted(plan.time)})"))
         return spark_call(p.fn, p.column, p.other)
 
     aggs = [call(p).alias(p.name) for p in partials(plan)]
@@ -226,7 +173,7 @@ def _engine(plan: WindowPlan, over: WindowPlan | None, by_key: bool, chunk: int 
     """mapInArrow: the engine over a partition. ``by_key``: the rows arrive sorted by key
     and time, and each key is answered once the next key starts (a partition's rows are never
     held whole, only the key being read); a key of more than ``chunk`` rows goes through the
-    stream engine instead (:class:`windowagg.engine.window_stream.WindowStream`, the watermark
+    stream engine instead (:class:`windowagg.engine.windows.stream.WindowStream`, the watermark
     at each piece's last time), which holds only its open windows' rows. Else (partials: one
     row per slice) the partition at once. Rows without a time belong to no window."""
     run = plan if over is None else over
@@ -301,19 +248,6 @@ class _Big:
             return []
         out = step.out.drop_columns(["update"]).rename_columns(self.out.names)
         return out.cast(self.out).to_batches()
-
-
-def key_names(plan: WindowPlan) -> list[str]:
-    """Internal names of the key columns (PySpark's mapped and grouped Python functions cannot
-    take input columns whose names hold a dot); the output has the user's names."""
-    return [f"{K}{i}" for i in range(len(plan.keys))]
-
-
-def key_columns(plan: WindowPlan) -> list[Column]:
-    """The key columns under their internal names."""
-    from pyspark.sql import functions as F
-
-    return [F.col(quoted(k)).alias(n) for k, n in zip(plan.keys, key_names(plan))]
 
 
 def _spread(df: DataFrame, plan: WindowPlan) -> DataFrame:

@@ -1,5 +1,5 @@
 """What ``window_aggregate`` and ``rolling_aggregate`` need to know on Spark before they touch
-data: the engine's plan (:mod:`windowagg.engine.window_plan`, every user error raised there,
+data: the engine's plan (:mod:`windowagg.engine.windows.plan`, every user error raised there,
 before any Spark job) against the DataFrame's schema as Arrow sees it, and each output
 column's Spark type."""
 
@@ -13,8 +13,8 @@ import pyarrow as pa
 
 from ..aggregations import facts
 from ..engine.entries import Entry
-from ..engine.rolling_plan import RollingPlan, plan_rolling
-from ..engine.window_plan import WindowPlan, plan_windows
+from ..engine.rolling.plan import RollingPlan, plan_rolling
+from ..engine.windows.plan import WindowPlan, plan_windows
 from ..slicing import Window
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def entry_field(e: Entry, types: dict[str, DataType], time: str) -> StructField:
         t = types[time]
     else:
         t = from_arrow_type(e.type, prefer_timestamp_ntz=False)
-    return StructField(e.name, t, e.sql is None or record.result != "count")
+    return StructField(e.name, t, e.sql is None or not record.never_null)
 
 
 def make_plan(
@@ -85,7 +85,7 @@ def make_rolling_plan(
     onto_events: bool = True,
 ) -> RollingPlan:
     """The rolling frames' plan over ``df``'s schema, under the session's SQL rules
-    (``onto_events``: as :func:`~windowagg.engine.rolling_plan.plan_rolling` has it)."""
+    (``onto_events``: as :func:`~windowagg.engine.rolling.plan.plan_rolling` has it)."""
     plan = plan_rolling(
         arrow_schema(df),
         time=time,

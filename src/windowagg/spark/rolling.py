@@ -1,11 +1,11 @@
 """``rolling_aggregate`` on Spark: per-row window functions computed by the local engine
-(:mod:`windowagg.engine.rolling_table`) inside each Python worker.
+(:mod:`windowagg.engine.rolling.table`) inside each Python worker.
 
 The rows are hash-partitioned by key (one partition per core) and sorted within each partition
 by time and order only (``sortWithinPartitions``; Spark's own window operator sorts by key,
 then time, a comparison sort that costs several times the radix sort of one timestamp column),
 then streamed through ``mapInArrow``: Arrow batches in and out, every key's recent rows carried
-from one round to the next (:class:`~windowagg.engine.rolling_stream.RollingStream`), so a
+from one round to the next (:class:`~windowagg.engine.rolling.stream.RollingStream`), so a
 worker holds the frames of its keys, not their rows, and a skewed key is not loaded whole.
 Spark's built-in evaluation recomputes a bounded frame for every row
 (``SlidingWindowFunctionFrame``: O(rows x rows per frame)); here each row enters and leaves a
@@ -23,11 +23,11 @@ import pyarrow.compute as pc
 
 from ..engine.columns import times_of
 from ..engine.memory import engine_memory
-from ..engine.rolling_plan import RollingPlan
-from ..engine.rolling_stream import DONE, RollingStream
-from .batch import cores, quoted, task_threads
+from ..engine.rolling.plan import RollingPlan
+from ..engine.rolling.stream import DONE, RollingStream
 from .plan import arrow_schema, entry_field
-from .stream import (
+from .sql import cores, quoted, task_threads
+from .state import (
     G,
     group_of,
     keep_state,

@@ -1,11 +1,11 @@
 """``rolling_aggregate(events, ..., at=queries)`` on Spark: point-in-time frames computed by the
-local engine (:mod:`windowagg.engine.rolling_at`) inside each Python worker.
+local engine (:mod:`windowagg.engine.rolling.at`) inside each Python worker.
 
 The events (the columns the entries read) and the queries (all their columns, renamed aside)
 are put in one DataFrame, hash-partitioned by key, so that a key's events and queries meet in
 one partition, sorted within each partition by time alone (Spark's radix sort of one column),
 and streamed through ``mapInArrow``
-(:class:`~windowagg.engine.at_stream.AtStream`): each query is answered, exactly, once every
+(:class:`~windowagg.engine.rolling.at_stream.AtStream`): each query is answered, exactly, once every
 event its frames can hold has arrived, and a worker keeps only the events that later queries
 can reach, so a key with half of all events is not loaded whole. The query rows come back
 whole with one column per entry.
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from ..engine.at_stream import AtStream
 from ..engine.memory import engine_memory
-from ..engine.rolling_at import check_queries
-from ..engine.rolling_plan import RollingPlan
-from .batch import cores, quoted, task_threads
+from ..engine.rolling.at import check_queries
+from ..engine.rolling.at_stream import AtStream
+from ..engine.rolling.plan import RollingPlan
 from .plan import arrow_schema, entry_field
+from .sql import cores, quoted, task_threads
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -3,7 +3,7 @@
 group's keys at once, not once per key; a group's keys' open
 slices' partials (or rows) kept as one binary state value (PySpark 4.3.0 breaks on array or
 map state fields), and its windows answered by the stream engine
-(:mod:`windowagg.engine.window_stream`, the batch engine inside): every entry,
+(:mod:`windowagg.engine.windows.stream`, the batch engine inside): every entry,
 Spark's types, SQL's rules (a float column's NaN crosses beside it as a flag, since pandas
 cannot tell NaN from null).
 
@@ -31,95 +31,43 @@ cannot tell NaN from null).
 from __future__ import annotations
 
 import math
-import pickle
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..engine.columns import ArrowColumn
 from ..engine.memory import engine_memory
-from ..engine.window_plan import WindowPlan
-from ..engine.window_stream import WindowStream
-from .batch import T, key_columns, key_names, quoted, task_threads, time_sql
+from ..engine.windows.plan import WindowPlan
+from ..engine.windows.stream import WindowStream
 from .plan import arrow_schema, output_schema
+from .sql import T, key_columns, key_names, quoted, task_threads, time_sql
+from .state import (
+    G,
+    group_of,
+    keep_state,
+    kept_state,
+    listed,
+    listed_fields,
+    nan_flag,
+    state_rows,
+    unlisted,
+    watermark_delay_ms,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.streaming.state import GroupState
-    from pyspark.sql.types import StructField
 
-WM, K, G = "__wa_wm", "__wa_k", "__wa_g"  # the watermarked time, no key's key, the group
-#: groups of keys: a micro-batch runs the engine once per group with rows or a timeout (a call
-#: costs milliseconds in Spark's Python workers, whatever its rows), and the groups spread over
-#: the shuffle partitions. Fixed, not derived from the session: a restarted query finds each
-#: key's state in the group it was written to.
-GROUPS = 32
-SPEC, START, END, Z = "__wa_w", "__wa_ws", "__wa_we", "__wa_z"  # the window's spec index and bounds
-
-
-def nan_flag(name: str | int) -> str:
-    return f"__wa_n{name}"
-
-
-def state_rows(
-    schema: pa.Schema, frames: Iterable[pd.DataFrame], flags: dict[str, str]
-) -> pa.Table | None:
-    """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
-    (pandas gets them as local wall times), NaN restored from its flag. Column by column, as
-    each column's own type says (no schema inferred from the frame)."""
-    import pandas as pd
-
-    parts = [f for f in frames if len(f)]
-    if not parts:
-        return None
-    whole = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-    arrays = []
-    for f in schema:
-        col = whole[f.name]
-        if pa.types.is_timestamp(f.type) and f.type.tz and col.dt.tz is None:
-            col = col.dt.tz_localize(f.type.tz)
-        arrays.append(pa.Array.from_pandas(col, type=f.type))
-    for col, flag in flags.items():
-        i = schema.get_field_index(col)
-        nan = whole[flag].to_numpy(dtype=bool, na_value=False)
-        if nan.any():
-            arrays[i] = pc.if_else(pa.array(nan), np.nan, arrays[i])
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def group_of(keys: Sequence[Column | str]) -> Column:
-    """The group of keys a row's ``keys`` (columns) fall in, for ``groupBy``."""
-    from pyspark.sql import functions as F
-
-    return F.pmod(F.xxhash64(*keys), F.lit(GROUPS)).cast("int").alias(G)
-
-
-def kept_state(state: GroupState) -> Any:
-    """What a group kept (None: nothing), checked against the number of groups it was written
-    with."""
-    if not state.exists:
-        return None
-    kept, made = pickle.loads(state.get[0])
-    if made != GROUPS:
-        raise ValueError(
-            f"this query's checkpoint holds its keys in {made} groups and this windowagg "
-            f"makes {GROUPS}: start the query from a new checkpoint"
-        )
-    return kept
-
-
-def keep_state(state: GroupState, kept: Any) -> None:
-    state.update((pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL),))
+WM, K = "__wa_wm", "__wa_k"  # the watermarked time, no key's key
+SPEC, START, END = "__wa_w", "__wa_ws", "__wa_we"  # the window's spec index and bounds
 
 
 def _func(plan: WindowPlan, over: WindowPlan, schema: pa.Schema, flags: dict[str, str]):
     """The per-group function: the group's kept units and the new rows of its keys through the
-    stream engine (:class:`windowagg.engine.window_stream.WindowStream`)."""
+    stream engine (:class:`windowagg.engine.windows.stream.WindowStream`)."""
     stream = None
 
     def run(
@@ -148,62 +96,6 @@ def _func(plan: WindowPlan, over: WindowPlan, schema: pa.Schema, flags: dict[str
             state.setTimeoutTimestamp(wm_ms + 1 + math.ceil(plan.lateness / 1000))
 
     return run
-
-
-def listed(columns: dict[str, ArrowColumn]) -> pa.Table:
-    """Rows as they cross to the JVM from a per-key function: one row, each column one array
-    (Spark explodes them again, :func:`unlisted`; a row each through pandas costs several
-    times more), a float's NaN as an array of flags beside it (pandas cannot tell NaN from
-    null)."""
-
-    cols = {}
-    for name, col in columns.items():
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        offsets = pa.array([0, len(col)], pa.int32())
-        cols[name] = pa.ListArray.from_arrays(offsets, col)
-        if pa.types.is_floating(col.type):
-            nan = np.isnan(col.to_numpy(zero_copy_only=False))  # a null is not NaN
-            if col.null_count:
-                nan &= col.is_valid().to_numpy(zero_copy_only=False)
-            cols[nan_flag(name)] = pa.ListArray.from_arrays(offsets, pa.array(nan))
-    return pa.table(cols)
-
-
-def listed_fields(fields: list[StructField]) -> list[StructField]:
-    """The per-key function's output fields for :func:`listed` columns of ``fields``."""
-    from pyspark.sql.types import ArrayType, BooleanType, DoubleType, FloatType, StructField
-
-    out = []
-    for f in fields:
-        out.append(StructField(f.name, ArrayType(f.dataType)))
-        if isinstance(f.dataType, DoubleType | FloatType):
-            out.append(StructField(nan_flag(f.name), ArrayType(BooleanType())))
-    return out
-
-
-def unlisted(
-    df: DataFrame, fields: list[StructField], keep: tuple[str, ...] | list[str] = ()
-) -> DataFrame:
-    """:func:`listed` rows exploded back into one row per element (``keep``: columns beside
-    the arrays, repeated), NaN restored from its flags."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import DoubleType, FloatType
-
-    arrays = [f.name for f in listed_fields(fields)]
-    zipped = F.explode(F.arrays_zip(*[F.col(quoted(n)) for n in arrays])).alias(Z)
-    z = F.col(Z)
-
-    def value(f: StructField) -> Column:
-        if not isinstance(f.dataType, DoubleType | FloatType):
-            return z.getField(f.name).alias(f.name)
-        nan = z.getField(nan_flag(f.name))
-        return (
-            F.when(nan, F.lit(float("nan")).cast(f.dataType))
-            .otherwise(z.getField(f.name))
-            .alias(f.name)
-        )
-
-    return df.select(*keep, zipped).select(*keep, *[value(f) for f in fields])
 
 
 def _crossing(plan: WindowPlan, out: pa.Table) -> pa.Table:
@@ -314,14 +206,4 @@ def run_stream(df: DataFrame, plan: WindowPlan) -> DataFrame:
         F.timestamp_micros(END).alias("window_end"),
         *[F.col(quoted(e.name)) for e in plan.entries],
         "update",
-    )
-
-
-def watermark_delay_ms(df: DataFrame, time: str) -> int:
-    for f in df.schema.fields:
-        if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
-            return int(f.metadata["spark.watermarkDelayMs"])
-    raise ValueError(
-        f"a streaming DataFrame needs a watermark on {time!r}: "
-        f"df.withWatermark({time!r}, '1 minute')"
     )

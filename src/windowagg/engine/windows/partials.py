@@ -32,10 +32,10 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from ..aggregations import AGGREGATIONS, STATES, facts
-from ..slicing import Session, Sliding
-from ..slicing.slicer import StreamSlicer, fuse
-from .window_plan import WindowPlan
+from ...aggregations import AGGREGATIONS, STATES, Evaluation, PartialKind, facts
+from ...slicing import Session, Sliding
+from ...slicing.slicer import StreamSlicer, fuse
+from .plan import WindowPlan
 
 __all__ = [
     "MERGED",
@@ -60,7 +60,7 @@ class Partial(NamedTuple):
     unit (sessions)."""
 
     name: str
-    fn: str
+    fn: PartialKind
     column: str | None
     other: str | None = None
 
@@ -92,23 +92,24 @@ def _stated(e) -> bool:
     return kernel is not None and kernel.family in STATES
 
 
-def _needs(e) -> list[tuple[str, str | None, str | None]]:
+def _needs(e) -> list[tuple[PartialKind, str | None, str | None]]:
     """The partials ``(fn, column, other)`` an entry reads."""
 
     if e.column is None:
-        return [("count", None, None)]
-    if e.sql == "mean" and not pa.types.is_decimal(e.type):  # summed in doubles, as Spark's avg
-        return [("fsum", e.column, None), ("count", e.column, None)]
+        return [(PartialKind.COUNT, None, None)]
+    mean = e.evaluation is Evaluation.MEAN
+    if mean and not pa.types.is_decimal(e.type):  # summed in doubles, as Spark's avg
+        return [(PartialKind.FSUM, e.column, None), (PartialKind.COUNT, e.column, None)]
     merged = facts(e.agg).merged
     if _stated(e):  # the slice's state, over the pairs of a two-column aggregation
         x, y = e.column, e.other
-        return [(fn[1:], y, x) if fn[0] == "~" else (fn, x, y) for fn in merged]
-    out: list[tuple[str, str | None, str | None]] = []
-    for fn in merged:
-        if fn.endswith(":by"):  # the ordering column's own extreme
-            out.append((fn[:-3], e.other, None))
+        return [(k, y, x) if of_y else (k, x, y) for k, of_y in merged]
+    out: list[tuple[PartialKind, str | None, str | None]] = []
+    for k, of_y in merged:
+        if of_y:  # the ordering column's own extreme
+            out.append((k, e.other, None))
         else:
-            out.append((fn, e.column, e.other if fn in ("max_by", "min_by") else None))
+            out.append((k, e.column, e.other if k.paired else None))
     return out
 
 
@@ -119,9 +120,10 @@ def partials(plan: WindowPlan) -> list[Partial]:
         for need in _needs(e):
             out.setdefault(need, Partial(f"__wa_p{len(out)}", *need))
     if counted(plan):  # each slice's rows
-        out.setdefault(("count", None, None), Partial(f"__wa_p{len(out)}", "count", None))
+        count = PartialKind.COUNT
+        out.setdefault((count, None, None), Partial(f"__wa_p{len(out)}", count, None))
     if counted(plan) or any(isinstance(w, Session) for w in plan.windows):
-        for fn in ("tmin", "tmax"):
+        for fn in (PartialKind.TMIN, PartialKind.TMAX):
             out[(fn, None, None)] = Partial(f"__wa_{fn}", fn, None)
     return list(out.values())
 
@@ -134,17 +136,18 @@ def over_partials(plan: WindowPlan, time: str, keys: tuple[str, ...]) -> WindowP
     entries = []
     for e in plan.entries:
         col = [name[need] for need in _needs(e)]
-        if e.column is None or e.sql in ("count", "count_if"):  # the sum of the slices' counts
-            entries.append(replace(e, sql="sum", column=col[0]))
-        elif e.sql == "mean":
+        counts = e.evaluation in (Evaluation.COUNT, Evaluation.COUNT_TRUE)
+        if e.column is None or counts:  # the sum of the slices' counts
+            entries.append(replace(e, evaluation=Evaluation.SUM, column=col[0]))
+        elif e.evaluation is Evaluation.MEAN:
             entries.append(replace(e, column=col[0], counts=col[1]))
         elif _stated(e):  # the slices' states
             entries.append(replace(e, column=col[0], other=None, states=tuple(col)))
-        elif e.sql in ("max_by", "min_by"):  # the slice's value, ordered by its extreme
+        elif e.other is not None:  # max_by, min_by: the slice's value, ordered by its extreme
             entries.append(replace(e, column=col[0], other=col[1]))
         else:
             entries.append(replace(e, column=col[0]))
     spanned = counted(plan) or any(isinstance(w, Session) for w in plan.windows)
     spans = ("__wa_tmin", "__wa_tmax") if spanned else None
-    rows = name[("count", None, None)] if counted(plan) else None
+    rows = name[(PartialKind.COUNT, None, None)] if counted(plan) else None
     return replace(plan, time=time, keys=keys, entries=tuple(entries), spans=spans, positions=rows)

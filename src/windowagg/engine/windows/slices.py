@@ -1,12 +1,12 @@
 """Per (key, slice) partials of a local table, compiled, before any sort: the local
-counterpart of the Spark SQL pre-aggregation (:mod:`.window_partials`, Scotty, Section 5:
+counterpart of the Spark SQL pre-aggregation (:mod:`.partials`, Scotty, Section 5:
 general stream slicing). Slices are fewer than rows, so the window engine then sorts and walks
 the slices, not the rows.
 
 Each row's slice is its step on the windows' grid (one grid: the slides' and the session gap's
-greatest common divisor, :func:`windowagg.engine.window_partials.grids`); a key's slices from
+greatest common divisor, :func:`windowagg.engine.windows.partials.grids`); a key's slices from
 its first to its last are one run of cells of a flat array, and every row adds itself to its
-cell in one pass (:mod:`windowagg.kernels.keyed`), all keys at once. Where the keys' runs
+cell in one pass (:mod:`windowagg.kernels.cells`), all keys at once. Where the keys' runs
 would hold many more cells than there are rows (a long grid between sparse rows), the cells
 are the runs of equal (key, step) in the rows' order by key and step instead (the steps sorted
 as integers), and each column is reduced in that order, cells written in sequence, parts of
@@ -26,27 +26,30 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 
-from ..aggregations import COMBINE
-from ..errors import ArithmeticOverflowError
-from ..kernels import keyed as kernels
-from . import parallel
-from .columns import EXACT, take, times_of
-from .evaluate import sums_stay_small
-from .keys import Keyed, key_codes, keyed_sort
-from .memory import empty, zeros
-from .stages import stage
-from .window_partials import counted, grids, mergeable, over_partials, partials
-from .window_plan import WindowPlan, beyond_doubles
+from ...aggregations import COMBINE, PartialKind
+from ...errors import ArithmeticOverflowError
+from ...kernels import cells as kernels
+from .. import parallel
+from ..columns import EXACT, take, times_of
+from ..evaluators.sums import sums_stay_small
+from ..keys import Keyed, key_codes, keyed_sort
+from ..memory import empty, zeros
+from ..stages import stage
+from .partials import counted, grids, mergeable, over_partials, partials
+from .plan import WindowPlan, beyond_doubles
 
 __all__ = ["SLICE", "reduce_cells", "slice_partials"]
 
 #: the partials table's slice column (each slice's start on the grid, in the time's unit)
 SLICE = "__wa_s"
+#: the partials of a slice's times: its first and last (of the rows' times)
+_TIMES = (PartialKind.TMIN, PartialKind.TMAX)
+
 #: cells per row beyond which a key's run of cells is too sparse to lay out flat
 SPARSE = 2
 
 
-def _compiled(fn: str, t: pa.DataType) -> bool:
+def _compiled(fn: PartialKind, t: pa.DataType) -> bool:
     """Whether the compiled pass takes partial ``fn`` of a column of type ``t``: counts of
     any column, sums of numbers, min and max of numbers, timestamps and dates (the others,
     Spark SQL's alone, leave the rows to the window engine)."""
@@ -55,10 +58,10 @@ def _compiled(fn: str, t: pa.DataType) -> bool:
         return False
     numeric = pa.types.is_integer(t) or pa.types.is_floating(t)
     return (
-        fn == "count"
+        fn is PartialKind.COUNT
         or numeric
         or (
-            fn in ("min", "max")
+            fn in (PartialKind.MIN, PartialKind.MAX)
             and (pa.types.is_timestamp(t) or pa.types.is_date(t) or pa.types.is_duration(t))
         )
     )
@@ -112,10 +115,12 @@ def slice_partials(
     specs = [
         (
             p.name,
-            "rows"
-            if p.fn == "count" and p.column is None
-            else {"tmin": "min", "tmax": "max"}.get(p.fn, p.fn),
-            None if p.fn in ("tmin", "tmax") else p.column,
+            PartialKind.ROWS
+            if p.fn is PartialKind.COUNT and p.column is None
+            else COMBINE[p.fn]
+            if p.fn in _TIMES
+            else p.fn,
+            None if p.fn in _TIMES else p.column,
         )
         for p in parts
     ]
@@ -206,22 +211,22 @@ def reduce_cells(
 
     cols: dict[str, pa.Array] = {}
     for name, fn, col in specs:
-        if fn == "rows":
+        if fn is PartialKind.ROWS:
             if rows is None:
                 counts = zeros(cells, np.int64)
                 each(kernels.cell_rows, (np.ones(n, bool),), (counts,))
                 rows = pa.array(counts)
             cols[name] = rows
-        elif fn == "count":
+        elif fn is PartialKind.COUNT:
             counts = zeros(cells, np.int64)
             each(kernels.cell_rows, (valid_of(col),), (counts,))
             cols[name] = pa.array(counts)
-        elif fn in ("sum", "fsum"):  # fsum in doubles (a mean of integers, as Spark's avg)
-            total, counts = sums(col, fn == "fsum")
+        elif fn in (PartialKind.SUM, PartialKind.FSUM):  # FSUM in doubles (as Spark's avg)
+            total, counts = sums(col, fn is PartialKind.FSUM)
             cols[name] = pa.array(total, mask=counts == 0)
         else:
             lo, hi, none, type_ = extremes(col)
-            out = pa.array(lo if fn == "min" else hi, mask=none)
+            out = pa.array(lo if fn is PartialKind.MIN else hi, mask=none)
             cols[name] = out if type_ is None else out.cast(type_)
     return cols
 
@@ -284,11 +289,11 @@ def each_cell(
     order: np.ndarray | None = None,
 ) -> None:
     """``kernel(cell, *inputs, *outputs, order)`` (a cell kernel of
-    :mod:`windowagg.kernels.keyed`: ``outputs`` per cell, zeroed) over the rows, on the
+    :mod:`windowagg.kernels.cells`: ``outputs`` per cell, zeroed) over the rows, on the
     cores: rows in their cells' order (``order``) in parts of whole cells; rows in the
     input's order in chunks, each into outputs of its own where the cells are few beside
     the rows, then merged (counts and sums added; extremes by
-    :func:`~windowagg.kernels.keyed.merge_extremes`)."""
+    :func:`~windowagg.kernels.cells.merge_extremes`)."""
     if order is not None:
         parallel.on_cores(
             lambda p: kernel(cell[p[0] : p[1]], *inputs, *outputs, order[p[0] : p[1]]),

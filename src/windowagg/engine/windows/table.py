@@ -1,5 +1,5 @@
 """Window aggregates over an Arrow table (one engine for pandas, Arrow and Spark's workers):
-every window of a :class:`~windowagg.engine.window_plan.WindowPlan` that holds a row, per key,
+every window of a :class:`~windowagg.engine.windows.plan.WindowPlan` that holds a row, per key,
 with every entry's value.
 
 Rows sorted by key, then time, form one segment per key. Each window is a range of a key's
@@ -24,22 +24,24 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from ..kernels.frames import (
+from ...aggregations import facts
+from ...kernels.frames import (
     session_windows,
     sliding_windows,
     sliding_windows_int,
     whole_in_place,
 )
-from ..slicing import Session, Sliding
-from . import parallel
-from .columns import EXACT, arrange, as_ints, limits, take, times_of
-from .evaluate import evaluate
-from .keys import span_of
-from .memory import empty
-from .slice_table import slice_partials
-from .stages import stage
-from .sweep import Frames
-from .window_plan import WindowPlan, beyond_doubles
+from ...slicing import Session, Sliding
+from .. import parallel
+from ..columns import EXACT, arrange, as_ints, limits, take, times_of
+from ..entries import Entry
+from ..evaluate import evaluate
+from ..keys import span_of
+from ..memory import empty
+from ..stages import stage
+from ..sweep import Frames
+from .plan import WindowPlan, beyond_doubles
+from .slices import slice_partials
 
 __all__ = ["WindowBounds", "grain", "output_schema", "window_bounds", "window_table"]
 
@@ -243,6 +245,11 @@ def _counted(
     return WindowBounds(a[lo], b[hi - 1], lo, hi)
 
 
+def _never_null(e: Entry) -> bool:
+    """Whether an entry's result is never null (SQL's rule of its record: a count)."""
+    return e.sql is not None and facts(e.agg).never_null
+
+
 def output_schema(plan: WindowPlan, key_fields: list[pa.Field]) -> pa.Schema:
     """The output's Arrow schema: the key columns (``key_fields``), ``window``,
     ``window_start``, ``window_end`` (timestamps for a timestamp or date time column, else
@@ -254,7 +261,7 @@ def output_schema(plan: WindowPlan, key_fields: list[pa.Field]) -> pa.Schema:
         pa.field("window_start", plan.bound),
         pa.field("window_end", plan.bound),
     ]
-    fields += [pa.field(e.name, e.type, e.sql != "count") for e in plan.entries]
+    fields += [pa.field(e.name, e.type, not _never_null(e)) for e in plan.entries]
     return pa.schema(fields)
 
 
@@ -264,10 +271,10 @@ def window_table(
     """Every window's row: the keys, the window's spec and bounds, every entry (a
     ``pyarrow.Table`` in :func:`output_schema`; windows of each spec in turn, by key and
     start). ``over``: the plan that reads ``table`` when its rows are partials
-    (:func:`windowagg.engine.window_partials.over_partials`); ``seg``: the table is in key
+    (:func:`windowagg.engine.windows.partials.over_partials`); ``seg``: the table is in key
     and time order already, with these key segments. Rows whose entries all merge from
     partials are first reduced per key and slice, compiled
-    (:func:`windowagg.engine.slice_table.slice_partials`)."""
+    (:func:`windowagg.engine.windows.slices.slice_partials`)."""
 
     if over is None and seg is None:
         reduced = slice_partials(plan, table)

@@ -1,10 +1,10 @@
 """Windows over a stream, a group of keys at a time (every key of the group at each step): what
 a key keeps between micro-batches and what each micro-batch reports, with every window computed
-by the table engine (:func:`windowagg.engine.window_table.window_table`, all the group's keys
+by the table engine (:func:`windowagg.engine.windows.table.window_table`, all the group's keys
 in one call), columns in and columns out.
 
 A key keeps *units*: the partials of its open slices (Scotty, Section 5: every window is a run
-of whole slices; :func:`windowagg.engine.slice_table.slice_partials`) where every entry merges
+of whole slices; :func:`windowagg.engine.windows.slices.slice_partials`) where every entry merges
 from SQL partials, else its rows. A micro-batch reduces its own rows to units, merges them with
 the kept ones (two partials of one slice combine: sums add, counts add, min and max of the two),
 and answers every window over the units. So a micro-batch costs its rows plus the key's open
@@ -32,16 +32,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..aggregations import COMBINE, resolve
-from ..slicing import Session
-from .columns import times_of
-from .entries import Entry
-from .keys import key_codes
-from .memory import zeros
-from .slice_table import reduce_cells, slice_partials
-from .window_partials import partials
-from .window_plan import WindowPlan
-from .window_table import window_table
+from ...aggregations import COMBINE, Min, PartialKind, Sum
+from ...slicing import Session
+from ..columns import times_of
+from ..entries import Entry
+from ..keys import key_codes
+from ..memory import zeros
+from .partials import partials
+from .plan import WindowPlan
+from .slices import reduce_cells, slice_partials
+from .table import window_table
 
 __all__ = ["Advance", "WindowStream"]
 
@@ -54,7 +54,7 @@ def _reported(j: int) -> str:
 
 
 def _flag(name: str) -> Entry:
-    return Entry(name, resolve("sum"), "sum", name, None, pa.int64())
+    return Entry(name, Sum(), Sum.name, name, None, pa.int64())
 
 
 class Advance(NamedTuple):
@@ -80,7 +80,7 @@ class WindowStream:
         self.over = None if probe is None else probe[1]
         flags = [_flag(NEW), _flag(OLD), *(_flag(_reported(j)) for j in self.sessions)]
         if self.sessions:  # a session's key: the segment of its first unit
-            flags.append(Entry(UNIT, resolve("min"), "min", UNIT, None, pa.int64()))
+            flags.append(Entry(UNIT, Min(), Min.name, UNIT, None, pa.int64()))
         self.marked = replace(plan, entries=plan.entries + tuple(flags))
         self.marked_over = (
             None
@@ -124,7 +124,7 @@ class WindowStream:
             cell[order] = np.cumsum(edge) - 1
             cells = int(np.count_nonzero(edge))
             specs = [(p.name, COMBINE[p.fn], p.name) for p in partials(self.plan)]
-            specs += [(c, "max", c) for c in (NEW, OLD, *map(_reported, self.sessions))]
+            specs += [(c, PartialKind.MAX, c) for c in (NEW, OLD, *map(_reported, self.sessions))]
             cols = reduce_cells(
                 units,
                 times,

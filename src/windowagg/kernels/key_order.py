@@ -1,6 +1,6 @@
-"""Rows of many keys in one compiled pass: keys are dense codes (0 to m - 1, in the keys'
-sorted order), a key's rows are one segment of the row order, and a slice (Scotty, Section 5:
-the span between two window edges) of a key is one cell of a flat array.
+"""The order of rows by key, then time, in compiled passes over many keys at once: keys are
+dense codes (0 to m - 1, in the keys' sorted order) and a key's rows are one segment of the
+row order.
 
 * :func:`by_code` and :func:`radix_segments`: the order by key, then time, stable (ties keep
   the input's order) for whole-number times: a counting sort by key (parts of the rows on
@@ -10,9 +10,6 @@ the span between two window edges) of a key is one cell of a flat array.
   a burst), parts of the keys on threads (:func:`windowagg.engine.parallel.on_cores`).
   :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
-* :func:`slice_cells`, :func:`cell_sums`, :func:`cell_extremes`: the pre-aggregation per (key,
-  slice) before any sort (slices are fewer than rows): every key's slices from its first to its
-  last are one run of cells, and each row adds itself to its cell, O(n).
 """
 
 import numpy as np
@@ -78,9 +75,13 @@ def sort_segments(times, seg, order, keys, work_keys, work_rows):
 
 #: a run of at most this many rows is sorted by insertion (in the cache)
 SMALL_RUN = 32
+
+
 #: a key of at least this many rows is sorted by least significant digit passes of up to
 #: :data:`LSD_BITS` bits; a shorter one by one most significant digit pass, then insertion
 LSD_ROWS = 4096
+
+
 LSD_BITS = 12
 
 
@@ -214,197 +215,6 @@ def radix_segments(rows, seg, work, counts, ib):
 
 
 @kernel
-def slice_index(times, period, offset, limit, out):
-    """``out[i]``: the grid step ``j`` with ``j * period + offset <= times[i]`` and the next
-    above it; rows without a time (+-inf) get the smallest int64 (in no slice). Returns
-    False, at once, at a time beyond ``limit`` (where doubles no longer tell one step from
-    the next), else True."""
-    none = np.iinfo(np.int64).min
-    for i in range(times.shape[0]):
-        t = times[i]
-        if t == np.inf or t == -np.inf:
-            out[i] = none
-            continue
-        if abs(t) > limit:
-            return False
-        j = np.floor((t - offset) / period)
-        while j * period + offset > t:  # rounding of the division
-            j -= 1
-        while (j + 1) * period + offset <= t:
-            j += 1
-        out[i] = np.int64(j)
-    return True
-
-
-@kernel
-def step_span(steps):
-    """The smallest and largest grid step (the smallest int64, no step, left out): the
-    largest and the smallest int64 where there is none."""
-    none = np.iinfo(np.int64).min
-    lo = np.iinfo(np.int64).max
-    hi = none
-    for j in steps:
-        if j != none:
-            lo = min(lo, j)
-            hi = max(hi, j)
-    return lo, hi
-
-
-@kernel
-def grid_cells(codes, steps, lo, width, cell):
-    """One grid for every key (``width`` steps from ``lo``): row i's cell is its code's run
-    of ``width`` cells, at its step (-1: no time); no lookup per key."""
-    none = np.iinfo(np.int64).min
-    for i in range(codes.shape[0]):
-        j = steps[i]
-        cell[i] = -1 if j == none else codes[i] * width + (j - lo)
-
-
-@kernel
-def key_spans(codes, steps, span):
-    """``span[2k]`` (from the largest int64) and ``span[2k + 1]`` (from the smallest): code
-    k's first and last step among these rows (interleaved: a row touches one cache line)."""
-    none = np.iinfo(np.int64).min
-    for i in range(codes.shape[0]):
-        j = steps[i]
-        if j == none:
-            continue
-        k = 2 * codes[i]
-        if j < span[k]:
-            span[k] = j
-        if j > span[k + 1]:
-            span[k + 1] = j
-
-
-@kernel
-def keyed_cells(codes, steps, span, cell):
-    """Row i's cell: its code's run start minus its first step (``span[2k + 1]``) plus its
-    step (-1: no time)."""
-    none = np.iinfo(np.int64).min
-    for i in range(codes.shape[0]):
-        j = steps[i]
-        cell[i] = -1 if j == none else span[2 * codes[i] + 1] + j
-
-
-@kernel
-def run_cells(steps, seg, cell, code, step, rows):
-    """Cells as the runs of equal (key code, grid step) of the rows in order by key and
-    step (``steps`` in that order, as doubles, -inf for a row without a step; code k's rows
-    are ``seg[k]`` to ``seg[k + 1] - 1``): ``cell[i]`` the cell of the i-th row in that
-    order (-1: no step; cells ascend with i), ``code``, ``step`` and ``rows`` (its row count) each
-    cell's. One pass in sorted order, every write in sequence. Returns the number of
-    cells."""
-    j = -1
-    for k in range(seg.shape[0] - 1):
-        for i in range(seg[k], seg[k + 1]):
-            s = steps[i]
-            if s == -np.inf:
-                cell[i] = -1
-                continue
-            if j < 0 or code[j] != k or step[j] != s:
-                j += 1
-                code[j] = k
-                step[j] = np.int64(s)
-                rows[j] = 0
-            cell[i] = j
-            rows[j] += 1
-    return j + 1
-
-
-@kernel
-def compact_cells(rows, span, base, code, step, new):
-    """Drop the cells without a row: the occupied ones numbered anew in order (``rows``
-    compacted in place, ``code`` and ``step`` get each one's key code and grid step from
-    ``span`` (each code's first step at ``2k``) and ``base`` (each code's first cell);
-    ``new[c]``: cell c's new number). Returns how many cells are left."""
-    j = 0
-    for k in range(base.shape[0] - 1):
-        for c in range(base[k], base[k + 1]):
-            if rows[c] > 0:
-                new[c] = j
-                code[j] = k
-                step[j] = span[2 * k] + c - base[k]
-                rows[j] = rows[c]
-                j += 1
-    return j
-
-
-@kernel
-def renumbered(cell, new):
-    """Every row's cell renumbered in place (``new``; -1, no cell, kept)."""
-    for i in range(cell.shape[0]):
-        if cell[i] >= 0:
-            cell[i] = new[cell[i]]
-
-
-@kernel
-def merge_extremes(lo, hi, counts, lo2, hi2, counts2):
-    """Cells' smallest and largest values and counts of another part of the rows
-    (``lo2``, ``hi2``, ``counts2``) merged into these, by :func:`cell_extremes`' rules."""
-    for c in range(lo.shape[0]):
-        if counts2[c] == 0:
-            continue
-        if counts[c] == 0:
-            lo[c] = lo2[c]
-            hi[c] = hi2[c]
-        else:
-            x = lo2[c]
-            if x < lo[c] or (lo[c] != lo[c] and x == x):
-                lo[c] = x
-            x = hi2[c]
-            if x != x or (hi[c] == hi[c] and x > hi[c]):
-                hi[c] = x
-        counts[c] += counts2[c]
-
-
-@kernel
-def cell_rows(cell, valid, rows, order):
-    """``rows[c]``: the valid rows in cell c (rows without a time, cell -1, in none).
-    ``order`` (here and in the other cell kernels): empty, ``cell[i]`` is row i's; else
-    ``cell[i]`` is row ``order[i]``'s (the rows in their cells' order: the cells are then
-    written in sequence, the rows read at random)."""
-    whole = order.shape[0] == 0
-    for i in range(cell.shape[0]):
-        r = i if whole else order[i]
-        if cell[i] >= 0 and valid[r]:
-            rows[cell[i]] += 1
-
-
-@kernel
-def cell_sums(cell, values, valid, sums, counts, order):
-    """Each cell's sum and count of the valid values (NaN adds as a value: the sum is NaN)."""
-    whole = order.shape[0] == 0
-    for i in range(cell.shape[0]):
-        c = cell[i]
-        r = i if whole else order[i]
-        if c >= 0 and valid[r]:
-            sums[c] += values[r]
-            counts[c] += 1
-
-
-@kernel
-def cell_extremes(cell, values, valid, lo, hi, counts, order):
-    """Each cell's smallest and largest valid value, NaN the largest (Spark's order), and the
-    count of valid values (0: the cell has none, ``lo``/``hi`` undefined)."""
-    whole = order.shape[0] == 0
-    for i in range(cell.shape[0]):
-        c = cell[i]
-        r = i if whole else order[i]
-        if c < 0 or not valid[r]:
-            continue
-        x = values[r]
-        if counts[c] == 0:
-            lo[c] = x
-            hi[c] = x
-        else:
-            if x < lo[c] or (lo[c] != lo[c] and x == x):
-                lo[c] = x
-            if x != x or (hi[c] == hi[c] and x > hi[c]):
-                hi[c] = x
-        counts[c] += 1
-
-
-@kernel
 def first_rows(codes, first):
     """``first[k]`` (filled with the row count): the first row of code k."""
     for i in range(codes.shape[0] - 1, -1, -1):
@@ -466,63 +276,6 @@ def finite_span(times, null):
 
 
 @kernel
-def prefix_sums(x, out):
-    """``out[i]``: the sum of ``x[0]`` to ``x[i]`` (integers wrap as int64 does)."""
-    total = 0
-    for i in range(x.shape[0]):
-        total += np.int64(x[i])
-        out[i] = total
-
-
-@kernel
-def odd_count(x, valid, nan):
-    """How many of the valid values (``valid`` empty: every one) are NaN (``nan``), or
-    infinite (else)."""
-    every = valid.shape[0] == 0
-    count = 0
-    for i in range(x.shape[0]):
-        v = x[i]
-        odd = v != v if nan else (v - v != 0 and v == v)
-        if odd and (every or valid[i]):
-            count += 1
-    return count
-
-
-@kernel
-def nan_where_null(x, valid, out):
-    """``out[i]``: ``x[i]``, NaN where ``valid[i]`` is false."""
-    for i in range(x.shape[0]):
-        out[i] = x[i] if valid[i] else np.nan
-
-
-@inline
-def _wider(lo, hi, v):
-    """The span ``[lo, hi]`` widened to hold ``v``."""
-    return min(lo, v), max(hi, v)
-
-
-@kernel
-def int_span(x):
-    """The smallest and largest of integers ``x`` (at least one), in one pass."""
-    lo = hi = x[0]
-    for v in x:
-        lo, hi = _wider(lo, hi, v)
-    return lo, hi
-
-
-@kernel
-def doubles_of(x, out):
-    """``out[i] = x[i]`` as a double, for whole numbers; returns their smallest and largest
-    (as they are), in the same pass."""
-    lo = hi = x[0]
-    for i in range(x.shape[0]):
-        v = x[i]
-        out[i] = v
-        lo, hi = _wider(lo, hi, v)
-    return lo, hi
-
-
-@kernel
 def sortable_keys(times, base, top, null, keys):
     """Whole-number ``times`` as keys from 1 (``base``: the smallest finite time) up: a null
     (``null``, -inf) 0, +inf and NaN ``top``."""
@@ -532,35 +285,6 @@ def sortable_keys(times, base, top, null, keys):
             keys[i] = np.int64(t - base) + 1
         else:
             keys[i] = 0 if t == null or t < 0 else top
-
-
-@kernel
-def step_keys(steps, keys):
-    """Grid steps as sort keys from 1 up (the smallest int64, no step, 0); returns the
-    smallest step (0 where there is none) and the largest key."""
-    none = np.iinfo(np.int64).min
-    lo = np.iinfo(np.int64).max
-    for j in steps:
-        if j != none and j < lo:
-            lo = j
-    if lo == np.iinfo(np.int64).max:
-        lo = 0
-    top = 0
-    for i in range(steps.shape[0]):
-        j = steps[i]
-        keys[i] = 0 if j == none else j - lo + 1
-        top = max(top, keys[i])
-    return lo, top
-
-
-@kernel
-def descends(x):
-    """Whether some value is greater than the next (rows out of order: found at the first
-    such pair, usually among the first rows)."""
-    for i in range(x.shape[0] - 1):  # noqa: SIM110 (numba compiles no generator here)
-        if x[i] > x[i + 1]:
-            return True
-    return False
 
 
 @inline
@@ -606,17 +330,3 @@ def refined(keys, order, seg, shift, base, top, null, last, full, work_keys, wor
             a = b
         for i in range(s, e):
             times[i] = _time_of(full[i], base, top, null, last)
-
-
-@kernel
-def gather(values, rows, a, b, out):
-    """``out[i] = values[rows[i]]`` for i in ``[a, b)``."""
-    for i in range(a, b):
-        out[i] = values[rows[i]]
-
-
-@kernel
-def scatter(values, rows, a, b, out):
-    """``out[rows[i]] = values[i]`` for i in ``[a, b)`` (``rows`` a permutation)."""
-    for i in range(a, b):
-        out[rows[i]] = values[i]

@@ -14,7 +14,7 @@ key's last events before ``q`` that a rows frame counts back over (a frame witho
 every event). A round takes at least twice the rows it keeps, so that re-reading them costs at
 most about half of the work, and at least ``min_rows`` (262,144: a round's fixed costs spread
 over enough rows; a partition of 3M rows with one-day frames took 0.61 s in rounds of 65,536
-and 0.35 s in rounds of 262,144). Each round is answered by :func:`~windowagg.engine.rolling_at.
+and 0.35 s in rounds of 262,144). Each round is answered by :func:`~windowagg.engine.rolling.at.
 compute_at`, exactly as a whole table is.
 """
 
@@ -26,10 +26,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .columns import times_of
-from .keys import key_codes
-from .rolling_at import compute_at
-from .rolling_plan import RollingPlan
+from ..columns import times_of
+from ..keys import key_codes
+from .at import compute_at
+from .plan import RollingPlan
 
 __all__ = ["AtStream"]
 

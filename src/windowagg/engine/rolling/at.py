@@ -23,16 +23,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..frames import Frame
-from ..kernels.frames import at_bounds
-from . import parallel
-from .columns import arrange, as_floats, as_ints, limits, moved, take, times_of
-from .evaluate import evaluate
-from .keys import Keyed, key_codes, keyed_sort
-from .memory import empty, zeros
-from .rolling_plan import RollingPlan
-from .stages import stage
-from .sweep import Frames, offsets
+from ...frames import Frame
+from ...kernels.frames import at_bounds
+from .. import parallel
+from ..columns import arrange, as_floats, as_ints, limits, moved, take, times_of
+from ..evaluate import evaluate
+from ..keys import Keyed, key_codes, keyed_sort
+from ..memory import empty, zeros
+from ..stages import stage
+from ..sweep import Frames, offsets
+from .plan import RollingPlan
 
 __all__ = ["check_queries", "compute_at"]
 

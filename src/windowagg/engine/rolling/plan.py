@@ -1,6 +1,6 @@
 """What ``rolling_aggregate`` needs to know before it touches data, on every table it runs on
 (pandas, Arrow, Spark's Arrow batches): the key, time and order columns, every entry's
-aggregation, column, frame and result type (:mod:`.entries`, which also says the SQL rules
+aggregation, column, frame and result type (:mod:`..entries`, which also says the SQL rules
 that Spark's names follow). Every user error is raised here, before any work.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..durations import unit_of
-from ..frames import Frame, FrameError, frame, whole
-from .entries import (
+from ...durations import unit_of
+from ...frames import Frame, FrameError, frame, whole
+from ..entries import (
     Entry,
     check_entry,
     check_keys,
@@ -56,7 +56,7 @@ def plan_rolling(
     """Check everything against ``schema`` (a ``pyarrow.Schema``) and plan the entries.
     ``onto_events``: the outputs go onto this table, so none may take one of its columns'
     names (false with ``at=``: they go onto the query table, which
-    :func:`~windowagg.engine.rolling_at.check_queries` checks)."""
+    :func:`~windowagg.engine.rolling.at.check_queries` checks)."""
     fields = {f.name: f.type for f in schema}
     keys, order = names(key, "key"), names(order_by, "order_by")
     if not isinstance(time, str):

@@ -3,7 +3,7 @@
 entry's aggregation, column and result type. Every user error is raised here, before any work.
 
 The entries follow the same rules and get the same types as rolling frames'
-(:mod:`windowagg.engine.rolling_plan`): SQL's for the aggregations Spark also has (nulls
+(:mod:`windowagg.engine.rolling.plan`): SQL's for the aggregations Spark also has (nulls
 skipped, NaN a value, Spark's result types), and for every other aggregation, the user's own
 included, its result over the window's non-null values.
 """
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..durations import MICROS, unit_of
-from ..slicing import Session, Sliding, Window
-from ..specs import canonical, windows_of
-from .columns import EXACT
-from .entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
+from ...durations import MICROS, unit_of
+from ...slicing import Session, Sliding, Window
+from ...specs import canonical, windows_of
+from ..columns import EXACT
+from ..entries import Entry, check_entry, check_keys, is_timestamp, names, result_type
 
 __all__ = ["OUTPUT", "WindowPlan", "beyond_doubles", "plan_windows"]
 

@@ -7,7 +7,7 @@ by key then time (a comparison sort whose prefix, the key, ties on most comparis
 rows come in time order, keys interleaved. Each round takes the rows kept from the last round
 (grouped by key, in time order) and the new rows, groups them by key with a stable sort (a
 key's kept rows are older than its new ones, so each key's rows stay in time order), and runs
-the table engine (:func:`~windowagg.engine.rolling_table.compute`) over all of them.
+the table engine (:func:`~windowagg.engine.rolling.table.compute`) over all of them.
 
 The *frontier* is the time of the last row that arrived: every later row has a time at or
 after it. A row of a range frame ending at ``end`` is complete when ``t + end`` lies before the
@@ -25,10 +25,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .columns import arrange, times_of
-from .memory import zeros
-from .rolling_plan import RollingPlan
-from .rolling_table import compute
+from ..columns import arrange, times_of
+from ..memory import zeros
+from .plan import RollingPlan
+from .table import compute
 
 __all__ = ["RollingStream"]
 

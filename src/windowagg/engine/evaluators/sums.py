@@ -1,0 +1,153 @@
+"""Counts, sums and means, and truth values: by SQL's rules from prefix sums and counts over the
+frames' bounds. Integer and decimal sums are exact prefix-sum differences (integers wrap as
+Java's longs do where the entry says so, else an overflow raises); float sums and means run the
+FIFO sweep; a NaN in a frame makes its sum or mean NaN. ``count_if``, ``bool_and`` and
+``bool_or`` from prefix counts of the true and the non-null values."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+
+from ...aggregations import Evaluation, Sum
+from ...errors import ArithmeticOverflowError
+from ..columns import Column, totals
+from ..entries import Entry
+from ..memory import empty
+from ..sweep import Frames, rolling
+from .common import (
+    Inputs,
+    counted,
+    decimal_array,
+    prefix_count,
+    with_nulls,
+)
+
+#: the evaluations this evaluator serves (counts, sums, means, truth values)
+SERVES = frozenset(
+    {
+        Evaluation.COUNT,
+        Evaluation.SUM,
+        Evaluation.MEAN,
+        Evaluation.COUNT_TRUE,
+        Evaluation.EVERY,
+        Evaluation.SOME,
+    }
+)
+
+
+def serves(e: Entry) -> bool:
+    """Whether this evaluator answers entry ``e`` (its evaluation, from its record)."""
+    return e.evaluation in SERVES
+
+
+def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+    """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
+    if e.evaluation is Evaluation.COUNT:
+        return pa.array(counted(col, fr)[2], pa.int64())
+    if e.evaluation in (Evaluation.SUM, Evaluation.MEAN):
+        return _sum(col, fr, e, None if e.counts is None else inputs.columns[e.counts])
+    return _truths(col, fr, e)
+
+
+def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) -> pa.Array:
+    """sum, or mean (``counts``: rows that are partial sums, and their value counts)."""
+
+    if counts is not None:
+        lo, hi = fr.bounds()
+        cs = counts.prefix_sums()[0]
+        count = totals(cs, lo, hi)
+        if pa.types.is_floating(col.type):
+            total = _sum(col, fr, replace(entry, evaluation=Evaluation.SUM, type=pa.float64()))
+            total = total.to_numpy(zero_copy_only=False)
+            null = count == 0
+            np.maximum(count, 1, out=count)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.divide(total, count, out=empty(len(count)))
+            return with_nulls(mean, null, entry.type)
+    if pa.types.is_decimal(col.type) or not pa.types.is_floating(col.type):
+        if counts is None:
+            lo, hi, count = counted(col, fr)
+        null = count == 0
+        cs, scale = col.prefix_sums()
+        total = totals(cs, lo, hi)
+        if entry.evaluation is Evaluation.SUM:
+            if pa.types.is_decimal(col.type):
+                return decimal_array(total, null, entry.type)
+            if not entry.wraps:
+                _no_overflow(col, lo, hi, entry)
+            return with_nulls(total, null, entry.type)
+        # mean of integers or decimals, from the exact sum
+        if pa.types.is_decimal(col.type):
+            return decimal_array(
+                _mean_half_up(total, count, entry.type.scale - scale), null, entry.type
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = total / np.maximum(count, 1)
+        risky, exact = _exact_sums(col, lo, hi)  # where int64 sums wrap: Spark sums doubles
+        mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
+        return with_nulls(mean, null, entry.type)
+    out = rolling(col.floats(), fr, Sum() if entry.evaluation is Evaluation.SUM else entry.agg)
+    lo, hi = fr.bounds()
+    nan = col.nans(lo, hi)
+    if nan is not None:
+        out[nan > 0] = np.nan
+    if not col.array.null_count and fr.holds_own_row():  # no frame without a value
+        return with_nulls(out, np.zeros(0, bool), entry.type)
+    return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
+
+
+def _exact_sums(col: Column, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The frames whose integer sum may leave a long's range (int64 prefix sums wrap there:
+    their absolute values add up to 2^62 or more), and their sums, exactly (Python ints)."""
+    ints = col.ints()[0]
+    if ints is None or not len(lo) or sums_stay_small(ints):
+        return np.zeros(0, np.int64), np.zeros(0, object)
+    bound = np.r_[0.0, np.cumsum(np.abs(ints.astype(float)))]
+    risky = np.flatnonzero(bound[hi] - bound[lo] >= 2.0**62)
+    if not len(risky):
+        return risky, np.zeros(0, object)
+    exact = np.r_[0, np.cumsum(ints.astype(object))]
+    return risky, exact[hi[risky]] - exact[lo[risky]]
+
+
+def sums_stay_small(ints: np.ndarray) -> bool:
+    """Whether no sum of these integers can reach 2^62 (one pass, no allocation: the usual
+    case skips the bounds of every frame)."""
+    return float(max(-int(ints.min(initial=0)), int(ints.max(initial=0)))) * len(ints) < 2.0**62
+
+
+def _no_overflow(col: Column, lo: np.ndarray, hi: np.ndarray, entry: Entry) -> None:
+    """Raise where a frame's integer sum leaves a long's range."""
+    for total in _exact_sums(col, lo, hi)[1]:
+        if not -(2**63) <= total < 2**63:
+            raise ArithmeticOverflowError.of_sum(f"aggs[{entry.name!r}]", total)
+
+
+def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarray:
+    """``total / count`` with ``extra`` more decimal digits, rounded half up (Spark's
+    ``avg`` of a decimal), exactly: Python ints."""
+    out = empty(len(total), object)
+    scale = 10**extra
+    for i, (s, c) in enumerate(zip(total.tolist(), count.tolist())):
+        if c == 0:
+            out[i] = 0
+            continue
+        q, r = divmod(abs(s) * scale, c)
+        q += 2 * r >= c
+        out[i] = q if s >= 0 else -q
+    return out
+
+
+def _truths(col: Column, fr: Frames, e: Entry) -> pa.Array:
+    """count_if, bool_and and bool_or from prefix counts of the true and the non-null values."""
+
+    lo, hi, count = counted(col, fr)
+    true = prefix_count(col.valid & (col.floats() == 1.0), lo, hi)
+    if e.evaluation is Evaluation.COUNT_TRUE:
+        return pa.array(true, pa.int64())
+    return with_nulls(
+        true == count if e.evaluation is Evaluation.EVERY else true > 0, count == 0, e.type
+    )

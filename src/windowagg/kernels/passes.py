@@ -1,0 +1,89 @@
+"""Compiled passes over one column, each O(n) and chunked on the threads by its caller
+(:func:`windowagg.engine.parallel.by_chunks`): prefix sums, the count of NaN or infinite
+values, doubles from whole numbers and their span, a gather and a scatter of rows, whether
+values descend somewhere."""
+
+import numpy as np
+
+from .jit import inline, kernel
+
+
+@kernel
+def prefix_sums(x, out):
+    """``out[i]``: the sum of ``x[0]`` to ``x[i]`` (integers wrap as int64 does)."""
+    total = 0
+    for i in range(x.shape[0]):
+        total += np.int64(x[i])
+        out[i] = total
+
+
+@kernel
+def odd_count(x, valid, nan):
+    """How many of the valid values (``valid`` empty: every one) are NaN (``nan``), or
+    infinite (else)."""
+    every = valid.shape[0] == 0
+    count = 0
+    for i in range(x.shape[0]):
+        v = x[i]
+        odd = v != v if nan else (v - v != 0 and v == v)
+        if odd and (every or valid[i]):
+            count += 1
+    return count
+
+
+@kernel
+def nan_where_null(x, valid, out):
+    """``out[i]``: ``x[i]``, NaN where ``valid[i]`` is false."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] if valid[i] else np.nan
+
+
+@inline
+def _wider(lo, hi, v):
+    """The span ``[lo, hi]`` widened to hold ``v``."""
+    return min(lo, v), max(hi, v)
+
+
+@kernel
+def int_span(x):
+    """The smallest and largest of integers ``x`` (at least one), in one pass."""
+    lo = hi = x[0]
+    for v in x:
+        lo, hi = _wider(lo, hi, v)
+    return lo, hi
+
+
+@kernel
+def doubles_of(x, out):
+    """``out[i] = x[i]`` as a double, for whole numbers; returns their smallest and largest
+    (as they are), in the same pass."""
+    lo = hi = x[0]
+    for i in range(x.shape[0]):
+        v = x[i]
+        out[i] = v
+        lo, hi = _wider(lo, hi, v)
+    return lo, hi
+
+
+@kernel
+def descends(x):
+    """Whether some value is greater than the next (rows out of order: found at the first
+    such pair, usually among the first rows)."""
+    for i in range(x.shape[0] - 1):  # noqa: SIM110 (numba compiles no generator here)
+        if x[i] > x[i + 1]:
+            return True
+    return False
+
+
+@kernel
+def gather(values, rows, a, b, out):
+    """``out[i] = values[rows[i]]`` for i in ``[a, b)``."""
+    for i in range(a, b):
+        out[i] = values[rows[i]]
+
+
+@kernel
+def scatter(values, rows, a, b, out):
+    """``out[rows[i]] = values[i]`` for i in ``[a, b)`` (``rows`` a permutation)."""
+    for i in range(a, b):
+        out[rows[i]] = values[i]

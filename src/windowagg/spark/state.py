@@ -1,0 +1,153 @@
+"""What the streaming queries (``window_aggregate`` and ``rolling_aggregate`` on a stream) share:
+the state a key group keeps between micro-batches (Arrow IPC bytes in one binary column,
+:func:`kept_state`, :func:`keep_state`), the groups keys are hashed into, lists of values as
+Spark columns and back, NaN flags beside doubles, and the watermark's delay."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..engine.columns import ArrowColumn
+from .sql import quoted
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.streaming.state import GroupState
+    from pyspark.sql.types import StructField
+
+G, Z = "__wa_g", "__wa_z"  # the group column, the lists zipped
+
+
+#: groups of keys: a micro-batch runs the engine once per group with rows or a timeout (a call
+#: costs milliseconds in Spark's Python workers, whatever its rows), and the groups spread over
+#: the shuffle partitions. Fixed, not derived from the session: a restarted query finds each
+#: key's state in the group it was written to.
+GROUPS = 32
+
+
+def nan_flag(name: str | int) -> str:
+    return f"__wa_n{name}"
+
+
+def state_rows(
+    schema: pa.Schema, frames: Iterable[pd.DataFrame], flags: dict[str, str]
+) -> pa.Table | None:
+    """The micro-batch's rows as Arrow in their own types: timestamps in the session's zone
+    (pandas gets them as local wall times), NaN restored from its flag. Column by column, as
+    each column's own type says (no schema inferred from the frame)."""
+    import pandas as pd
+
+    parts = [f for f in frames if len(f)]
+    if not parts:
+        return None
+    whole = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    arrays = []
+    for f in schema:
+        col = whole[f.name]
+        if pa.types.is_timestamp(f.type) and f.type.tz and col.dt.tz is None:
+            col = col.dt.tz_localize(f.type.tz)
+        arrays.append(pa.Array.from_pandas(col, type=f.type))
+    for col, flag in flags.items():
+        i = schema.get_field_index(col)
+        nan = whole[flag].to_numpy(dtype=bool, na_value=False)
+        if nan.any():
+            arrays[i] = pc.if_else(pa.array(nan), np.nan, arrays[i])
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def group_of(keys: Sequence[Column | str]) -> Column:
+    """The group of keys a row's ``keys`` (columns) fall in, for ``groupBy``."""
+    from pyspark.sql import functions as F
+
+    return F.pmod(F.xxhash64(*keys), F.lit(GROUPS)).cast("int").alias(G)
+
+
+def kept_state(state: GroupState) -> Any:
+    """What a group kept (None: nothing), checked against the number of groups it was written
+    with."""
+    if not state.exists:
+        return None
+    kept, made = pickle.loads(state.get[0])
+    if made != GROUPS:
+        raise ValueError(
+            f"this query's checkpoint holds its keys in {made} groups and this windowagg "
+            f"makes {GROUPS}: start the query from a new checkpoint"
+        )
+    return kept
+
+
+def keep_state(state: GroupState, kept: Any) -> None:
+    state.update((pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL),))
+
+
+def listed(columns: dict[str, ArrowColumn]) -> pa.Table:
+    """Rows as they cross to the JVM from a per-key function: one row, each column one array
+    (Spark explodes them again, :func:`unlisted`; a row each through pandas costs several
+    times more), a float's NaN as an array of flags beside it (pandas cannot tell NaN from
+    null)."""
+
+    cols = {}
+    for name, col in columns.items():
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        offsets = pa.array([0, len(col)], pa.int32())
+        cols[name] = pa.ListArray.from_arrays(offsets, col)
+        if pa.types.is_floating(col.type):
+            nan = np.isnan(col.to_numpy(zero_copy_only=False))  # a null is not NaN
+            if col.null_count:
+                nan &= col.is_valid().to_numpy(zero_copy_only=False)
+            cols[nan_flag(name)] = pa.ListArray.from_arrays(offsets, pa.array(nan))
+    return pa.table(cols)
+
+
+def listed_fields(fields: list[StructField]) -> list[StructField]:
+    """The per-key function's output fields for :func:`listed` columns of ``fields``."""
+    from pyspark.sql.types import ArrayType, BooleanType, DoubleType, FloatType, StructField
+
+    out = []
+    for f in fields:
+        out.append(StructField(f.name, ArrayType(f.dataType)))
+        if isinstance(f.dataType, DoubleType | FloatType):
+            out.append(StructField(nan_flag(f.name), ArrayType(BooleanType())))
+    return out
+
+
+def unlisted(
+    df: DataFrame, fields: list[StructField], keep: tuple[str, ...] | list[str] = ()
+) -> DataFrame:
+    """:func:`listed` rows exploded back into one row per element (``keep``: columns beside
+    the arrays, repeated), NaN restored from its flags."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    arrays = [f.name for f in listed_fields(fields)]
+    zipped = F.explode(F.arrays_zip(*[F.col(quoted(n)) for n in arrays])).alias(Z)
+    z = F.col(Z)
+
+    def value(f: StructField) -> Column:
+        if not isinstance(f.dataType, DoubleType | FloatType):
+            return z.getField(f.name).alias(f.name)
+        nan = z.getField(nan_flag(f.name))
+        return (
+            F.when(nan, F.lit(float("nan")).cast(f.dataType))
+            .otherwise(z.getField(f.name))
+            .alias(f.name)
+        )
+
+    return df.select(*keep, zipped).select(*keep, *[value(f) for f in fields])
+
+
+def watermark_delay_ms(df: DataFrame, time: str) -> int:
+    for f in df.schema.fields:
+        if f.name == time and "spark.watermarkDelayMs" in (f.metadata or {}):
+            return int(f.metadata["spark.watermarkDelayMs"])
+    raise ValueError(
+        f"a streaming DataFrame needs a watermark on {time!r}: "
+        f"df.withWatermark({time!r}, '1 minute')"
+    )
