@@ -13,33 +13,13 @@ import pyarrow as pa
 import pytest
 
 import windowagg
+from tests.toys import Drift
 from windowagg import spark as wspark
-from windowagg.aggregations import AGGREGATIONS, Aggregation, Facts
+from windowagg.aggregations import AGGREGATIONS
 
 pytest.importorskip("pyspark")
 
 T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
-
-
-class Drift(Aggregation):
-    """The last value minus the first, in time order (associative, not commutative)."""
-
-    name = "drift"
-    facts = Facts(result="number")
-    identity = None
-
-    def lift(self, x):
-        return (float(x), float(x))
-
-    def combine(self, a, b):
-        if a is None:
-            return b
-        if b is None:
-            return a
-        return (a[0], b[1])
-
-    def lower(self, p):
-        return None if p is None else p[1] - p[0]
 
 
 @pytest.fixture

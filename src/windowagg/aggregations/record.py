@@ -60,10 +60,10 @@ class Evaluation(Enum):
     #: the library's: the exact number of distinct values, by a count per value
     DISTINCT = "distinct"
 
-    @property
-    def one_row(self) -> bool:
-        """Whether a frame of one row gives that row's value itself (nulls and NaN included)."""
-        return self in (Evaluation.SUM, Evaluation.LARGEST, Evaluation.SMALLEST)
+
+#: the evaluations whose result over a frame of one row is that row's value (nulls and NaN
+#: included): a window of one slice over partials takes its partial as it is
+ONE_ROW = frozenset({Evaluation.SUM, Evaluation.LARGEST, Evaluation.SMALLEST})
 
 
 class PartialKind(StrEnum):

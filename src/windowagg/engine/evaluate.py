@@ -10,29 +10,53 @@ it serves it): counts, sums, means and truth values (:mod:`~.evaluators.sums`), 
 (:mod:`~.evaluators.orders`), the values themselves (:mod:`~.evaluators.values`) and the FIFO
 sweep of any other aggregation (:mod:`~.evaluators.sweep`). Where every given frame holds one
 row (a tumbling window of one slice, over partials) and one row's result is its value
-(:attr:`~windowagg.aggregations.Evaluation.one_row`), that row's value, with no evaluator.
+(:data:`~windowagg.aggregations.ONE_ROW`), that row's value, with no evaluator. A strategy of a
+plug-in's own joins with :func:`add_evaluator`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import ModuleType
+from typing import Protocol
 
 import pyarrow as pa
 
+from ..aggregations import ONE_ROW
 from .columns import ArrowColumn, Column, take
 from .entries import Entry
 from .evaluators import moments, orders, select, sums, sweep, values
 from .evaluators.common import Inputs
 from .stages import stage
+from .sweep import Frames
 
-__all__ = ["EVALUATORS", "evaluate", "evaluator_of"]
+__all__ = ["EVALUATORS", "Evaluator", "add_evaluator", "evaluate", "evaluator_of"]
 
 #: the evaluators, one per strategy; exactly one serves each entry
-EVALUATORS: tuple[ModuleType, ...] = (sums, select, moments, orders, values, sweep)
+EVALUATORS: list[Evaluator] = [sums, select, moments, orders, values, sweep]
 
 
-def evaluator_of(e: Entry) -> ModuleType:
+class Evaluator(Protocol):
+    """What an evaluator is (a module of :mod:`windowagg.engine.evaluators`, or an object of a
+    plug-in's own): the evaluations it serves, whether it serves an entry, and the entry's
+    column over its frames' bounds."""
+
+    SERVES: frozenset
+
+    def serves(self, e: Entry) -> bool: ...
+
+    def evaluate(self, col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array: ...
+
+
+def add_evaluator(evaluator: Evaluator) -> None:
+    """Serve a strategy of one's own: entries whose record names an evaluation that
+    ``evaluator`` serves (and no other evaluator does) are answered by it. Call it where the
+    aggregation that names the strategy is defined, so that Spark's workers, which import
+    that module to unpickle the aggregation, have it too."""
+    if evaluator not in EVALUATORS:
+        EVALUATORS.append(evaluator)
+
+
+def evaluator_of(e: Entry) -> Evaluator:
     """The one evaluator that serves entry ``e``."""
     found = [m for m in EVALUATORS if m.serves(e)]
     if len(found) != 1:
@@ -53,7 +77,7 @@ def evaluate(
     for e in entries:
         fr = frames[e.frame]
         assert e.evaluation is not None  # filled in from the record
-        if e.evaluation.one_row and e.column and not (e.counts or e.other or e.states):
+        if e.evaluation in ONE_ROW and e.column and not (e.counts or e.other or e.states):
             one = fr.one_row()
             if one is not None:  # every window one row (one slice): the row's value
                 col = table.column(e.column).combine_chunks()

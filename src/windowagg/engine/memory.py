@@ -57,7 +57,8 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 def keep_freed_memory(mib: int = 512) -> bool:
     """Opt in: raise glibc's trim and mmap thresholds to ``mib`` MiB for the rest of the
     process, so that each call of the engine reuses the memory the last one freed, and let the
-    engine's calls allocate Arrow's arrays from the same malloc. Returns whether malloc keeps
+    engine's reserve allocate its buffers from the same malloc (Arrow's default pool is left
+    as it is). Returns whether malloc keeps
     freed memory now (False off Linux/glibc, for ``mib <= 0``, or where a ``MALLOC_*``
     variable of the user's own is set)."""
     global _kept
