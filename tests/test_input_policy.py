@@ -232,8 +232,8 @@ def test_none_is_a_missing_value() -> None:
 
 def test_sliding_aggregate_out_of_order_runs_the_compiled_tree(monkeypatch) -> None:
     """Not only equal numbers: the Python reference is never built, the kernel is called."""
-    from windowagg.compiled.btree_state import BTreeState
     from windowagg.ooo import bclassic, fiba
+    from windowagg.storage.btree_state import BTreeState
 
     def refuse(*args, **kwargs):
         raise AssertionError("the Python reference ran")

@@ -19,7 +19,7 @@ LAYERS = {
     "combined": 0,
     "kernels": 1,
     "algorithm": 1,
-    "compiled": 2,
+    "storage": 2,
     "fifo": 3,
     "ooo": 3,
     "arrays": 4,

@@ -11,11 +11,11 @@ from windowagg import warmup
 #: in a fresh process, the table engine's kernels that the tables job must have run
 CHECK = """
 from windowagg import warmup
-from windowagg.kernels import cells, frames, key_order, passes, select_frames
+from windowagg.kernels import bounds, cells, key_order, passes, select_frames
 warmup.compile_one(("tables", "all"))
-kernels = [frames.sliding_windows, frames.sliding_windows_int, frames.at_bounds,
-           frames.session_windows, frames.range_bounds,
-           frames.rows_bounds, frames.frame_totals, cells.grid_cells, cells.cell_sums,
+kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
+           bounds.session_windows, bounds.range_bounds,
+           bounds.rows_bounds, bounds.frame_totals, cells.grid_cells, cells.cell_sums,
            cells.cell_extremes, key_order.code_counts, key_order.by_code, key_order.radix_segments,
            key_order.unpacked, key_order.refined, cells.step_keys, cells.run_cells,
            passes.gather, passes.scatter, passes.doubles_of, passes.int_span, cells.step_span,

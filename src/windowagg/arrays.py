@@ -25,9 +25,6 @@ import numpy.typing as npt
 
 from .aggregations import AggLike, AggregationProtocol, check_values, facts, is_missing, resolve
 from .combined import Combined
-from .compiled import kernel_for, kernel_of
-from .compiled.btree_state import BTreeState
-from .compiled.fifo_state import FifoState, capacity_for
 from .durations import SpecError
 from .durations import duration as parse
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
@@ -36,6 +33,9 @@ from .kernels.layout import COUNT, TIME
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
 from .ooo import TimeWindow, ooo
 from .slicing.clock import naive_utc
+from .storage import kernel_for, kernel_of
+from .storage.btree_state import BTreeState
+from .storage.fifo_state import FifoState, capacity_for
 
 __all__ = ["sliding_aggregate"]
 

@@ -15,10 +15,10 @@ import numpy as np
 import pyarrow as pa
 
 from .aggregations import AGGREGATIONS, AggregationProtocol, facts
-from .compiled.btree_state import BTreeState
-from .compiled.fifo_state import FifoState
 from .fifo import ALGORITHMS
 from .kernels.layout import COUNT
+from .storage.btree_state import BTreeState
+from .storage.fifo_state import FifoState
 from .tables import rolling_aggregate, window_aggregate
 
 

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pytest
 
 import windowagg
-from windowagg.compiled.fifo_state import FifoState
 from windowagg.engine import sweep as sweep_module
 from windowagg.engine.columns import times_of
+from windowagg.storage.fifo_state import FifoState
 
 from ..threads import few_rows_on_threads
 

@@ -20,7 +20,7 @@ import windowagg
 import windowagg.engine.memory as memory
 import windowagg.engine.windows.table as window_table
 from windowagg.engine.columns import moved, take, totals
-from windowagg.engine.sweep import Frames
+from windowagg.engine.sweep import FrameBounds
 from windowagg.frames import frame
 from windowagg.tables import window_aggregate
 
@@ -180,7 +180,7 @@ def test_the_engines_bounds_and_totals_are_arrows_memory() -> None:
     assert all(map(_from_arrow, [windows.start, windows.lo, windows.hi, windows.ends()]))
     sessions = window_table.window_bounds(windowagg.Session(0.2), times, seg)
     assert all(map(_from_arrow, [sessions.start, sessions.end, sessions.lo, sessions.hi]))
-    frames = Frames(times, seg, frame("rows:100"))
+    frames = FrameBounds(times, seg, frame("rows:100"))
     assert all(map(_from_arrow, frames.bounds()))
     counts = totals(np.arange(n + 1), *frames.bounds())
     assert _from_arrow(counts) and (counts == frames.bounds()[1] - frames.bounds()[0]).all()

@@ -13,7 +13,7 @@ import pytest
 import windowagg
 from tests.aggs import Concat
 from tests.oracles import direct
-from windowagg.engine.sweep import Frames, rolling
+from windowagg.engine.sweep import FrameBounds, rolling
 from windowagg.frames import FrameError, frame
 
 FRAMES = [
@@ -82,7 +82,7 @@ def test_rolling_equals_the_brute_force(spec, name) -> None:
     v, t, seg = table(zlib.crc32(f"{spec} {name}".encode()) % 1000)
     f = frame(spec)
     agg = windowagg.aggregation(name)
-    got = rolling(v, Frames(t, seg, f), agg, t)
+    got = rolling(v, FrameBounds(t, seg, f), agg, t)
     want = brute(v, t, seg, f, agg)
     bad = [i for i, (g, w) in enumerate(zip(got, want)) if not same(g, w)]
     assert not bad, (bad[:5], [got[i] for i in bad[:5]], [want[i] for i in bad[:5]])
@@ -92,7 +92,7 @@ def test_rolling_equals_the_brute_force(spec, name) -> None:
 def test_a_non_commutative_aggregation_in_row_order(spec) -> None:
     v, t, seg = table(7, n=120)
     f = frame(spec)
-    got = rolling(v, Frames(t, seg, f), Concat(), t)
+    got = rolling(v, FrameBounds(t, seg, f), Concat(), t)
     want = brute(v, t, seg, f, Concat())
     assert list(got) == want
 
@@ -102,9 +102,9 @@ def test_frames_longer_than_the_first_state_grow_it() -> None:
     t = np.arange(n, dtype=float)
     v = np.ones(n)
     seg = np.array([0, n], np.int64)
-    got = rolling(v, Frames(t, seg, frame("rows:3000")), "sum")
+    got = rolling(v, FrameBounds(t, seg, frame("rows:3000")), "sum")
     assert got[-1] == 3000 and got[10] == 11
-    got = rolling(v, Frames(t, seg, frame("range:unbounded,unbounded")), "count")
+    got = rolling(v, FrameBounds(t, seg, frame("range:unbounded,unbounded")), "count")
     assert (got == n).all()
 
 
@@ -117,7 +117,7 @@ def test_the_compiled_kernel_ran(monkeypatch) -> None:
 
     monkeypatch.setattr(module, "_reference", refuse)
     v, t, seg = table(3)
-    assert np.isfinite(rolling(v, Frames(t, seg, frame("range:5")), "max")).any()
+    assert np.isfinite(rolling(v, FrameBounds(t, seg, frame("range:5")), "max")).any()
 
 
 @pytest.mark.parametrize(
@@ -162,9 +162,9 @@ def test_the_sweep_finds_the_same_frames_as_the_bounds_kernel_and_a_binary_searc
     v, t, seg = table(11, n=400)
     t[seg[1] : seg[1] + 3] = -np.inf  # null times of one key: sorted first, peers of each other
     f = frame(spec)
-    swept = Frames(t, seg, f)
+    swept = FrameBounds(t, seg, f)
     first = rolling(v, swept, "sum")
-    lo, hi = Frames(t, seg, f).bounds()
+    lo, hi = FrameBounds(t, seg, f).bounds()
     want_lo, want_hi = np.empty_like(lo), np.empty_like(hi)
     for k in range(len(seg) - 1):
         s, e = seg[k], seg[k + 1]

@@ -10,7 +10,7 @@ import pytest
 
 import windowagg
 from windowagg.arrays import _ooo_rows, _rows
-from windowagg.compiled.btree_state import BTreeState
+from windowagg.storage.btree_state import BTreeState
 
 
 def stream(n: int, seed: int, in_order: bool = False):

@@ -11,9 +11,9 @@ import windowagg
 from tests.aggs import COMPILED, crossed
 from tests.fifo.traces import RANGES, pairings, replay, trace
 from windowagg.aggregations import facts
-from windowagg.compiled import kernel_for, reference_partial
 from windowagg.fifo.compiled import CompiledFifo
 from windowagg.kernels.families import FAMILIES
+from windowagg.storage import kernel_for, reference_partial
 
 ALGORITHMS = tuple(windowagg.FIFO_ALGORITHMS)
 

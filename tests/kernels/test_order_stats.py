@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg.engine import sweep
-from windowagg.engine.sweep import Frames, quantiles
+from windowagg.engine.sweep import FrameBounds, quantiles
 from windowagg.kernels import order_stats
 
 
@@ -53,7 +53,7 @@ def test_selection_and_rank_tree_equal_the_definition(xs, data, q) -> None:
     want = definition(values, lo, hi, q)
     picked = np.empty(m)
     order_stats.select_quantiles(values, lo, hi, q, order_stats.NEAREST, np.empty(n), picked)
-    frames = Frames.given(np.arange(n, dtype=float), lo, hi)
+    frames = FrameBounds.given(np.arange(n, dtype=float), lo, hi)
     for overlap, kernel in [(0, "rank_quantiles"), (10**9, "select_quantiles")]:
         sweep.SELECT_OVERLAP = overlap
         try:
@@ -80,7 +80,7 @@ def test_little_overlap_selects_in_each_frame(monkeypatch, size, slide, kernel) 
     values = np.random.default_rng(1).random(4000)
     lo = np.arange(0, 4000 - size, slide, dtype=np.int64)
     hi = lo + size
-    got = quantiles(values, Frames.given(np.arange(4000.0), lo, hi), 0.5)
+    got = quantiles(values, FrameBounds.given(np.arange(4000.0), lo, hi), 0.5)
     assert calls == [kernel]
     assert np.array_equal(got, definition(values, lo, hi, 0.5))
 
@@ -100,7 +100,7 @@ def test_the_ranks_a_percentile_interpolates_between(xs, data, q, mode) -> None:
     hi = np.maximum(lo, np.sort(data.draw(st.lists(st.integers(0, n), min_size=m, max_size=m))))
     lo, hi = lo.astype(np.int64), hi.astype(np.int64)
     ranks, order = sweep.ranks_of(values)
-    frames = Frames.given(np.arange(n, dtype=float), lo, hi)
+    frames = FrameBounds.given(np.arange(n, dtype=float), lo, hi)
     for overlap in (0, 10**9):
         sweep.SELECT_OVERLAP = overlap
         try:

@@ -34,7 +34,7 @@ def test_the_module_itself_is_never_compiled_unbound() -> None:
 
 def test_no_path_edits_and_no_generated_modules() -> None:
     before = list(sys.path)
-    from windowagg.compiled.fifo_state import FifoState
+    from windowagg.storage.fifo_state import FifoState
 
     state = FifoState("daba", "sum", 16)
     out = np.empty((4, 1))

@@ -28,12 +28,12 @@ import windowagg
 
 from ..aggregations import aggregation
 from ..arrays import _ooo_rows, _rows
-from ..compiled import kernel_for
-from ..compiled.btree_state import BTreeState
-from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import ALGORITHMS, serves
 from ..kernels.layout import COUNT, INSERT
 from ..kernels.specialize import driver
+from ..storage import kernel_for
+from ..storage.btree_state import BTreeState
+from ..storage.fifo_state import FifoState, capacity_for
 from .asof import asof_suite
 from .bulk import bulk
 from .coldstart import coldstart

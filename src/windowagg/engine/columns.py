@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..kernels.frames import frame_totals
+from ..kernels.bounds import frame_totals
 from ..kernels.passes import (
     descends,
     doubles_of,
@@ -145,7 +145,7 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
       +inf (sorted last, as Spark orders NaN);
     * int64 for larger whole numbers (nanosecond epochs, times near the int64 extremes),
       null times :data:`NULL_TIME`; every bound is then computed in integers, clamped to the
-      int64 range (:func:`windowagg.kernels.frames.shifted`)."""
+      int64 range (:func:`windowagg.kernels.bounds.shifted`)."""
 
     col = table.column(plan.time)
     if pa.types.is_date(col.type):

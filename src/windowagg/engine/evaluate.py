@@ -2,7 +2,7 @@
 and windows, on pandas, Arrow and Spark's workers), over a table sorted by key, time and
 order.
 
-Each frame's bounds are found once (:class:`~windowagg.engine.sweep.Frames`). Each entry is
+Each frame's bounds are found once (:class:`~windowagg.engine.sweep.FrameBounds`). Each entry is
 answered by the one evaluator that serves it (:data:`EVALUATORS`, one module per strategy in
 :mod:`windowagg.engine.evaluators`, each saying from the entry's evaluation, its record's, whether
 it serves it): counts, sums, means and truth values (:mod:`~.evaluators.sums`), the selected row
@@ -27,7 +27,7 @@ from .entries import Entry
 from .evaluators import moments, orders, select, sums, sweep, values
 from .evaluators.common import Inputs
 from .stages import stage
-from .sweep import Frames
+from .sweep import FrameBounds
 
 __all__ = ["EVALUATORS", "Evaluator", "add_evaluator", "evaluate", "evaluator_of"]
 
@@ -44,7 +44,7 @@ class Evaluator(Protocol):
 
     def serves(self, e: Entry) -> bool: ...
 
-    def evaluate(self, col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array: ...
+    def evaluate(self, col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array: ...
 
 
 def add_evaluator(evaluator: Evaluator) -> None:
@@ -69,7 +69,7 @@ def evaluate(
     entries: Sequence[Entry], table: pa.Table, frames: dict, times_col: ArrowColumn | None
 ) -> list[ArrowColumn]:
     """Every entry's column over the bounds of its frame (``frames``: frame ->
-    :class:`~windowagg.engine.sweep.Frames`, one answer per row, or per given pair of
+    :class:`~windowagg.engine.sweep.FrameBounds`, one answer per row, or per given pair of
     bounds: a window's rows), in the order of ``entries``."""
 
     inputs = Inputs({}, frames, entries, times_col)

@@ -143,7 +143,7 @@ def pieces(seg: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     equal rows, one per thread, so that a long key (a hot key of skewed data) runs on several
     threads. Each part: a segment array of runs of rows, and for each run its key's first
     and end row (``home``, shape ``(runs, 2)``: a run that starts within its key finds its
-    frames from there, :func:`windowagg.kernels.frames.range_bounds`)."""
+    frames from there, :func:`windowagg.kernels.bounds.range_bounds`)."""
     cuts = _long_keys(seg)
     if cuts is None:
         return [(p, np.stack([p[:-1], p[1:]], axis=1)) for p in parts(seg)]

@@ -22,19 +22,19 @@ import math
 import numpy as np
 
 from ..aggregations import AggLike, AggregationProtocol, check_values, facts, resolve
-from ..compiled import kernel_of
-from ..compiled.fifo_state import FifoState, capacity_for
 from ..fifo import fifo
 from ..frames import Frame
 from ..kernels import order_stats
-from ..kernels.frames import range_bounds, rows_bounds
+from ..kernels.bounds import range_bounds, rows_bounds
 from ..kernels.order_stats import NEAREST, distinct_frames
+from ..storage import kernel_of
+from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
 from .columns import limits
 from .memory import empty, zeros
 from .stages import stage
 
-__all__ = ["Frames", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
+__all__ = ["FrameBounds", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
 
 #: the times of a sweep over bounds found before (it reads none)
 _NO_TIMES = np.empty(0)
@@ -53,7 +53,7 @@ def offsets(f: Frame, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A frame's start and end offsets in the times' type, each as two parts whose sum it is
     (an int64 offset beyond the int64 range, as ``range:-1e19,0`` over int64 times, in two
     halves; any beyond twice that reaches past every time anyway): what
-    :func:`windowagg.kernels.frames.shifted` adds, clamped, to a time."""
+    :func:`windowagg.kernels.bounds.shifted` adds, clamped, to a time."""
 
     def parts(x: float | None) -> np.ndarray:
         if times.dtype != np.int64:
@@ -65,7 +65,7 @@ def offsets(f: Frame, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return parts(f.start), parts(f.end)
 
 
-class Frames:
+class FrameBounds:
     """One frame over the rows of a sorted table: every row's frame as rows ``[lo, hi)``,
     found once, by the first aggregation over it (:func:`rolling`) or :meth:`bounds`, and
     shared by the others.
@@ -92,7 +92,7 @@ class Frames:
             )
 
     @classmethod
-    def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Frames:
+    def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> FrameBounds:
         """Bounds found elsewhere, one pair per answer (a window's rows, for window
         aggregates): both never decrease; ``times`` are the rows' own."""
         self = cls.__new__(cls)
@@ -159,7 +159,7 @@ class Frames:
 @stage("sweep")
 def rolling(
     values: np.ndarray,
-    frames: Frames,
+    frames: FrameBounds,
     agg: AggLike,
     args: np.ndarray | None = None,
     valid: np.ndarray | None = None,
@@ -170,7 +170,7 @@ def rolling(
     ----------
     values : float64 array
         One value per row, rows sorted by key, then time; NaN is a missing value.
-    frames : Frames
+    frames : FrameBounds
         The frame over the same rows; its bounds are found here if not yet.
     agg : aggregation
         Compiled when it has a kernel, else the Python reference.
@@ -313,7 +313,7 @@ def ranks_of(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, order
 
 
-def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> np.ndarray:
+def order_statistic(ranks: np.ndarray, frames: FrameBounds, q: float, mode: int) -> np.ndarray:
     """The rank (1-based; 0 for an empty frame) of every frame's k-th smallest value, k from
     ``q`` and the frame's count as ``mode`` says (:mod:`windowagg.kernels.order_stats`), from
     every row's rank (distinct per row, 0: no value), compiled: frames that together hold few
@@ -337,7 +337,7 @@ def order_statistic(ranks: np.ndarray, frames: Frames, q: float, mode: int) -> n
     return picked
 
 
-def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
+def quantiles(values: np.ndarray, frames: FrameBounds, q: float) -> np.ndarray:
     """The nearest-rank ``q`` quantile (the ``ceil(q * n)``-th smallest of the frame's n
     values; NaN is missing) of every frame (:func:`order_statistic`)."""
 
@@ -350,7 +350,7 @@ def quantiles(values: np.ndarray, frames: Frames, q: float) -> np.ndarray:
     return out
 
 
-def distinct(values: np.ndarray, frames: Frames) -> np.ndarray:
+def distinct(values: np.ndarray, frames: FrameBounds) -> np.ndarray:
     """The number of distinct values (NaN is missing) of every frame, exactly, compiled
     (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
 

@@ -1,9 +1,9 @@
 """The object behind ``fifo(..., backend="auto" | "compiled")`` for an aggregation with a
 kernel: the interface of :class:`FifoAggregator` over compiled storage
-(:class:`windowagg.compiled.fifo_state.FifoState`), plus ``insert_many``/``evict_many``, which
+(:class:`windowagg.storage.fifo_state.FifoState`), plus ``insert_many``/``evict_many``, which
 stay in compiled code for a whole batch.
 
-A value the kernels cannot hold exactly (:class:`windowagg.compiled.NotHoldable`: a string for
+A value the kernels cannot hold exactly (:class:`windowagg.storage.NotHoldable`: a string for
 ``first``, a ``Decimal``, an int beyond 2^53, int sums that could pass 2^53) moves the window to
 the Python reference on ``backend="auto"``, replaying the raw inputs still in the window, so
 that the default backend answers what the reference answers; ``backend="compiled"`` refuses it.
@@ -18,10 +18,10 @@ import numpy as np
 
 from ..aggregations import AggregationProtocol, name_of
 from ..algorithm import record
-from ..compiled import NotHoldable, kernel_for, python_result, sums_exact, to_arrays
-from ..compiled.fifo_state import FifoState
 from ..errors import EmptyWindowError
 from ..kernels.layout import EVICT, INSERT, QUERY
+from ..storage import NotHoldable, kernel_for, python_result, sums_exact, to_arrays
+from ..storage.fifo_state import FifoState
 from .base import check_last
 from .slickdeque import _ranges, check_range
 

@@ -67,7 +67,7 @@ from ..aggregations import (
     VarSamp,
     facts,
 )
-from .jit import Compiled, inline
+from .jit import Dispatcher, inline
 
 
 def _code(cls: type[Aggregation]) -> int:
@@ -562,11 +562,11 @@ class Family(NamedTuple):
     """One family's functions, its partial's width, and whether it has an inverse. The identity
     partial has one home, the ``identity`` kernel; :attr:`identity_partial` is what it writes."""
 
-    lift: Compiled
-    combine: Compiled
-    identity: Compiled
-    lower: Compiled
-    inverse: Compiled
+    lift: Dispatcher
+    combine: Dispatcher
+    identity: Dispatcher
+    lower: Dispatcher
+    inverse: Dispatcher
     width: int
     invertible: bool
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from numba import njit
 
 
-class Compiled(Protocol):
+class Dispatcher(Protocol):
     """A compiled function (a numba dispatcher) as windowagg calls it."""
 
     @property

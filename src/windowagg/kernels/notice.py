@@ -25,7 +25,7 @@ log = logging.getLogger("windowagg")
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .jit import Compiled
+    from .jit import Dispatcher
 
 
 class Noticed:
@@ -34,7 +34,7 @@ class Noticed:
 
     __slots__ = ("dispatcher", "what")
 
-    def __init__(self, dispatcher: Compiled, what: str) -> None:
+    def __init__(self, dispatcher: Dispatcher, what: str) -> None:
         self.dispatcher = dispatcher
         self.what = what
 

@@ -43,7 +43,7 @@ from .fifo import (
     two_stacks_lite,
 )
 from .fifo.state import no_rebuild
-from .jit import Compiled
+from .jit import Dispatcher
 from .notice import Noticed
 
 _HERE = Path(__file__).resolve().parent
@@ -85,15 +85,15 @@ def cache_location() -> str:
 
 
 def rebuild(
-    module: types.ModuleType, tag: str, bindings: dict[str, Compiled]
-) -> dict[str, Compiled]:
+    module: types.ModuleType, tag: str, bindings: dict[str, Dispatcher]
+) -> dict[str, Dispatcher]:
     """Every compiled function defined in ``module``, rebuilt over the module's globals with
     ``bindings`` bound; returns them by name (they see each other as globals). Those called from
     Python (cached entry points) come wrapped in :class:`.notice.Noticed`."""
 
     scope = dict(vars(module))
     scope.update(bindings)
-    out: dict[str, Compiled] = {}
+    out: dict[str, Dispatcher] = {}
     entries: list[str] = []
     for name, obj in vars(module).items():
         options = getattr(obj, "windowagg_options", None)
@@ -109,12 +109,12 @@ def rebuild(
             entries.append(name)
     scope.update(out)  # the kernels call each other as numba functions
     what = f"{module.__name__.rsplit('.', 1)[1]} kernels for {tag}"
-    noticed: dict[str, Compiled] = {name: Noticed(out[name], what) for name in entries}
+    noticed: dict[str, Dispatcher] = {name: Noticed(out[name], what) for name in entries}
     return out | noticed
 
 
 @cache
-def family(name: str) -> dict[str, Compiled]:
+def family(name: str) -> dict[str, Dispatcher]:
     """The functions of a family under the names the kernels call."""
 
     f = families.FAMILIES[name]
@@ -128,7 +128,7 @@ def family(name: str) -> dict[str, Compiled]:
 
 
 @cache
-def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Compiled]:
+def fifo_primitives(algorithm: str, family_name: str) -> dict[str, Dispatcher]:
     """The FIFO variant's primitives over one family, under the names the driver calls; one
     without ``query_last`` or ``rebuild`` (never called for it) binds Recalc's and none."""
     prims = rebuild(FIFO[algorithm], family_name, family(family_name))
@@ -157,6 +157,6 @@ def btree(family_name: str) -> types.SimpleNamespace:
 
 
 @cache
-def merge(family_name: str) -> Compiled:
+def merge(family_name: str) -> Dispatcher:
     """The kernel that merges a window's slices' states (:mod:`.merge`) for one family."""
     return rebuild(merge_kernels, family_name, family(family_name))["merge_ranges"]

@@ -7,7 +7,7 @@ batch.
 
 Times live in the kernel as float64: real numbers that float64 holds exactly (finite floats,
 ints up to 2^53 in magnitude, fractions like 1/2) and datetimes (as microseconds since 1970,
-years 1685-2255). A time or a value the kernels cannot hold (:class:`windowagg.compiled.
+years 1685-2255). A time or a value the kernels cannot hold (:class:`windowagg.storage.
 NotHoldable`) moves the window to the Python reference on ``backend="auto"`` (its entries'
 partials read out of the kernel arrays), so that the default backend answers what the
 reference answers; ``backend="compiled"`` raises it, naming ``backend="python"``, which takes
@@ -26,7 +26,13 @@ import numpy as np
 
 from ..aggregations import AggregationProtocol, name_of
 from ..algorithm import record
-from ..compiled import (
+from ..kernels.layout import CLASSIC, LEAF, LF, RF, ROOT
+from ..kernels.layout import OP_ALL as ALL
+from ..kernels.layout import OP_BULK_EVICT as BULK_EVICT
+from ..kernels.layout import OP_EVICT as EVICT
+from ..kernels.layout import OP_INSERT as INSERT
+from ..kernels.layout import OP_RANGE as RANGE
+from ..storage import (
     EXACT,
     NotHoldable,
     NotHoldableType,
@@ -36,13 +42,7 @@ from ..compiled import (
     sums_exact,
     to_arrays,
 )
-from ..compiled.btree_state import BTreeState
-from ..kernels.layout import CLASSIC, LEAF, LF, RF, ROOT
-from ..kernels.layout import OP_ALL as ALL
-from ..kernels.layout import OP_BULK_EVICT as BULK_EVICT
-from ..kernels.layout import OP_EVICT as EVICT
-from ..kernels.layout import OP_INSERT as INSERT
-from ..kernels.layout import OP_RANGE as RANGE
+from ..storage.btree_state import BTreeState
 from .base import OooAggregator
 
 _US = timedelta(microseconds=1)

@@ -17,7 +17,7 @@ from ..columns import ArrowColumn, Column, running, take, totals
 from ..entries import Entry
 from ..memory import empty, zeros
 from ..stages import stage
-from ..sweep import Frames
+from ..sweep import FrameBounds
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Inputs:
     picks: dict[tuple, np.ndarray] = field(default_factory=dict)
 
 
-def counted(col: Column, fr: Frames) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def counted(col: Column, fr: FrameBounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The frame's bounds and its count of non-null values (after a sweep, which finds range
     bounds on the way, so that they are not looked for twice)."""
     lo, hi = fr.bounds()

@@ -11,12 +11,12 @@ import numpy as np
 import pyarrow as pa
 
 from ...aggregations import Evaluation, facts
-from ...compiled import kernel_for
 from ...kernels.specialize import merge
+from ...storage import kernel_for
 from ..columns import Column
 from ..entries import Entry
 from ..memory import empty, zeros
-from ..sweep import Frames, rolling
+from ..sweep import FrameBounds, rolling
 from .common import (
     Inputs,
     counted,
@@ -34,7 +34,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.states:  # partials: each slice's state
         return _states([inputs.columns[c] for c in e.states], fr, e)
@@ -43,7 +43,7 @@ def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
     return _moment(col, fr, e)
 
 
-def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
+def _moment(col: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     """Moments (stddev, variances, skewness, kurtosis) and the product, compiled over the
     non-NaN values; a frame holding a NaN gives NaN, as Spark's arithmetic does, and so does a
     moment's frame holding an infinity (Spark's running mean turns infinite, and its deviations
@@ -64,7 +64,7 @@ def _moment(col: Column, fr: Frames, e: Entry) -> pa.Array:
     return with_nulls(out, null, e.type)
 
 
-def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
+def _states(parts: list[Column], fr: FrameBounds, e: Entry) -> pa.Array:
     """A statistic of rows that are partials: each slice's state (its count first, then the
     family's other fields: :data:`windowagg.aggregations.STATES`), merged in time order, compiled.
     A frame holding a NaN or an infinity gives NaN; a zero divisor gives null."""
@@ -85,7 +85,7 @@ def _states(parts: list[Column], fr: Frames, e: Entry) -> pa.Array:
     return with_nulls(out, null, e.type)
 
 
-def _comoments(x: Column, y: Column, fr: Frames, e: Entry) -> pa.Array:
+def _comoments(x: Column, y: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     """covar_samp, covar_pop and corr over the rows where both ``x`` and ``y`` are not null
     (compiled over those without NaN; a frame holding a NaN gives NaN)."""
     both = x.valid & y.valid

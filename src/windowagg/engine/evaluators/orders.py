@@ -14,7 +14,7 @@ from ...kernels.order_stats import ABOVE, BELOW, NEAREST, mode_frames
 from ..columns import Column
 from ..entries import Entry
 from ..memory import empty, zeros
-from ..sweep import Frames, order_statistic, quantiles
+from ..sweep import FrameBounds, order_statistic, quantiles
 from .common import (
     Inputs,
     counted,
@@ -35,7 +35,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation is Evaluation.MODE:
         return _mode(col, fr)
@@ -59,7 +59,7 @@ def _ranks(col: Column) -> tuple[np.ndarray, np.ndarray]:
     return col._cache["ranks"]
 
 
-def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
+def _percentile(col: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     """percentile and median (Spark's interpolation between the values at the floor and the
     ceiling of rank ``(n - 1) * p``, :func:`windowagg.aggregations.interpolate`),
     percentile_disc (the nearest rank, as a double) and percentile_approx (the nearest rank, in
@@ -90,7 +90,7 @@ def _percentile(col: Column, fr: Frames, e: Entry) -> pa.Array:
     return with_nulls(out, count == 0, e.type)
 
 
-def _mode(col: Column, fr: Frames) -> pa.Array:
+def _mode(col: Column, fr: FrameBounds) -> pa.Array:
     """The most frequent value of every frame, ties to the smallest (Spark's ``mode(x,
     true)``), compiled (:func:`windowagg.kernels.order_stats.mode_frames`): O(log u) per row."""
 

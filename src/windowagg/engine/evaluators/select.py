@@ -11,15 +11,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...aggregations import Evaluation
-from ...compiled import EXACT
 from ...frames import Frame
 from ...kernels import select_frames as selection
+from ...storage import EXACT
 from .. import parallel
 from ..columns import Column
 from ..entries import Entry
 from ..memory import empty
 from ..stages import stage
-from ..sweep import Frames
+from ..sweep import FrameBounds
 from .common import (
     Inputs,
     counted,
@@ -36,7 +36,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation in (Evaluation.FIRST, Evaluation.LAST):
         lo, hi = fr.bounds()
@@ -91,7 +91,9 @@ def _by_keys(col: Column) -> np.ndarray:
 
 
 @stage("selection")
-def select_rows(col: Column, largest: bool, by_y: bool, frames: list[Frames]) -> list[np.ndarray]:
+def select_rows(
+    col: Column, largest: bool, by_y: bool, frames: list[FrameBounds]
+) -> list[np.ndarray]:
     """For frames that end together, every row's selected row (the largest value for max,
     the smallest for min, the largest or smallest ``y`` for max_by and min_by, ties to the
     youngest; -1 if the frame has no value): one shared deque for all of them
@@ -134,7 +136,7 @@ def select_rows(col: Column, largest: bool, by_y: bool, frames: list[Frames]) ->
     return list(out)
 
 
-def _select(col: Column, fr: Frames, entry: Entry, pick: np.ndarray) -> pa.Array:
+def _select(col: Column, fr: FrameBounds, entry: Entry, pick: np.ndarray) -> pa.Array:
     """min/max from the selected rows: the input value itself, in its own type."""
 
     out = take_rows(col.array, pick)

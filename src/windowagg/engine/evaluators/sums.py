@@ -16,7 +16,7 @@ from ...errors import ArithmeticOverflowError
 from ..columns import Column, totals
 from ..entries import Entry
 from ..memory import empty
-from ..sweep import Frames, rolling
+from ..sweep import FrameBounds, rolling
 from .common import (
     Inputs,
     counted,
@@ -43,7 +43,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation is Evaluation.COUNT:
         return pa.array(counted(col, fr)[2], pa.int64())
@@ -52,7 +52,7 @@ def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
     return _truths(col, fr, e)
 
 
-def _sum(col: Column, fr: Frames, entry: Entry, counts: Column | None = None) -> pa.Array:
+def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = None) -> pa.Array:
     """sum, or mean (``counts``: rows that are partial sums, and their value counts)."""
 
     if counts is not None:
@@ -141,7 +141,7 @@ def _mean_half_up(total: np.ndarray, count: np.ndarray, extra: int) -> np.ndarra
     return out
 
 
-def _truths(col: Column, fr: Frames, e: Entry) -> pa.Array:
+def _truths(col: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     """count_if, bool_and and bool_or from prefix counts of the true and the non-null values."""
 
     lo, hi, count = counted(col, fr)

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 from ...aggregations import Evaluation, facts
 from ..columns import Column
 from ..entries import Entry
-from ..sweep import Frames, rolling
+from ..sweep import FrameBounds, rolling
 from .common import (
     Inputs,
     with_nulls,
@@ -27,7 +27,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     f = facts(e.agg)
     rows = np.arange(len(col.valid), dtype=float)

@@ -11,7 +11,7 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ..columns import Column
 from ..entries import Entry
-from ..sweep import Frames, distinct
+from ..sweep import FrameBounds, distinct
 from .common import (
     Inputs,
     dense,
@@ -26,7 +26,7 @@ def serves(e: Entry) -> bool:
     return e.evaluation in SERVES
 
 
-def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
+def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation is Evaluation.LIST:
         return _collected(col, fr, e, keep=col.valid)
@@ -37,7 +37,9 @@ def evaluate(col: Column, fr: Frames, e: Entry, inputs: Inputs) -> pa.Array:
     return pa.array(distinct(col.floats(), fr), e.type)
 
 
-def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = None) -> pa.Array:
+def _collected(
+    col: Column, fr: FrameBounds, entry: Entry, keep: np.ndarray | None = None
+) -> pa.Array:
     """Every frame's values in order (``keep``: the rows that count; by default the non-missing
     ones, nulls and NaN left out, as the library's aggregations leave them): one take from the
     column, no Python object per value."""
@@ -61,7 +63,7 @@ def _collected(col: Column, fr: Frames, entry: Entry, keep: np.ndarray | None = 
     ).cast(entry.type)
 
 
-def _set(col: Column, fr: Frames, e: Entry) -> pa.Array:
+def _set(col: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     """Every frame's distinct values, ascending (Spark's ``collect_set``). A row's value is new
     to exactly the frames that hold the row but not the value's previous row, a run of frames
     (both bounds never decrease): one (frame, value) pair per answer, in numpy."""

@@ -5,7 +5,7 @@ The events are put in key and time order once (:func:`~windowagg.engine.columns.
 each query finds its key's run of events (its segment) through one dictionary of the two
 tables' keys, and the queries are put in (segment, time) order. Both bounds of every frame
 then only move forward: two pointers per segment find them
-(:func:`windowagg.kernels.frames.at_bounds`), in O(events + queries) per frame, exactly (no
+(:func:`windowagg.kernels.bounds.at_bounds`), in O(events + queries) per frame, exactly (no
 rounding of the frame's tail), and the frames are given to the same evaluation as rolling
 frames and windows (:func:`~windowagg.engine.evaluate.evaluate`: a FIFO sweep, compiled for
 every aggregation with a kernel, order statistics, counts per value), each event entering and
@@ -24,14 +24,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...frames import Frame
-from ...kernels.frames import at_bounds
+from ...kernels.bounds import at_bounds
 from .. import parallel
 from ..columns import arrange, as_floats, as_ints, limits, moved, take, times_of
 from ..evaluate import evaluate
 from ..keys import Keyed, key_codes, keyed_sort
 from ..memory import empty, zeros
 from ..stages import stage
-from ..sweep import Frames, offsets
+from ..sweep import FrameBounds, offsets
 from .plan import RollingPlan
 
 __all__ = ["check_queries", "compute_at"]
@@ -186,7 +186,9 @@ def compute_at(
     groups = len(seg) - 1
     qorder, qtimes, _ = keyed_sort(Keyed(qseg + 1, groups + 1, np.empty(0, np.int64)), qtimes)
     qseg = qseg[qorder]
-    frames = {f: Frames.given(times, *_at_bounds(f, times, seg, qseg, qtimes)) for f in plan.frames}
+    frames = {
+        f: FrameBounds.given(times, *_at_bounds(f, times, seg, qseg, qtimes)) for f in plan.frames
+    }
     times_col = events.column(plan.time) if timed else None
     columns = evaluate(plan.entries, events, frames, times_col)
     return [moved(c, qorder) for c in columns]
@@ -196,7 +198,7 @@ def compute_at(
 def _at_bounds(
     f: Frame, times: np.ndarray, seg: np.ndarray, qseg: np.ndarray, qtimes: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Every query's frame ``f`` as events ``[lo, hi)`` (:func:`~windowagg.kernels.frames.
+    """Every query's frame ``f`` as events ``[lo, hi)`` (:func:`~windowagg.kernels.bounds.
     at_bounds`), the sorted queries in chunks on the cores (a chunk that starts within a
     segment walks its pointers from the segment's start: the same bounds)."""
     lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)

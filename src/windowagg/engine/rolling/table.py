@@ -1,7 +1,7 @@
 """Rolling frames over an Arrow table (one engine for pandas, Arrow and Spark's workers): every
 entry of a :class:`~windowagg.engine.rolling.plan.RollingPlan` over a table sorted by key, time
 and order (:func:`~windowagg.engine.columns.arrange`), each frame's bounds found once
-(:class:`~windowagg.engine.sweep.Frames`) and every entry evaluated over them
+(:class:`~windowagg.engine.sweep.FrameBounds`) and every entry evaluated over them
 (:func:`~windowagg.engine.evaluate.evaluate`); :func:`rolling_columns` arranges a
 user's table for it and moves the answers back to the table's order; :mod:`.stream` runs it
 over a stream of batches.
@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from ..columns import ArrowColumn, arrange, moved, segments, take, times_of
 from ..evaluate import evaluate
-from ..sweep import Frames
+from ..sweep import FrameBounds
 from .plan import RollingPlan
 
 __all__ = ["compute", "read_columns", "rolling_columns"]
@@ -29,13 +29,13 @@ def compute(
 ) -> list[pa.Array]:
     """Every entry's column over ``table`` (a ``pyarrow.Table`` in the order of
     :func:`~windowagg.engine.columns.arrange`), in the plan's order. ``frames`` (optional,
-    filled here): each frame's :class:`~windowagg.engine.sweep.Frames`, for a caller that
+    filled here): each frame's :class:`~windowagg.engine.sweep.FrameBounds`, for a caller that
     needs the bounds too."""
     times = times_of(plan, table) if times is None else times
     seg = segments(plan, table) if seg is None else seg
     frames = {} if frames is None else frames
     for f in plan.frames:
-        frames[f] = Frames(times, seg, f)
+        frames[f] = FrameBounds(times, seg, f)
     times_col = table.column(plan.time) if plan.time in table.column_names else None
     return evaluate(plan.entries, table, frames, times_col)
 

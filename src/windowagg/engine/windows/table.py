@@ -5,7 +5,7 @@ with every entry's value.
 Rows sorted by key, then time, form one segment per key. Each window is a range of a key's
 rows ``[lo, hi)``, found once per window spec whatever the number of entries
 (:func:`window_bounds`): time windows ``[start, end)`` with two pointers
-(:func:`windowagg.kernels.frames.sliding_windows`), sessions (Scotty, Section 4: a new session
+(:func:`windowagg.kernels.bounds.sliding_windows`), sessions (Scotty, Section 4: a new session
 where the gap to the previous row exceeds the session gap) by one difference, count windows by
 arithmetic. Within a key both bounds only move forward with the window's start, so the windows
 of a spec are frames given by their bounds, and the rolling engine's rules answer them
@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ...aggregations import facts
-from ...kernels.frames import (
+from ...kernels.bounds import (
     session_windows,
     sliding_windows,
     sliding_windows_int,
@@ -39,7 +39,7 @@ from ..evaluate import evaluate
 from ..keys import span_of
 from ..memory import empty
 from ..stages import stage
-from ..sweep import Frames
+from ..sweep import FrameBounds
 from .plan import WindowPlan, beyond_doubles
 from .slices import slice_partials
 
@@ -307,7 +307,7 @@ def window_table(
             continue
         # a window's entries have no frame of their own: the windows' bounds are theirs
         results = evaluate(
-            run.entries, table, {None: Frames.given(times, b.lo, b.hi)}, table.column(run.time)
+            run.entries, table, {None: FrameBounds.given(times, b.lo, b.hi)}, table.column(run.time)
         )
         at = b.lo
         b = b._replace(lo=_NONE, hi=_NONE)  # each window's rows: read for the last time

@@ -7,7 +7,7 @@ all; one module per algorithm, named after its reference (SlickDeque's two varia
 (:mod:`windowagg.kernels.families`) by
 :func:`windowagg.kernels.specialize.fifo_primitives`.
 
-State (allocated by :mod:`windowagg.compiled.fifo_state` as each module's ``STORAGE`` says):
+State (allocated by :mod:`windowagg.storage.fifo_state` as each module's ``STORAGE`` says):
 ``buf`` and ``aux`` float64 ``[W, .]`` arrays of partials, ``iaux`` int64 ``[2, .]``, ``ptr``
 int64 scalars (``ptr[0]`` = F, the absolute position of the oldest element, ``ptr[1]`` = E,
 one past the youngest; the algorithm's own named slots from 2) and ``tmp`` float64 ``[W, 8]``

@@ -1,5 +1,5 @@
 """What every compiled FIFO algorithm shares: the record of how its state arrays are sized and
-grow (:class:`Storage`, read by :class:`windowagg.compiled.fifo_state.FifoState`), and the
+grow (:class:`Storage`, read by :class:`windowagg.storage.fifo_state.FifoState`), and the
 copy of one partial."""
 
 from typing import NamedTuple
