@@ -14,4 +14,5 @@ def named(monkeypatch):
     from tests import toys
 
     monkeypatch.setitem(AGGREGATIONS, "drift", toys.Drift)
+    monkeypatch.setitem(AGGREGATIONS, "average", toys.Average)
     monkeypatch.setitem(AGGREGATIONS, "spread", toys.Spread)

@@ -60,11 +60,22 @@ def frame_brute(events: list[dict], k: int, t: dt.datetime, kind: str) -> float 
     return toys.brute(in_time(events, k, lo, hi), kind)
 
 
-AGGS = {name: (name, "v") for name in ("drift", "spread")}
-FRAMES = {name: (name, "v", f"range:{FRAME_S}s") for name in ("drift", "spread")}
+#: the toys: Python only, a member of a compiled family, a SQL name with a strategy of its own
+TOYS = ("drift", "average", "spread")
+AGGS = {name: (name, "v") for name in TOYS}
+FRAMES = {name: (name, "v", f"range:{FRAME_S}s") for name in TOYS}
 
 
-def test_toys_on_local_windows_rolling_frames_and_at(named) -> None:
+def test_toys_on_local_windows_rolling_frames_and_at(named, monkeypatch) -> None:
+    from windowagg.engine import sweep
+
+    real = sweep._reference
+
+    def reference(values, args, lo, hi, agg):  # the Python reference: never for the member
+        assert not isinstance(agg, toys.Average), "the compiled family's member ran in Python"
+        return real(values, args, lo, hi, agg)
+
+    monkeypatch.setattr(sweep, "_reference", reference)
     events = rows()
     table = pa.Table.from_pylist(events)
     before = toys.SPREAD.calls
@@ -74,7 +85,7 @@ def test_toys_on_local_windows_rolling_frames_and_at(named) -> None:
     a = windowagg.rolling_aggregate(table, time="ts", key="k", aggs=FRAMES, at=qs)
     assert toys.SPREAD.calls - before == 3  # the toy strategy's own evaluator, on each path
     for out in (w, r, a):
-        assert out.schema.field("drift").type == out.schema.field("spread").type == pa.float64()
+        assert {out.schema.field(t).type for t in TOYS} == {pa.float64()}
     for kind in AGGS:
         got = {(x["k"], x["window_start"]): x[kind] for x in w.to_pylist()}
         assert got == pytest.approx(windows_brute(events, kind))

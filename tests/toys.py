@@ -4,6 +4,10 @@ unpickle them:
 
 * :class:`Drift` (Python only): the last value minus the first, in time order (associative,
   not commutative); no kernel, no SQL name: every path sweeps its own ``lift``/``combine``.
+* :class:`Average` (a member of a compiled family): the mean, as a member of the ``add``
+  family with the code of ``mean`` (whose lift and lower the family already holds: a new
+  member adds its code and those two branches in ``kernels/families.py``, which a test cannot
+  do), so that every path runs it compiled by its record alone.
 * :class:`Spread` (a name under SQL's rules with a strategy of its own): the largest value
   minus the smallest, answered by :data:`SPREAD`, an evaluator of its own that serves the
   evaluation its record names (:class:`ToyEvaluation`), joined to the engine's evaluators
@@ -18,7 +22,7 @@ from enum import Enum
 import numpy as np
 import pyarrow as pa
 
-from windowagg.aggregations import Aggregation, Facts
+from windowagg.aggregations import ADD, Aggregation, Facts, Kernel, Mean, facts
 from windowagg.engine.evaluate import add_evaluator
 
 
@@ -41,6 +45,28 @@ class Drift(Aggregation):
 
     def lower(self, p):
         return None if p is None else p[1] - p[0]
+
+
+class Average(Aggregation):
+    """The mean of the values, a member of the compiled ``add`` family."""
+
+    name = "average"
+    facts = Facts(Kernel(ADD, facts(Mean).kernel.code))  # type: ignore[union-attr]
+    identity = (0.0, 0)
+    invertible = True
+    commutative = True
+
+    def lift(self, x):
+        return (float(x), 1)
+
+    def combine(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def inverse(self, a, b):
+        return (a[0] - b[0], a[1] - b[1])
+
+    def lower(self, p):
+        return p[0] / p[1] if p[1] else None
 
 
 class ToyEvaluation(Enum):
@@ -105,4 +131,6 @@ def brute(values: list, kind: str) -> float | None:
     xs = [v for v in values if v is not None and v == v]
     if not xs:
         return None
+    if kind == "average":
+        return sum(xs) / len(xs)
     return xs[-1] - xs[0] if kind == "drift" else float(np.max(xs) - np.min(xs))
