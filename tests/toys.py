@@ -47,26 +47,12 @@ class Drift(Aggregation):
         return None if p is None else p[1] - p[0]
 
 
-class Average(Aggregation):
-    """The mean of the values, a member of the compiled ``add`` family."""
+class Average(Mean):
+    """The mean of the values (``mean``'s monoid), a member of the compiled ``add`` family under
+    a name and a record of its own."""
 
     name = "average"
     facts = Facts(Kernel(ADD, facts(Mean).kernel.code))  # type: ignore[union-attr]
-    identity = (0.0, 0)
-    invertible = True
-    commutative = True
-
-    def lift(self, x):
-        return (float(x), 1)
-
-    def combine(self, a, b):
-        return (a[0] + b[0], a[1] + b[1])
-
-    def inverse(self, a, b):
-        return (a[0] - b[0], a[1] - b[1])
-
-    def lower(self, p):
-        return p[0] / p[1] if p[1] else None
 
 
 class ToyEvaluation(Enum):
