@@ -94,9 +94,6 @@ class SpreadEvaluator:
     def __init__(self) -> None:
         self.calls = 0
 
-    def serves(self, e) -> bool:
-        return e.evaluation in self.SERVES
-
     def evaluate(self, col, fr, e, inputs) -> pa.Array:
         self.calls += 1
         lo, hi = fr.bounds()

@@ -37,12 +37,11 @@ EVALUATORS: list[Evaluator] = [sums, select, moments, orders, values, sweep]
 
 class Evaluator(Protocol):
     """What an evaluator is (a module of :mod:`windowagg.engine.evaluators`, or an object of a
-    plug-in's own): the evaluations it serves, whether it serves an entry, and the entry's
-    column over its frames' bounds."""
+    plug-in's own): the evaluations it serves (``SERVES``: it answers an entry whose
+    evaluation, its record's, is one of them) and the entry's column over its frames'
+    bounds."""
 
     SERVES: frozenset
-
-    def serves(self, e: Entry) -> bool: ...
 
     def evaluate(self, col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array: ...
 
@@ -58,7 +57,7 @@ def add_evaluator(evaluator: Evaluator) -> None:
 
 def evaluator_of(e: Entry) -> Evaluator:
     """The one evaluator that serves entry ``e``."""
-    found = [m for m in EVALUATORS if m.serves(e)]
+    found = [m for m in EVALUATORS if e.evaluation in m.SERVES]
     if len(found) != 1:
         raise AssertionError(f"{len(found)} evaluators serve {e.evaluation} ({e.name!r})")
     return found[0]

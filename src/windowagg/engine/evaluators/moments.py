@@ -29,11 +29,6 @@ from .common import (
 SERVES = frozenset({Evaluation.MOMENTS, Evaluation.COMOMENTS})
 
 
-def serves(e: Entry) -> bool:
-    """Whether this evaluator answers entry ``e`` (its evaluation, from its record)."""
-    return e.evaluation in SERVES
-
-
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.states:  # partials: each slice's state

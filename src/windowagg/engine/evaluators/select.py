@@ -31,11 +31,6 @@ from .common import (
 SERVES = frozenset({Evaluation.LARGEST, Evaluation.SMALLEST, Evaluation.FIRST, Evaluation.LAST})
 
 
-def serves(e: Entry) -> bool:
-    """Whether this evaluator answers entry ``e`` (its evaluation, from its record)."""
-    return e.evaluation in SERVES
-
-
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation in (Evaluation.FIRST, Evaluation.LAST):

@@ -38,11 +38,6 @@ SERVES = frozenset(
 )
 
 
-def serves(e: Entry) -> bool:
-    """Whether this evaluator answers entry ``e`` (its evaluation, from its record)."""
-    return e.evaluation in SERVES
-
-
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation is Evaluation.COUNT:

@@ -22,11 +22,6 @@ from .common import (
 SERVES = frozenset({Evaluation.SWEEP})
 
 
-def serves(e: Entry) -> bool:
-    """Whether this evaluator answers entry ``e`` (its evaluation, from its record)."""
-    return e.evaluation in SERVES
-
-
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     f = facts(e.agg)
