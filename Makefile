@@ -22,7 +22,7 @@ java:
 	@bash .ci/ensure-java
 
 test: install
-	$(PY) -m pytest -n 2 --dist loadgroup -q
+	$(PY) -m pytest -n 2 -q
 
 demo: install
 	$(VENV)/bin/windowagg demo

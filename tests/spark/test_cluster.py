@@ -15,8 +15,6 @@ import pytest
 from . import cluster_job, standalone
 
 ROOT = Path(__file__).resolve().parents[2]
-#: one worker runs the module: the cluster starts once
-pytestmark = pytest.mark.xdist_group("cluster")
 
 
 @pytest.fixture(scope="module")
