@@ -13,6 +13,7 @@ from .engine.parallel import get_threads, set_threads
 from .errors import EmptyWindowError
 from .fifo import ALGORITHMS as FIFO_ALGORITHMS
 from .fifo import fifo
+from .online import OnlineFeatures
 from .ooo import ALGORITHMS as OOO_ALGORITHMS
 from .ooo import TimeWindow, ooo
 from .slicing import (
@@ -38,6 +39,7 @@ __all__ = [
     "ContextFreeWindow",
     "EmptyWindowError",
     "FixedBand",
+    "OnlineFeatures",
     "Punctuation",
     "Session",
     "Sliding",

@@ -132,7 +132,7 @@ def _segments(
     return out
 
 
-def _in_events_unit(
+def in_events_unit(
     plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str
 ) -> pa.Table:
     """The queries with their time in the unit of the events' time (a timestamp's own, a
@@ -177,7 +177,7 @@ def compute_at(
     if order is not None:  # gathered on the cores
         events = pa.table({c: take(events.column(c), order) for c in events.column_names})
     qseg = _segments(plan, seg, keys, queries, at_keys)
-    qtimes = times_of(replace(plan, time=at_time), _in_events_unit(plan, timing, queries, at_time))
+    qtimes = times_of(replace(plan, time=at_time), in_events_unit(plan, timing, queries, at_time))
     if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side
         kinds = timing.schema.field(plan.time).type, queries.schema.field(at_time).type
         both = as_floats if any(pa.types.is_floating(k) for k in kinds) else as_ints

@@ -1,0 +1,194 @@
+"""The events an online feature state holds (:class:`windowagg.online.OnlineFeatures`): what
+arrived in time, in arrival order, and what the state's frames can still reach.
+
+Each ``update`` is checked against the mark its earlier updates set (the newest event time
+less the allowed lateness, as a Spark watermark moves between micro-batches): an event older
+than the mark is dropped and counted, never mixed in. Events older than the newest time less
+the widest range frame and the lateness can no longer reach a query the state answers; they
+are let go in bulk, except each key's last events before that time that a ``rows`` frame
+reaches. A query whose frame would reach what was let go is refused
+(:class:`HistoryEvictedError`), never answered from part of its frame.
+
+Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
+(:func:`~windowagg.engine.rolling.at.compute_at`) over the held events in arrival order, so
+ties fall in arrival order as they do in the batch call over the events in that order.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .at import compute_at, in_events_unit
+from .plan import RollingPlan
+
+__all__ = ["Held", "HistoryEvictedError", "times_as_numbers"]
+
+
+class HistoryEvictedError(ValueError):
+    """A query whose frame reaches events the online state has already let go."""
+
+
+def times_as_numbers(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A time column as numbers in the unit frames are measured in (a timestamp's own unit,
+    microseconds for a date), exactly: int64 for timestamps, dates and whole numbers, float64
+    for floats; and which rows have a time."""
+    if pa.types.is_date(col.type):
+        col = pc.cast(col, pa.timestamp("us"))
+    if pa.types.is_timestamp(col.type):
+        col = pc.cast(col, pa.int64())
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)):
+        col = pc.cast(col, pa.float64())
+    valid = np.asarray(pc.is_valid(col).to_numpy(zero_copy_only=False), bool)
+    filled = pc.fill_null(col, 0) if col.null_count else col
+    wide = np.int64 if pa.types.is_integer(col.type) else np.float64
+    return np.asarray(filled.to_numpy(zero_copy_only=False), wide), valid
+
+
+class Held:
+    """The events held for ``plan``'s frames, with ``lateness`` in the frames' unit."""
+
+    def __init__(self, plan: RollingPlan, schema: pa.Schema, lateness: float) -> None:
+        whole = not pa.types.is_floating(schema.field(plan.time).type)
+        self.plan, self.schema = plan, schema
+        # on whole times, t < newest - lateness is t < newest - floor(lateness)
+        self.lateness: float = math.floor(lateness) if whole else float(lateness)
+        self.parts: list[pa.Table] = []  # in arrival order
+        self.newest: float | None = None  # the newest event time in time (None: none yet)
+        self.cut: float | None = None  # events before this time were let go (None: none)
+        self.dropped = 0
+        ranges = [f for f in plan.frames if f.kind == "range"]
+        rows = [f for f in plan.frames if f.kind == "rows"]
+        #: how far back a range frame reaches from its query's time (None: all history)
+        self.reach: float | None = (
+            None
+            if any(f.start is None for f in plan.frames)
+            else max((-f.start for f in ranges if f.start is not None), default=0)
+        )
+        self.reach = None if self.reach is None else max(self.reach, 0)
+        #: how many events before its query's time a rows frame reaches, at most
+        self.tail = max((1 - int(f.start) for f in rows if f.start is not None), default=0)
+
+    @property
+    def count(self) -> int:
+        return sum(p.num_rows for p in self.parts)
+
+    @property
+    def mark(self) -> float | None:
+        """Events older than this are late (the newest time so far less the lateness)."""
+        return None if self.newest is None else self.newest - self.lateness
+
+    @property
+    def answers_from(self) -> float | None:
+        """The earliest query time whose frames reach nothing let go (None: any)."""
+        if self.cut is None or self.reach is None:
+            return None
+        return self.cut + self.reach
+
+    def add(self, events: pa.Table) -> np.ndarray:
+        """Hold ``events`` (in the state's schema) but those older than the mark, which are
+        counted in ``dropped``; events with no time or a null key lie in no frame and are
+        not held (an event in time with a null key still moves the mark). Returns which were
+        held."""
+        t, timed = times_as_numbers(events.column(self.plan.time))
+        if t.dtype == np.float64 and np.isnan(t[timed]).any():
+            raise ValueError(f"an event's time {self.plan.time!r} is NaN: it has no place in time")
+        mark = self.mark
+        if mark is not None:
+            late = timed & (t < mark)
+            self.dropped += int(late.sum())
+            timed &= ~late
+        if timed.any():  # any event in time moves the mark, as a watermark does
+            top = t[timed].max().item()
+            self.newest = top if self.newest is None else max(self.newest, top)
+        keep = timed
+        for k in self.plan.keys:
+            keep &= np.asarray(events.column(k).is_valid().to_numpy(zero_copy_only=False), bool)
+        if keep.any():
+            self.parts.append(events.filter(pa.array(keep)) if not keep.all() else events)
+        self._evict()
+        return keep
+
+    def _evict(self) -> None:
+        """Let go of the events no answerable query reaches, where they are many (at least as
+        many as the events that stay), in one pass."""
+        if self.reach is None or self.newest is None or not self.parts:
+            return
+        cut = self.newest - self.reach - self.lateness
+        if self.cut is not None and cut <= self.cut:
+            return
+        table = pa.concat_tables(self.parts)
+        t, _ = times_as_numbers(table.column(self.plan.time))
+        old = t < cut
+        gone = int(old.sum())
+        if gone == 0 or 2 * gone < len(t):
+            return
+        if self.tail:  # each key's last `tail` events before the cut stay for rows frames
+            old &= ~_last_per_key(table, self.plan.keys, old, t, self.tail)
+        self.parts = [table.filter(pa.array(~old))]
+        self.cut = cut
+
+    def table(self) -> pa.Table:
+        """Every held event, in arrival order (an empty table in the schema where none)."""
+        if not self.parts:
+            return self.schema.empty_table()
+        return pa.concat_tables(self.parts)
+
+    def answer(self, queries: pa.Table, at_time: str, at_keys: tuple) -> list[pa.Array]:
+        """Every entry's column at ``queries``' rows, over the held events; refused where a
+        query's frame reaches events let go."""
+        start = self.answers_from
+        if start is not None:
+            timing = self.schema.empty_table()
+            q, timed = times_as_numbers(
+                in_events_unit(self.plan, timing, queries, at_time).column(at_time)
+            )
+            early = timed & (q < start)  # NaN compares false: no frame reaches back
+            if early.any():
+                type_ = self.schema.field(self.plan.time).type
+                raise HistoryEvictedError(
+                    f"a query at {_shown(q[early].min().item(), type_)} reaches events the "
+                    f"online state has let go: it answers queries at {_shown(start, type_)} "
+                    "or later (the newest event time less the allowed lateness, when it last "
+                    "let events go); allow more lateness to answer queries further back"
+                )
+        return compute_at(self.plan, self.table(), queries, at_time, at_keys)
+
+
+def _last_per_key(
+    table: pa.Table, keys: tuple, old: np.ndarray, t: np.ndarray, n: int
+) -> np.ndarray:
+    """Rows among ``old`` that are among their key's last ``n`` of ``old`` (by time, then
+    arrival)."""
+    rows = np.flatnonzero(old)
+    if not keys:
+        order = rows[np.lexsort((rows, t[rows]))]
+        keep = np.zeros(len(t), bool)
+        keep[order[-n:]] = True
+        return keep
+    codes = np.zeros(len(rows), np.int64)
+    for k in keys:  # the keys' codes, column by column (nulls are not held)
+        col = table.column(k).take(pa.array(rows)).combine_chunks()
+        enc = pc.dictionary_encode(col)
+        c = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
+        codes = codes * (len(enc.dictionary) + 1) + c
+    order = np.lexsort((rows, t[rows], codes))
+    sorted_codes = codes[order]
+    last = np.r_[sorted_codes[1:] != sorted_codes[:-1], True]  # a key's last position
+    group = np.cumsum(np.r_[False, last[:-1]])  # each position's key, numbered in order
+    from_end = np.flatnonzero(last)[group] - np.arange(len(order))
+    keep = np.zeros(len(t), bool)
+    keep[rows[order[from_end < n]]] = True
+    return keep
+
+
+def _shown(value: float, type_: pa.DataType) -> str:
+    """A time in the frames' unit as a column of ``type_`` shows it."""
+    if pa.types.is_timestamp(type_):
+        return str(pa.scalar(int(value), pa.int64()).cast(pa.timestamp(type_.unit, type_.tz)))
+    if pa.types.is_date(type_):
+        return str(pa.scalar(int(value), pa.int64()).cast(pa.timestamp("us")))
+    return f"{value:g}"

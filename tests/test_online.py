@@ -1,0 +1,316 @@
+"""Online features (windowagg.online): an event log and a query log replayed in arrival order
+through the online state equal the batch ``rolling_aggregate(at=)`` over the events that had
+arrived by each query, value and type, on pandas, Polars and Arrow; late events dropped and
+counted; history let go in bulk and a query that reaches it refused; save/load."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import windowagg
+from windowagg.online import HistoryEvictedError, OnlineFeatures, replay
+
+T0 = np.datetime64("2024-01-01T00:00:00", "us")
+#: range frames with and without the query's instant, a rows frame, a non-commutative
+#: aggregation (first, last), a null rule (count of a column with nulls), Spark's types
+AGGS = {
+    "s": ("sum", "v", "range:1h"),
+    "c": ("count", "v", "range:-1h,-1us"),
+    "n": ("count", "*", "range:10m"),
+    "m": ("max", "v", "rows:10"),
+    "f": ("first", "v", "range:30m"),
+    "l": ("last", "v", "rows:3"),
+    "a": ("avg", "i", "range:1h"),
+    "si": ("sum", "i", "range:-30m,-1us"),
+}
+
+
+def logs(n=2400, q=300, keys=6, disorder=40, seed=1):
+    """Events over six hours (ties, null values, a null key, late arrivals: each event's
+    arrival is its rank in time plus up to ``disorder``), queries at event times (exactly
+    an event's instant) and between, arriving when the events up to their time have."""
+    rng = np.random.default_rng(seed)
+    secs = np.sort(rng.integers(0, 6 * 3600, n))
+    secs[1::7] = secs[0::7][: len(secs[1::7])]  # ties
+    secs.sort()
+    v = rng.normal(size=n)
+    v_valid = rng.random(n) > 0.1
+    k = rng.integers(0, keys, n).astype(object)
+    k[rng.random(n) < 0.02] = None
+    events = pa.table(
+        {
+            "k": pa.array(k, pa.int64()),
+            "ts": pa.array(T0 + (secs * 1_000_000).astype("timedelta64[us]")),
+            "v": pa.array(v, mask=~v_valid),
+            "i": pa.array(rng.integers(-5, 50, n)),
+            "arrival": pa.array(np.arange(n) + rng.integers(0, disorder, n)),
+        }
+    )
+    at = rng.integers(0, n, q)
+    shift = np.where(
+        rng.random(q) < 0.5, 0, rng.integers(1, 120, q)
+    )  # an event's instant, or after
+    queries = pa.table(
+        {
+            "k": pa.array(rng.integers(0, keys + 1, q)),  # a key with no event too
+            "ts": pa.array(T0 + ((secs[at] + shift) * 1_000_000).astype("timedelta64[us]")),
+            "arrival": pa.array(at),
+            "qid": pa.array(np.arange(q)),
+        }
+    )
+    return events, queries
+
+
+def _kind(table: pa.Table, kind: str):
+    if kind == "nanoseconds":  # epochs beyond what a double holds exactly
+        return table.set_column(1, "ts", table.column("ts").cast(pa.timestamp("ns")))
+    if kind == "pandas":
+        return table.to_pandas()
+    if kind == "polars":
+        import polars as pl
+
+        return pl.from_arrow(table)
+    return table
+
+
+def _brute(events: pa.Table, query_k, query_t, spec) -> object:
+    """One feature by its definition over ``events`` (held, in arrival order)."""
+    agg, col, text = spec
+    rows = [e for e in events.to_pylist() if e["k"] is not None and e["k"] == query_k and e["ts"]]
+    kind, _, span = text.partition(":")
+    if kind == "range":
+        lo, _, hi = span.partition(",")
+        back = _td(lo.lstrip("-"))
+        end = -_td(hi.lstrip("-")) if hi else dt.timedelta(0)
+        inside = [e for e in rows if query_t - back <= e["ts"] <= query_t + end]
+        inside.sort(key=lambda e: e["ts"])  # stable: ties in arrival order
+    else:
+        past = sorted((e for e in rows if e["ts"] <= query_t), key=lambda e: e["ts"])
+        inside = past[-int(span) :]
+    values = [e[col] for e in inside] if col != "*" else [1] * len(inside)
+    present = [x for x in values if x is not None]
+    if agg == "count":
+        return len(present)
+    if not present:
+        return None
+    if agg == "sum":
+        return sum(present)
+    if agg == "avg":
+        return sum(present) / len(present)
+    if agg == "max":
+        return max(present)
+    return {"first": values[0], "last": values[-1]}[agg]
+
+
+def _td(text: str) -> dt.timedelta:
+    number, unit = float(text[:-2] if text.endswith("us") else text[:-1]), text[-1]
+    if text.endswith("us"):
+        return dt.timedelta(microseconds=number)
+    return dt.timedelta(**{{"h": "hours", "m": "minutes", "s": "seconds"}[unit]: number})
+
+
+@pytest.mark.parametrize("kind", ["arrow", "pandas", "polars", "nanoseconds"])
+def test_replay_equals_the_backfill_value_and_type(kind) -> None:
+    events, queries = logs()
+    got = replay(
+        _kind(events, kind),
+        _kind(queries, kind),
+        time="ts",
+        key="k",
+        aggs=AGGS,
+        arrival="arrival",
+        allowed_lateness="2m",
+    )
+    assert got.features == len(AGGS) * queries.num_rows
+    assert got.differences == 0
+    assert got.dropped > 0  # some events came later than the lateness
+    assert got.served.schema == got.backfill.schema
+    assert got.served.column("qid").to_pylist() == list(range(queries.num_rows))
+
+
+def test_served_features_equal_their_definition_and_late_events_are_dropped() -> None:
+    """An independent check of the state: features by definition over the events that
+    arrived in time (the mark set by the earlier updates), and the late ones counted."""
+    events, queries = logs(n=600, q=60, disorder=25, seed=4)
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="90s")
+    order = np.argsort(events.column("arrival").to_numpy(), kind="stable")
+    newest, held, dropped = None, [], 0
+    qa = queries.column("arrival").to_numpy()
+    at = 0
+    for start in range(0, len(order), 37):  # updates of 37 events in arrival order
+        batch = events.take(pa.array(order[start : start + 37]))
+        mark = None if newest is None else newest - dt.timedelta(seconds=90)
+        for e in batch.to_pylist():
+            if mark is not None and e["ts"] < mark:
+                dropped += 1
+                continue
+            newest = e["ts"] if newest is None else max(newest, e["ts"])
+            if e["k"] is not None:
+                held.append(e)
+        state.update(batch)
+        arrived = batch.column("arrival").to_numpy().max()
+        due = [i for i in range(at, queries.num_rows) if qa[i] <= arrived]
+        if not due:
+            continue
+        due = [
+            i for i in due if queries.column("ts")[i].as_py() >= newest - dt.timedelta(seconds=90)
+        ]
+        q = queries.take(pa.array(due, pa.int64()))
+        got = state.query(q).to_pylist()
+        log = pa.Table.from_pylist(held, schema=events.schema)
+        for row in got:
+            for name, spec in AGGS.items():
+                want = _brute(log, row["k"], row["ts"], spec)
+                if isinstance(want, float):
+                    assert row[name] == pytest.approx(want), (name, row)
+                else:
+                    assert row[name] == want, (name, row)
+    assert state.dropped == dropped > 0
+
+
+def test_history_let_go_in_bulk_and_a_query_reaching_it_refused() -> None:
+    events, _ = logs(n=3000, disorder=1)
+    state = OnlineFeatures(
+        time="ts", key="k", aggs={"s": ("sum", "v", "range:10m")}, allowed_lateness="1m"
+    )
+    for start in range(0, events.num_rows, 100):
+        state.update(events.slice(start, 100))
+    assert state.held < events.num_rows // 4  # six hours of events, 11 minutes reached
+    newest = max(events.column("ts").to_pylist())
+    fine = pa.table(
+        {"k": [1], "ts": pa.array([newest - dt.timedelta(seconds=30)], pa.timestamp("us"))}
+    )
+    assert state.query(fine).num_rows == 1
+    early = pa.table({"k": [1], "ts": pa.array([T0], pa.timestamp("us"))})
+    with pytest.raises(HistoryEvictedError, match="2024-01-01 00:00:00 reaches events"):
+        state.query(early)
+
+
+def test_rows_frames_keep_each_keys_last_events() -> None:
+    """A key quiet for longer than the range frames: its last events stay for rows frames."""
+    quiet = pa.table(
+        {
+            "k": [1, 1, 1, 2],
+            "ts": pa.array([T0, T0, T0 + np.timedelta64(1, "s"), T0]),
+            "v": [1.0, 2.0, 3.0, 9.0],
+        }
+    )
+    busy = pa.table(
+        {
+            "k": [2] * 100,
+            "ts": pa.array(T0 + (np.arange(1, 101) * 3_600_000_000).astype("timedelta64[us]")),
+            "v": [1.0] * 100,
+        }
+    )
+    aggs = {"r": ("sum", "v", "rows:2"), "s": ("sum", "v", "range:1h")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs)
+    state.update(quiet)
+    for i in range(0, 100, 10):
+        state.update(busy.slice(i, 10))
+    assert state.held < 20
+    late = busy.column("ts")[-1]
+    got = state.query(pa.table({"k": [1], "ts": pa.array([late])}))
+    assert got.column("r").to_pylist() == [5.0] and got.column("s").to_pylist() == [None]
+
+
+@pytest.mark.parametrize("suffix", [".arrow", ".parquet"])
+def test_save_and_load_lose_nothing(tmp_path, suffix) -> None:
+    events, _ = logs(n=800, q=80)
+    aggs = {
+        "s": ("sum", "v", "range:1h"),
+        "m": ("max", "v", "rows:5"),
+        "f": ("first", "v", "range:20m"),
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness=dt.timedelta(minutes=2))
+    state.update(events.slice(0, 500))
+    path = tmp_path / f"state{suffix}"
+    state.save(path)
+    again = OnlineFeatures.load(path)
+    assert (again.held, again.dropped) == (state.held, state.dropped)
+    late = events.slice(500)
+    state.update(late)
+    again.update(late)
+    assert (again.held, again.dropped) == (state.held, state.dropped)
+    newest = max(events.column("ts").to_pylist())
+    q = pa.table({"k": range(7), "ts": pa.array([newest] * 7, pa.timestamp("us"))})  # now
+    assert again.query(q).equals(state.query(q))
+
+
+def test_a_crash_during_save_leaves_the_last_file(tmp_path, monkeypatch) -> None:
+    events, _ = logs(n=200)
+    state = OnlineFeatures(time="ts", key="k", aggs={"s": ("sum", "v", "range:1h")})
+    state.update(events.slice(0, 100))
+    path = tmp_path / "state.parquet"
+    state.save(path)
+    saved = state.held
+    state.update(events.slice(100))
+
+    def crash(*_, **__):
+        raise OSError("disk gone")
+
+    monkeypatch.setattr(pq, "write_table", crash)
+    with pytest.raises(OSError, match="disk gone"):
+        state.save(path)
+    assert OnlineFeatures.load(path).held == saved > 0
+    assert [p.name for p in tmp_path.iterdir()] == ["state.parquet"]
+
+
+def test_bad_input_is_refused_before_any_work() -> None:
+    with pytest.raises(TypeError, match="allowed_lateness"):
+        OnlineFeatures(time="ts", aggs={"s": ("sum", "v", "range:1h")}, allowed_lateness=[1])
+    with pytest.raises(ValueError, match="allowed_lateness"):
+        OnlineFeatures(
+            time="ts", aggs={"s": ("sum", "v", "range:1h")}, allowed_lateness="soon"
+        ).update(pa.table({"ts": pa.array([T0]), "v": [1.0]}))
+    state = OnlineFeatures(time="ts", key="k", aggs={"s": ("sum", "v", "range:1h")})
+    with pytest.raises(ValueError, match="update"):
+        state.query(pa.table({"k": [1], "ts": pa.array([T0])}))
+    with pytest.raises(ValueError, match="no key column"):
+        state.update(pa.table({"ts": pa.array([T0]), "v": [1.0]}))
+    state.update(pa.table({"k": [1], "ts": pa.array([T0]), "v": [1.0]}))
+    with pytest.raises(ValueError, match=r"lack column\(s\) \['v'\]"):
+        state.update(pa.table({"k": [1], "ts": pa.array([T0])}))
+    with pytest.raises(TypeError, match="'v' holds string"):
+        state.update(pa.table({"k": [1], "ts": pa.array([T0]), "v": ["x"]}))
+    with pytest.raises(TypeError, match="at_time"):
+        state.query(pa.table({"k": [1], "ts": [1.5]}))
+    assert state.held == 1 and state.dropped == 0
+
+
+def test_a_schema_answers_queries_before_the_first_event() -> None:
+    schema = pa.schema([("k", pa.int64()), ("ts", pa.timestamp("us")), ("v", pa.float64())])
+    state = OnlineFeatures(
+        time="ts",
+        key="k",
+        aggs={"c": ("count", "v", "range:1h"), "s": ("sum", "v", "range:1h")},
+        schema=schema,
+    )
+    got = state.query(pa.table({"k": [1], "ts": pa.array([T0])}))
+    assert got.column("c").to_pylist() == [0] and got.column("s").to_pylist() == [None]
+    assert got.schema.field("c").type == pa.int64()
+
+
+def test_plain_number_times_and_a_number_of_lateness() -> None:
+    events = pa.table(
+        {"t": [1.0, 5.0, 3.0, 2.5, 9.0, 4.0], "v": [1, 2, 3, 4, 5, 6], "a": [0, 1, 2, 4, 5, 6]}
+    )
+    queries = pa.table({"t": [5.0, 9.0, 9.5], "a": [3, 5, 7]})
+    got = replay(
+        events,
+        queries,
+        time="t",
+        aggs={"s": ("sum", "v", "range:4")},
+        arrival="a",
+        allowed_lateness=2,
+    )
+    assert got.differences == 0 and got.dropped == 2  # 2.5 after 5 - 2, 4 after 9 - 2
+    assert got.served.column("s").to_pylist() == [6, 7, 5]
+
+
+def test_the_public_names() -> None:
+    assert windowagg.OnlineFeatures is OnlineFeatures
