@@ -122,7 +122,7 @@ def rolling_aggregate(
     Parameters
     ----------
     df : pyspark.sql.DataFrame
-        A batch DataFrame.
+        A batch DataFrame, or a streaming one with a watermark on ``time``.
     time : str
         Orders rows and measures range frames: a timestamp, a date or a number column.
     key : str, list of str or None
@@ -136,9 +136,14 @@ def rolling_aggregate(
     order_by : str, list of str or None
         Orders rows with equal times (rows frames, ``first``, ``last``).
     at : pyspark.sql.DataFrame, optional
-        The query rows (a batch DataFrame): each gets every entry over the rows of ``df``
-        with the same key whose time lies in the frame placed at the query's time
-        (:func:`windowagg.rolling_aggregate` says what ``range`` and ``rows`` mean there).
+        The query rows: each gets every entry over the rows of ``df`` with the same key
+        whose time lies in the frame placed at the query's time
+        (:func:`windowagg.rolling_aggregate` says what ``range`` and ``rows`` mean there). A
+        batch DataFrame where ``df`` is one; where ``df`` is a stream, a stream with a
+        watermark on ``at_time``: each query row is emitted once (append mode), when the
+        watermark has passed the end of its frames, with the values the batch call gives on
+        the same rows (where no event came later than the watermark); the state per key
+        holds the events its open queries and later ones can reach.
     at_time : str, optional
         The query DataFrame's time column (default: ``time``).
     at_key : str, list of str or None

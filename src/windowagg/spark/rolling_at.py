@@ -13,20 +13,37 @@ whole with one column per entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from ..engine.columns import times_of
 from ..engine.memory import engine_memory
 from ..engine.rolling.at import check_queries
 from ..engine.rolling.at_stream import AtStream
 from ..engine.rolling.plan import RollingPlan
 from .plan import arrow_schema, entry_field
 from .sql import cores, quoted, task_threads
+from .state import (
+    G,
+    group_of,
+    keep_state,
+    kept_state,
+    listed,
+    listed_fields,
+    nan_flag,
+    state_rows,
+    unlisted,
+    watermark_delay_ms,
+)
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.streaming.state import GroupState
     from pyspark.sql.types import DataType
 
 __all__ = ["run_at"]
@@ -42,9 +59,21 @@ def run_at(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
-    if events.isStreaming or queries.isStreaming:
-        raise ValueError("at= takes batch DataFrames (events and queries)")
+    streaming = events.isStreaming
+    if queries.isStreaming != streaming:
+        raise ValueError(
+            "at= takes two batch DataFrames, or two streaming DataFrames with watermarks "
+            f"(the events are {'streaming' if streaming else 'a batch'}, the queries "
+            f"{'streaming' if queries.isStreaming else 'a batch'})"
+        )
     check_queries(plan, arrow_schema(events), arrow_schema(queries), at_time, at_keys)
+    if streaming:
+        if not plan.timestamp:
+            raise TypeError(
+                f"streaming needs a timestamp time column (withWatermark), got {plan.time!r}"
+            )
+        watermark_delay_ms(events, plan.time)
+        watermark_delay_ms(queries, at_time)
 
     def col(name: str) -> Column:
         return F.col(quoted(name))
@@ -67,16 +96,18 @@ def run_at(
         events.select(*[col(c) for c in reads], F.lit(True).alias(EVENT)),
         queries.select(
             *[_by_value(col(a), own[a], types[k]).alias(k) for k, a in zip(plan.keys, at_keys)],
-            col(at_time).cast(types[plan.time]).alias(plan.time),
+            _as_type(col(at_time), own[at_time], types[plan.time]).alias(plan.time),
             *[col(c).alias(asked[c]) for c in queries.columns if asked[c] != placed.get(c)],
             F.lit(False).alias(EVENT),
         ),
     ]
     both = sides[0].unionByName(sides[1], allowMissingColumns=True)
+    fields = [entry_field(e, types, plan.time) for e in plan.entries]
+    if streaming:
+        return _run_stream(both, plan, reads, asked, [*queries.schema.fields, *fields])
     keyed = [col(k) for k in plan.keys]
     spread = both.repartition(cores(events), *keyed) if keyed else both.repartition(1)
     ordered = spread.sortWithinPartitions(col(plan.time).asc_nulls_first())
-    fields = [entry_field(e, types, plan.time) for e in plan.entries]
     schema = StructType([*queries.schema.fields, *fields])
     return ordered.mapInArrow(_worker(plan, reads, asked), schema)
 
@@ -90,6 +121,75 @@ def _by_value(key: Column, own: DataType, target: DataType) -> Column:
         return key
     cast = key.try_cast(target)
     return F.when(cast.try_cast(own) == key, cast)
+
+
+def _as_type(time: Column, own: DataType, target: DataType) -> Column:
+    """A query's time in the events' time type (the same column where it is one already: a
+    stream's watermark stays on it)."""
+    return time if own == target else time.cast(target)
+
+
+def _run_stream(
+    both: DataFrame, plan: RollingPlan, reads: list[str], asked: dict[str, str], fields: list
+) -> DataFrame:
+    """Point-in-time frames on two streams: ``applyInPandasWithState`` per group of keys over
+    the union of events and queries, the events later queries may reach and the queries still
+    open kept as state, each query emitted once the watermark passes the end of its frames."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
+
+    schema = arrow_schema(both)
+    floats = [f.name for f in both.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
+    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
+    keys = [F.col(quoted(k)) for k in plan.keys] or [F.lit(0)]
+    base = both.select(
+        *[F.col(quoted(c)) for c in both.columns],
+        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
+        group_of(keys),
+    )
+    out = base.groupBy(G).applyInPandasWithState(
+        _stream_func(plan, reads, asked, schema, flags),
+        StructType(listed_fields(fields)),
+        StructType([StructField("rows", BinaryType())]),
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
+    )
+    return unlisted(out, fields)
+
+
+def _stream_func(
+    plan: RollingPlan, reads: list[str], asked: dict[str, str], schema: pa.Schema, flags: dict
+):
+    """The per-group function: the group's kept rows and the new ones; every query whose
+    frames end before the watermark answered once."""
+
+    def run(key: tuple, frames: Iterable[pd.DataFrame], state: GroupState) -> Iterator:
+        task_threads()
+        carry = kept_state(state)
+        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
+        wm_ms = state.getCurrentWatermarkMs()
+        wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
+        with engine_memory():
+            out, carry = AtStream(plan, reads, asked, EVENT).advance(carry, rows, wm)
+        if out:
+            table = pa.Table.from_batches(out)
+            yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
+                integer_object_nulls=True
+            )
+        if carry is None or not carry.num_rows:
+            state.remove()
+            return
+        keep_state(state, carry)
+        open_ = carry.filter(pc.invert(carry.column(EVENT)))
+        if open_.num_rows:  # wake when the watermark passes the first open query's frames
+            ends = [f.end for f in plan.frames if f.kind == "range" and f.end is not None]
+            due = times_of(plan, open_).min() + max([0, *ends])
+            state.setTimeoutTimestamp(max(int(due // 1000), wm_ms))
+        else:  # events only: wake with the watermark's next step, to let go what is passed
+            state.setTimeoutTimestamp(wm_ms + 1)
+
+    return run
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):

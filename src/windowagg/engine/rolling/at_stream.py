@@ -68,17 +68,54 @@ class AtStream:
     def finish(self) -> list[pa.RecordBatch]:
         return self._round(final=True)
 
-    def _round(self, final: bool) -> list[pa.RecordBatch]:
+    def advance(
+        self, carry: pa.Table | None, rows: pa.Table | None, watermark: float
+    ) -> tuple[list[pa.RecordBatch], pa.Table | None]:
+        """A stream whose rows (events and queries, in the union's columns) come in any order
+        behind a ``watermark`` (in the frames' unit): the rows kept ``carry`` and the new
+        ``rows`` (None: none). Every query whose frames end before the watermark is answered
+        once (no event of its frames is still to come); returns the answered queries and the
+        rows to keep (the events later queries may reach, the queries still open), in the
+        union's columns."""
+        parts = [t for t in (carry, rows) if t is not None and t.num_rows]
+        if not parts:
+            return [], None
+        union = pa.concat_tables(parts)
+        self.events = self.queries = None
+        self.pending = union.to_batches()
+        out = self._round(final=False, frontier=watermark)
+        kept: list[pa.Table] = []
+        if self.events is not None and self.events.num_rows:
+            n = self.events.num_rows
+            columns = [
+                self.events.column(f.name)
+                if f.name in self.reads
+                else pa.array(np.ones(n, bool))
+                if f.name == self.event
+                else pa.nulls(n, f.type)
+                for f in union.schema
+            ]
+            kept.append(pa.Table.from_arrays(columns, schema=union.schema))
+        if self.queries is not None and self.queries.num_rows:
+            q = self.queries
+            kept.append(
+                pa.Table.from_arrays([q.column(c) for c in union.column_names], schema=union.schema)
+            )
+        self.events = self.queries = None
+        return out, pa.concat_tables(kept) if kept else None
+
+    def _round(self, final: bool, frontier: float | None = None) -> list[pa.RecordBatch]:
         new = pa.Table.from_batches(self.pending) if self.pending else None
         self.pending, self.pending_rows = [], 0
         events, queries = self.events, self.queries
-        frontier = math.inf
+        if frontier is None:
+            frontier = math.inf
+            if new is not None and not final:
+                frontier = float(times_of(self.plan, new.slice(new.num_rows - 1))[-1])
         if new is not None:
             flag = new.column(self.event)
             events = _concat(events, new.filter(flag).select(self.reads))
             queries = _concat(queries, new.filter(pc.invert(flag)))
-            if not final:
-                frontier = float(times_of(self.plan, new.slice(new.num_rows - 1))[-1])
         if queries is None or not queries.num_rows:
             self.events, self.queries = self._kept(events, frontier), None
             return []
