@@ -27,6 +27,7 @@ LAYERS = {
     "slicing": 4,
     "specs": 4,
     "tables": 5,
+    "online": 6,
     "spark": 6,
     "warmup": 6,
     "run_args": 6,
@@ -145,7 +146,7 @@ CORE = ("keys", "memory", "parallel", "stages", "sweep", "entries", "columns", "
 EVALUATORS = {"common", "sums", "select", "moments", "orders", "values", "sweep"}
 #: the front ends, each a folder of its own over the core, and the modules each holds
 FRONT_ENDS = {
-    "rolling": {"plan", "table", "stream", "at", "at_stream"},
+    "rolling": {"plan", "table", "stream", "at", "at_stream", "online"},
     "windows": {"plan", "table", "stream", "partials", "slices"},
 }
 

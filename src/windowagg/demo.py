@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from . import tables
 from .online import OnlineFeatures, replay
 from .pipeline_spark import spark_writer
@@ -357,7 +359,6 @@ def _online(pdf: pd.DataFrame, log: Log) -> bool:
     """The trips replayed in arrival order through an online state, every 1000th pickup a live
     request for the point-in-time features, each served feature compared with the batch call
     over the trips that had arrived by its request; then the serving figures."""
-    import numpy as np
     import pandas as pd
 
     events = pdf.assign(arrival=np.arange(len(pdf)))

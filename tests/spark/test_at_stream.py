@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from tests.spark.test_streaming import sink
 from windowagg.spark import rolling_aggregate
 
 T0 = dt.datetime(2024, 5, 1, 9, 0, 0)
@@ -83,14 +84,7 @@ def test_queries_on_a_stream_equal_the_batch_call_and_survive_a_restart(spark, t
             spark.readStream.schema(QUERIES).option("maxFilesPerTrigger", 1).json(str(q_dir))
         ).withWatermark("asked", "30 seconds")
         res = rolling_aggregate(events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")
-        return (
-            res.writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(ck))
-            .outputMode("append")
-            .trigger(processingTime="300 milliseconds")
-            .start()
-        )
+        return sink(res, out, ck)
 
     halves = [range(0, 2), range(2, len(ev_files))]
     for half in halves:

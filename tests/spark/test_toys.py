@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.spark.test_streaming import sink
 from tests.test_toys import AGGS, FRAMES, frame_brute, queries, rows, windows_brute
 from windowagg import spark as wspark
 
@@ -54,14 +55,7 @@ def test_toys_on_a_spark_stream(spark, named, tmp_path) -> None:
     res = wspark.rolling_aggregate(
         stream.withWatermark("ts", "10 seconds"), time="ts", key="k", aggs=FRAMES
     )
-    q = (
-        res.writeStream.format("parquet")
-        .option("path", str(out))
-        .option("checkpointLocation", str(ck))
-        .outputMode("append")
-        .trigger(processingTime="300 milliseconds")
-        .start()
-    )
+    q = sink(res, out, ck)
     try:  # one file at a time: files written together are read in no fixed order
         for i, part in enumerate((events[:60], events[60:], [last])):
             staged = tmp_path / f"part-{i}.json"

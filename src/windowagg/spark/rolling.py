@@ -14,8 +14,7 @@ FIFO window once, whatever the frame.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -25,25 +24,16 @@ from ..engine.columns import times_of
 from ..engine.memory import engine_memory
 from ..engine.rolling.plan import RollingPlan
 from ..engine.rolling.stream import DONE, RollingStream
-from .plan import arrow_schema, entry_field
+from .plan import entry_field
 from .sql import cores, quoted, task_threads
 from .state import (
-    G,
-    group_of,
-    keep_state,
-    kept_state,
-    listed,
-    listed_fields,
-    nan_flag,
-    state_rows,
-    unlisted,
+    Step,
+    grouped_with_state,
     watermark_delay_ms,
 )
 
 if TYPE_CHECKING:
-    import pandas as pd
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.streaming.state import GroupState
     from pyspark.sql.types import StructType
 
 
@@ -98,66 +88,28 @@ def run_rolling(df: DataFrame, plan: RollingPlan) -> DataFrame:
     return ordered.mapInArrow(_worker(plan, list(df.columns)), schema)
 
 
-def _stream_func(plan: RollingPlan, schema: pa.Schema, flags: dict):
-    """The per-group function of a stream: the group's keys' kept rows and the new ones; every
-    row behind the watermark answered once, with its frames' values."""
-
-    def run(
-        key: tuple, frames: Iterable[pd.DataFrame], state: GroupState
-    ) -> Iterator[pd.DataFrame]:
-        task_threads()
-        carry = kept_state(state)
-        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
-        wm_ms = state.getCurrentWatermarkMs()
-        wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
-        with engine_memory():
-            out, carry = RollingStream(plan, schema.names, ordered=False).advance(carry, rows, wm)
-        if out:
-            table = pa.Table.from_batches(out)
-            yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
-                integer_object_nulls=True
-            )
-        if carry is None or not carry.num_rows:
-            state.remove()
-            return
-        keep_state(state, carry)
-        waiting = times_of(plan, carry.filter(pc.invert(carry.column(DONE))))
-        if len(waiting):  # wake when the watermark passes the first row still to answer
-            state.setTimeoutTimestamp(max(int(waiting.min() // 1000), wm_ms))
-        else:  # only rows later frames may hold: wake with the watermark's next step
-            state.setTimeoutTimestamp(wm_ms + 1)
-
-    return run
-
-
 def _run_stream(df: DataFrame, plan: RollingPlan) -> DataFrame:
-    """``rolling_aggregate`` on a stream: ``applyInPandasWithState`` per group of keys
-    (:func:`~windowagg.spark.stream.group_of`), the rows a later frame can still hold kept as
-    state, each row emitted once the watermark passes it."""
+    """``rolling_aggregate`` on a stream: per group of keys
+    (:func:`~windowagg.spark.state.grouped_with_state`), the rows a later frame can still hold
+    kept as state, each row emitted once the watermark passes it, with its frames' values."""
     from pyspark.sql import functions as F
-    from pyspark.sql.streaming.state import GroupStateTimeout
-    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
 
     if not plan.timestamp:
         raise TypeError(
             f"streaming needs a timestamp time column (withWatermark), got {plan.time!r} of numbers"
         )
     watermark_delay_ms(df, plan.time)  # a clear error without one
-    schema = arrow_schema(df)
-    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
-    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
-    keys = [F.col(quoted(k)) for k in plan.keys] or [F.lit(0)]
-    base = df.select(
-        *[F.col(quoted(c)) for c in df.columns],
-        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
-        group_of(keys),
-    )
-    fields = list(output_schema(df, plan).fields)
-    out = base.groupBy(G).applyInPandasWithState(
-        _stream_func(plan, schema, flags),
-        StructType(listed_fields(fields)),
-        StructType([StructField("rows", BinaryType())]),
-        "append",
-        GroupStateTimeout.EventTimeTimeout,
-    )
-    return unlisted(out, fields)
+
+    def step(schema: pa.Schema) -> Step:
+        return lambda carry, rows, wm: RollingStream(plan, schema.names, ordered=False).advance(
+            carry, rows, wm
+        )
+
+    def wake(carry: pa.Table, wm_ms: int) -> int:
+        waiting = times_of(plan, carry.filter(pc.invert(carry.column(DONE))))
+        if len(waiting):  # when the watermark passes the first row still to answer
+            return max(int(waiting.min() // 1000), wm_ms)
+        return wm_ms + 1  # only rows later frames may hold: the watermark's next step
+
+    keys = [F.col(quoted(k)) for k in plan.keys]
+    return grouped_with_state(df, keys, step, wake, list(output_schema(df, plan).fields))

@@ -13,8 +13,7 @@ whole with one column per entry.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -28,22 +27,13 @@ from ..engine.rolling.plan import RollingPlan
 from .plan import arrow_schema, entry_field
 from .sql import cores, quoted, task_threads
 from .state import (
-    G,
-    group_of,
-    keep_state,
-    kept_state,
-    listed,
-    listed_fields,
-    nan_flag,
-    state_rows,
-    unlisted,
+    Step,
+    grouped_with_state,
     watermark_delay_ms,
 )
 
 if TYPE_CHECKING:
-    import pandas as pd
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.streaming.state import GroupState
     from pyspark.sql.types import DataType
 
 __all__ = ["run_at"]
@@ -132,64 +122,26 @@ def _as_type(time: Column, own: DataType, target: DataType) -> Column:
 def _run_stream(
     both: DataFrame, plan: RollingPlan, reads: list[str], asked: dict[str, str], fields: list
 ) -> DataFrame:
-    """Point-in-time frames on two streams: ``applyInPandasWithState`` per group of keys over
-    the union of events and queries, the events later queries may reach and the queries still
-    open kept as state, each query emitted once the watermark passes the end of its frames."""
+    """Point-in-time frames on two streams: per group of keys
+    (:func:`~windowagg.spark.state.grouped_with_state`) over the union of events and queries,
+    the events later queries may reach and the queries still open kept as state, each query
+    emitted once the watermark passes the end of its frames."""
     from pyspark.sql import functions as F
-    from pyspark.sql.streaming.state import GroupStateTimeout
-    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
 
-    schema = arrow_schema(both)
-    floats = [f.name for f in both.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
-    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
-    keys = [F.col(quoted(k)) for k in plan.keys] or [F.lit(0)]
-    base = both.select(
-        *[F.col(quoted(c)) for c in both.columns],
-        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
-        group_of(keys),
-    )
-    out = base.groupBy(G).applyInPandasWithState(
-        _stream_func(plan, reads, asked, schema, flags),
-        StructType(listed_fields(fields)),
-        StructType([StructField("rows", BinaryType())]),
-        "append",
-        GroupStateTimeout.EventTimeTimeout,
-    )
-    return unlisted(out, fields)
+    def step(schema: pa.Schema) -> Step:
+        return lambda carry, rows, wm: AtStream(plan, reads, asked, EVENT).advance(carry, rows, wm)
 
+    ends = [f.end for f in plan.frames if f.kind == "range" and f.end is not None]
 
-def _stream_func(
-    plan: RollingPlan, reads: list[str], asked: dict[str, str], schema: pa.Schema, flags: dict
-):
-    """The per-group function: the group's kept rows and the new ones; every query whose
-    frames end before the watermark answered once."""
-
-    def run(key: tuple, frames: Iterable[pd.DataFrame], state: GroupState) -> Iterator:
-        task_threads()
-        carry = kept_state(state)
-        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
-        wm_ms = state.getCurrentWatermarkMs()
-        wm = wm_ms * 1000 if wm_ms > 0 else -math.inf
-        with engine_memory():
-            out, carry = AtStream(plan, reads, asked, EVENT).advance(carry, rows, wm)
-        if out:
-            table = pa.Table.from_batches(out)
-            yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
-                integer_object_nulls=True
-            )
-        if carry is None or not carry.num_rows:
-            state.remove()
-            return
-        keep_state(state, carry)
+    def wake(carry: pa.Table, wm_ms: int) -> int:
         open_ = carry.filter(pc.invert(carry.column(EVENT)))
-        if open_.num_rows:  # wake when the watermark passes the first open query's frames
-            ends = [f.end for f in plan.frames if f.kind == "range" and f.end is not None]
+        if open_.num_rows:  # when the watermark passes the first open query's frames
             due = times_of(plan, open_).min() + max([0, *ends])
-            state.setTimeoutTimestamp(max(int(due // 1000), wm_ms))
-        else:  # events only: wake with the watermark's next step, to let go what is passed
-            state.setTimeoutTimestamp(wm_ms + 1)
+            return max(int(due // 1000), wm_ms)
+        return wm_ms + 1  # events only: the watermark's next step lets go what it passed
 
-    return run
+    keys = [F.col(quoted(k)) for k in plan.keys]
+    return grouped_with_state(both, keys, step, wake, fields)
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):

@@ -1,12 +1,14 @@
-"""What the streaming queries (``window_aggregate`` and ``rolling_aggregate`` on a stream) share:
+"""What the streaming queries (``window_aggregate``, ``rolling_aggregate`` and its ``at=`` on
+streams) share: a per-group step run by ``applyInPandasWithState`` (:func:`grouped_with_state`),
 the state a key group keeps between micro-batches (Arrow IPC bytes in one binary column,
 :func:`kept_state`, :func:`keep_state`), the groups keys are hashed into, lists of values as
 Spark columns and back, NaN flags beside doubles, and the watermark's delay."""
 
 from __future__ import annotations
 
+import math
 import pickle
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +16,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..engine.columns import ArrowColumn
-from .sql import quoted
+from ..engine.memory import engine_memory
+from .plan import arrow_schema
+from .sql import quoted, task_threads
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,3 +155,59 @@ def watermark_delay_ms(df: DataFrame, time: str) -> int:
         f"a streaming DataFrame needs a watermark on {time!r}: "
         f"df.withWatermark({time!r}, '1 minute')"
     )
+
+
+#: a key group's step: (its kept rows or None, its new rows or None, the watermark in
+#: microseconds, or -inf before the first) -> (record batches to emit, rows to keep or None)
+Step = Callable[[Any, "pa.Table | None", float], "tuple[list[pa.RecordBatch], pa.Table | None]"]
+#: when a group with kept rows wakes: (the rows kept, the watermark in ms) -> a timestamp (ms)
+Wake = Callable[["pa.Table", int], int]
+
+
+def grouped_with_state(
+    df: DataFrame, keys: list[Column], step: Callable[[pa.Schema], Step], wake: Wake, fields: list
+) -> DataFrame:
+    """``df`` in :data:`GROUPS` groups of ``keys`` through ``applyInPandasWithState`` (append
+    mode, event-time timeouts): per group, ``step`` (made for ``df``'s Arrow schema) takes the
+    kept rows and the micro-batch's, and what it emits comes out as rows of ``fields``; the
+    rows it keeps are the group's state, and the group wakes at ``wake``'s time."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.streaming.state import GroupStateTimeout
+    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
+
+    schema = arrow_schema(df)
+    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
+    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
+    base = df.select(
+        *[F.col(quoted(c)) for c in df.columns],
+        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
+        group_of(keys or [F.lit(0)]),
+    )
+    advance = step(schema)
+
+    def run(key: tuple, frames: Iterable[pd.DataFrame], state: GroupState) -> Iterator:
+        task_threads()
+        carry = kept_state(state)
+        rows = None if state.hasTimedOut else state_rows(schema, frames, flags)
+        wm_ms = state.getCurrentWatermarkMs()
+        with engine_memory():
+            out, carry = advance(carry, rows, wm_ms * 1000 if wm_ms > 0 else -math.inf)
+        if out:
+            table = pa.Table.from_batches(out)
+            yield listed({n: table.column(n) for n in table.column_names}).to_pandas(
+                integer_object_nulls=True
+            )
+        if carry is None or not carry.num_rows:
+            state.remove()
+            return
+        keep_state(state, carry)
+        state.setTimeoutTimestamp(wake(carry, wm_ms))
+
+    out = base.groupBy(G).applyInPandasWithState(
+        run,
+        StructType(listed_fields(fields)),
+        StructType([StructField("rows", BinaryType())]),
+        "append",
+        GroupStateTimeout.EventTimeTimeout,
+    )
+    return unlisted(out, fields)
