@@ -314,3 +314,33 @@ def test_plain_number_times_and_a_number_of_lateness() -> None:
 
 def test_the_public_names() -> None:
     assert windowagg.OnlineFeatures is OnlineFeatures
+
+
+def test_int64_times_nan_values_and_nan_times() -> None:
+    """Whole-number times beyond what a double holds, exactly; NaN a value on Arrow (a sum
+    with it is NaN, as the batch call's); a NaN time refused before anything is held."""
+    big = 2**60
+    events = pa.table(
+        {
+            "t": pa.array([big, big + 1, big + 3, big + 2, big + 9], pa.int64()),
+            "v": [1.0, float("nan"), 2.0, 4.0, 8.0],
+            "a": [0, 1, 2, 3, 4],
+        }
+    )
+    queries = pa.table({"t": pa.array([big, big + 2, big + 9], pa.int64()), "a": [0, 3, 4]})
+    got = replay(
+        events,
+        queries,
+        time="t",
+        aggs={"s": ("sum", "v", "range:1")},
+        arrival="a",
+        allowed_lateness=1,
+    )
+    assert got.differences == 0 and got.dropped == 0
+    s = got.served.column("s").to_pylist()
+    assert s[0] == 1.0 and s[1] != s[1] and s[2] == 8.0  # NaN at big + 1 in the second frame
+    state = OnlineFeatures(time="t", aggs={"s": ("sum", "v", "range:1")})
+    floats = pa.table({"t": [1.0, float("nan")], "v": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="NaN"):
+        state.update(floats)
+    assert state.held == 0

@@ -156,7 +156,11 @@ class OnlineFeatures:
             table = pa.table({})
         else:
             table = held.table()
-            meta |= {"newest": held.newest, "cut": held.cut, "dropped": held.dropped}
+            meta |= {
+                "newest": held.newest,
+                "answers_from": held.answers_from,
+                "dropped": held.dropped,
+            }
         table = table.replace_schema_metadata({b"windowagg.online": json.dumps(meta).encode()})
         staged = target.with_name(f".{target.name}.{os.getpid()}.partial")
         try:
@@ -192,7 +196,8 @@ class OnlineFeatures:
         if "newest" in meta:
             table = table.replace_schema_metadata(None)
             held = state._start(table.schema)
-            held.newest, held.cut, held.dropped = meta["newest"], meta["cut"], meta["dropped"]
+            held.newest, held.dropped = meta["newest"], meta["dropped"]
+            held.answers_from = meta["answers_from"]
             if table.num_rows:
                 held.parts = [table]
             state._held = held

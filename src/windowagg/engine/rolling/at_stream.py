@@ -31,7 +31,7 @@ from ..keys import key_codes
 from .at import compute_at
 from .plan import RollingPlan
 
-__all__ = ["AtStream"]
+__all__ = ["AtStream", "reachable"]
 
 
 class AtStream:
@@ -117,7 +117,7 @@ class AtStream:
             events = _concat(events, new.filter(flag).select(self.reads))
             queries = _concat(queries, new.filter(pc.invert(flag)))
         if queries is None or not queries.num_rows:
-            self.events, self.queries = self._kept(events, frontier), None
+            self.events, self.queries = reachable(self.plan, events, frontier), None
             return []
         qt = times_of(self.plan, queries)
         ready = np.ones(len(qt), bool) if final else self._complete(qt, frontier)
@@ -142,7 +142,7 @@ class AtStream:
             return out
         self.queries = queries.filter(pa.array(~ready))
         earliest = min(float(qt[~ready].min()) if not ready.all() else math.inf, frontier)
-        self.events = self._kept(events, earliest)
+        self.events = reachable(self.plan, events, earliest)
         return out
 
     def _complete(self, qt: np.ndarray, frontier: float) -> np.ndarray:
@@ -155,34 +155,36 @@ class AtStream:
                 ok &= qt + (f.end if f.kind == "range" else 0.0) < frontier
         return ok
 
-    def _kept(self, events: pa.Table | None, earliest: float) -> pa.Table | None:
-        """The events a query at ``earliest`` or later may hold in a frame."""
-        if events is None or not events.num_rows:
+
+def reachable(plan: RollingPlan, events: pa.Table | None, earliest: float) -> pa.Table | None:
+    """The events a query at ``earliest`` or later may hold in a frame (also what an online
+    state keeps: :mod:`.online`)."""
+    if events is None or not events.num_rows:
+        return events
+    t = times_of(plan, events)
+    keep = t >= earliest
+    back = 0  # each key's events before ``earliest`` that a rows frame counts back over
+    for f in plan.frames:
+        if f.start is None:
             return events
-        t = times_of(self.plan, events)
-        keep = t >= earliest
-        back = 0  # each key's events before ``earliest`` that a rows frame counts back over
-        for f in self.plan.frames:
-            if f.start is None:
-                return events
-            if f.kind == "range":
-                keep |= t >= earliest + f.start
-            else:
-                back = max(back, 1 - int(f.start))
-        before = np.flatnonzero(~keep)
-        if back and len(before):
-            # per key, its ``back`` latest events before ``earliest`` and any tied with them
-            # (ties come in any order; the plan's order_by tells them apart later)
-            codes = key_codes(events.take(pa.array(before)), self.plan.keys).codes
-            latest = np.argsort(codes[::-1], kind="stable")  # by key, latest first
-            grouped = codes[::-1][latest]
-            starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
-            rank = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
-            chosen = (len(before) - 1 - latest)[rank < back]  # positions in ``before``
-            floor = np.full(int(codes.max()) + 1, np.inf)
-            np.minimum.at(floor, codes[chosen], t[before[chosen]])
-            keep[before[t[before] >= floor[codes]]] = True
-        return events.filter(pa.array(keep))
+        if f.kind == "range":
+            keep |= t >= earliest + f.start
+        else:
+            back = max(back, 1 - int(f.start))
+    before = np.flatnonzero(~keep)
+    if back and len(before):
+        # per key, its ``back`` latest events before ``earliest`` and any tied with them
+        # (ties come in any order; the plan's order_by tells them apart later)
+        codes = key_codes(events.take(pa.array(before)), plan.keys).codes
+        latest = np.argsort(codes[::-1], kind="stable")  # by key, latest first
+        grouped = codes[::-1][latest]
+        starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+        rank = np.arange(len(grouped)) - np.repeat(starts, np.diff(np.r_[starts, len(grouped)]))
+        chosen = (len(before) - 1 - latest)[rank < back]  # positions in ``before``
+        floor = np.full(int(codes.max()) + 1, np.inf)
+        np.minimum.at(floor, codes[chosen], t[before[chosen]])
+        keep[before[t[before] >= floor[codes]]] = True
+    return events.filter(pa.array(keep))
 
 
 def _concat(a: pa.Table | None, b: pa.Table) -> pa.Table:

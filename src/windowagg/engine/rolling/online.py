@@ -3,10 +3,11 @@ arrived in time, in arrival order, and what the state's frames can still reach.
 
 Each ``update`` is checked against the mark its earlier updates set (the newest event time
 less the allowed lateness, as a Spark watermark moves between micro-batches): an event older
-than the mark is dropped and counted, never mixed in. Events older than the newest time less
-the widest range frame and the lateness can no longer reach a query the state answers; they
-are let go in bulk, except each key's last events before that time that a ``rows`` frame
-reaches. A query whose frame would reach what was let go is refused
+than the mark is dropped and counted, never mixed in. Events that no
+query at the mark or later can reach (the widest range frame before it, and each key's last
+events there that a ``rows`` frame counts back over) are let go in bulk, as the
+point-in-time stream lets them go (:func:`~windowagg.engine.rolling.at_stream.reachable`).
+A query whose frame would reach what was let go is refused
 (:class:`HistoryEvictedError`), never answered from part of its frame.
 
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .at import compute_at, in_events_unit
+from .at_stream import reachable
 from .plan import RollingPlan
 
 __all__ = ["Held", "HistoryEvictedError", "times_as_numbers"]
@@ -58,19 +60,10 @@ class Held:
         self.lateness: float = math.floor(lateness) if whole else float(lateness)
         self.parts: list[pa.Table] = []  # in arrival order
         self.newest: float | None = None  # the newest event time in time (None: none yet)
-        self.cut: float | None = None  # events before this time were let go (None: none)
+        #: the earliest query time answered once events were let go (None: none let go)
+        self.answers_from: float | None = None
         self.dropped = 0
-        ranges = [f for f in plan.frames if f.kind == "range"]
-        rows = [f for f in plan.frames if f.kind == "rows"]
-        #: how far back a range frame reaches from its query's time (None: all history)
-        self.reach: float | None = (
-            None
-            if any(f.start is None for f in plan.frames)
-            else max((-f.start for f in ranges if f.start is not None), default=0)
-        )
-        self.reach = None if self.reach is None else max(self.reach, 0)
-        #: how many events before its query's time a rows frame reaches, at most
-        self.tail = max((1 - int(f.start) for f in rows if f.start is not None), default=0)
+        self.after = 0  # events held after the last letting go
 
     @property
     def count(self) -> int:
@@ -80,13 +73,6 @@ class Held:
     def mark(self) -> float | None:
         """Events older than this are late (the newest time so far less the lateness)."""
         return None if self.newest is None else self.newest - self.lateness
-
-    @property
-    def answers_from(self) -> float | None:
-        """The earliest query time whose frames reach nothing let go (None: any)."""
-        if self.cut is None or self.reach is None:
-            return None
-        return self.cut + self.reach
 
     def add(self, events: pa.Table) -> np.ndarray:
         """Hold ``events`` (in the state's schema) but those older than the mark, which are
@@ -113,23 +99,18 @@ class Held:
         return keep
 
     def _evict(self) -> None:
-        """Let go of the events no answerable query reaches, where they are many (at least as
-        many as the events that stay), in one pass."""
-        if self.reach is None or self.newest is None or not self.parts:
+        """Let go of the events no query at the mark or later reaches
+        (:func:`~windowagg.engine.rolling.at_stream.reachable`), in one pass once the events
+        held have doubled since the last, where at least half of them go."""
+        held = self.count
+        if self.newest is None or held < 2 * self.after:
             return
-        cut = self.newest - self.reach - self.lateness
-        if self.cut is not None and cut <= self.cut:
-            return
-        table = pa.concat_tables(self.parts)
-        t, _ = times_as_numbers(table.column(self.plan.time))
-        old = t < cut
-        gone = int(old.sum())
-        if gone == 0 or 2 * gone < len(t):
-            return
-        if self.tail:  # each key's last `tail` events before the cut stay for rows frames
-            old &= ~_last_per_key(table, self.plan.keys, old, t, self.tail)
-        self.parts = [table.filter(pa.array(~old))]
-        self.cut = cut
+        earliest = self.newest - self.lateness
+        kept = reachable(self.plan, pa.concat_tables(self.parts), earliest)
+        assert kept is not None
+        if 2 * kept.num_rows <= held:
+            self.parts, self.answers_from = [kept], earliest
+        self.after = kept.num_rows
 
     def table(self) -> pa.Table:
         """Every held event, in arrival order (an empty table in the schema where none)."""
@@ -156,33 +137,6 @@ class Held:
                     "let events go); allow more lateness to answer queries further back"
                 )
         return compute_at(self.plan, self.table(), queries, at_time, at_keys)
-
-
-def _last_per_key(
-    table: pa.Table, keys: tuple, old: np.ndarray, t: np.ndarray, n: int
-) -> np.ndarray:
-    """Rows among ``old`` that are among their key's last ``n`` of ``old`` (by time, then
-    arrival)."""
-    rows = np.flatnonzero(old)
-    if not keys:
-        order = rows[np.lexsort((rows, t[rows]))]
-        keep = np.zeros(len(t), bool)
-        keep[order[-n:]] = True
-        return keep
-    codes = np.zeros(len(rows), np.int64)
-    for k in keys:  # the keys' codes, column by column (nulls are not held)
-        col = table.column(k).take(pa.array(rows)).combine_chunks()
-        enc = pc.dictionary_encode(col)
-        c = np.asarray(enc.indices.to_numpy(zero_copy_only=False), np.int64)
-        codes = codes * (len(enc.dictionary) + 1) + c
-    order = np.lexsort((rows, t[rows], codes))
-    sorted_codes = codes[order]
-    last = np.r_[sorted_codes[1:] != sorted_codes[:-1], True]  # a key's last position
-    group = np.cumsum(np.r_[False, last[:-1]])  # each position's key, numbered in order
-    from_end = np.flatnonzero(last)[group] - np.arange(len(order))
-    keep = np.zeros(len(t), bool)
-    keep[rows[order[from_end < n]]] = True
-    return keep
 
 
 def _shown(value: float, type_: pa.DataType) -> str:
