@@ -67,7 +67,10 @@ def _wait_for(log: Path, text: str, proc: subprocess.Popen, seconds: float = 120
 def start(root: Path, cores: int = 2, memory: str = "2g") -> Cluster:
     """A master and a worker (``cores``, ``memory``) logging into ``root``."""
     launcher = str(spark_home() / "bin" / "spark-class")
-    env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1"}
+    # a worker stands for another machine: numba caches where its own interpreter's copy of
+    # windowagg is, not under a NUMBA_CACHE_DIR of the process that runs the tests
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env |= {"SPARK_HOME": str(spark_home()), "SPARK_NO_DAEMONIZE": "1"}
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
     procs: list[subprocess.Popen] = []

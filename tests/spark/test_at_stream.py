@@ -102,8 +102,17 @@ def test_queries_on_a_stream_equal_the_batch_call_and_survive_a_restart(spark, t
         deadline = time.monotonic() + 120
         while _written(spark, out) < want_n and time.monotonic() < deadline:
             time.sleep(0.5)
+        # an event far behind the watermark: dropped, and counted in the query's progress
+        _write(ev_dir, len(ev_files), [("a", 10, 5.0)], _event)
+        q.processAllAvailable()
+        dropped = sum(
+            p["stateOperators"][0].get("numRowsDroppedByWatermark", 0)
+            for p in q.recentProgress
+            if p["stateOperators"]
+        )
     finally:
         q.stop()
+    assert dropped == 1
     got = sorted(
         tuple(r)
         for r in spark.read.parquet(str(out)).where("k != 'z'").select("qid", *AGGS).collect()
