@@ -344,3 +344,39 @@ def test_int64_times_nan_values_and_nan_times() -> None:
     with pytest.raises(ValueError, match="NaN"):
         state.update(floats)
     assert state.held == 0
+
+
+def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
+    """A batch of queries is evaluated over the held events of the keys it asks for only, and
+    answers what the batch call over every event answers, to the bit: float sums and means
+    over a hot key with more queries than one sweep's block of answers, a rows frame, a key
+    with no event."""
+    import windowagg.engine.rolling.online as held_module
+
+    seen: list[int] = []
+    real = held_module.compute_at
+
+    def counting(plan, events, *args):
+        seen.append(events.num_rows)
+        return real(plan, events, *args)
+
+    monkeypatch.setattr(held_module, "compute_at", counting)
+    rng = np.random.default_rng(4)
+    n = 300_000
+    keys = np.where(rng.random(n) < 0.4, 0, rng.integers(1, 500, n))
+    events = pa.table({"k": keys, "t": rng.integers(0, 10**9, n), "v": rng.random(n) * 1e3})
+    aggs = {
+        "s": ("sum", "v", "range:50000000"),
+        "m": ("mean", "v", "rows:1000"),
+        "c": ("count", "v", "range:-1000000,-1"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**9)
+    state.update(events)
+    q = 140_000
+    queries = pa.table(
+        {"k": np.r_[np.zeros(q, np.int64), [3, 3, 1000]], "t": rng.integers(0, 10**9, q + 3)}
+    )
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert seen == [int(np.isin(keys, [0, 3]).sum())] and seen[0] < n
+    assert all(got.column(name).equals(want.column(name)) for name in aggs)

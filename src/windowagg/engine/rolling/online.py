@@ -12,7 +12,10 @@ A query whose frame would reach what was let go is refused
 
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 (:func:`~windowagg.engine.rolling.at.compute_at`) over the held events in arrival order, so
-ties fall in arrival order as they do in the batch call over the events in that order.
+ties fall in arrival order as they do in the batch call over the events in that order; a
+batch that asks for the keys of few of them is evaluated over those keys' events alone
+(:func:`_of_keys`). Each batch costs time in proportion to the events it reads, not
+O(log d) per query.
 """
 
 from __future__ import annotations
@@ -136,7 +139,25 @@ class Held:
                     "or later (the newest event time less the allowed lateness, when it last "
                     "let events go); allow more lateness to answer queries further back"
                 )
-        return compute_at(self.plan, self.table(), queries, at_time, at_keys)
+        events = _of_keys(self.table(), self.plan.keys, queries, at_keys)
+        return compute_at(self.plan, events, queries, at_time, at_keys)
+
+
+def _of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -> pa.Table:
+    """The events whose key some query asks for, in their order: the others lie in no query's
+    frame, and the evaluation's cuts (:func:`~windowagg.engine.parallel.blocks`) follow the
+    queries, so the answers are those over every event. All of them where the key is not one
+    column of the same type on both sides, or holds floats (NaN), and where the queries ask for
+    the keys of most of them."""
+    if len(keys) != 1 or not events.num_rows:
+        return events
+    col, asked = events.column(keys[0]), queries.column(at_keys[0])
+    if col.type != asked.type or pa.types.is_floating(col.type):
+        return events
+    asks = pc.is_in(col, value_set=pc.unique(asked))
+    if 2 * (pc.sum(asks).as_py() or 0) > events.num_rows:
+        return events  # most of them: the copy would cost more than it saves
+    return events.filter(asks)
 
 
 def _shown(value: float, type_: pa.DataType) -> str:
