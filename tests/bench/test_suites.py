@@ -212,6 +212,34 @@ def test_asof_suite_sides_agree(frame: str, answers_only: None) -> None:
     assert len(set(sums.values())) == 1 and sums["windowagg"] > 2_000, sums
 
 
+@pytest.mark.parametrize("zipf", [False, True])
+def test_online_suite_sides_agree(zipf: bool, answers_only: None) -> None:
+    """windowagg bench online: the online state, the recompute and DuckDB's range join answer
+    a batch alike (the suite asserts it), and every figure is reported."""
+    pytest.importorskip("duckdb")
+    from windowagg.bench import online
+
+    lines: list[str] = []
+    rows = online._case(20_000, zipf, 2, 0.5, lines.append)
+    batch = [r for r in rows if r.agg.startswith("batch")]
+    assert [r.case for r in batch] == [
+        "windowagg",
+        "recompute rolling_aggregate(at=)",
+        "DuckDB range join",
+    ]
+    assert batch[0].checksum > 10_000 and batch[0].extra == {"batches": 3}
+    assert batch[2].extra == {"batches": 1}  # DuckDB on the first batch only
+    assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
+        "ingest",
+        "single query p50",
+        "save",
+        "load",
+    ]
+    assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
+    assert len(lines) == len(rows) - 1  # save and load on one line
+    assert any("p99.9" in line for line in lines)
+
+
 def test_asof_suite_spark_sides_agree(tmp_path, answers_only: None) -> None:
     """The Spark side of windowagg bench asof: windowagg, windowagg on the union, Spark's union
     + window (segment tree and default) and its range join agree; the floor (the union read

@@ -39,6 +39,7 @@ from .bulk import bulk
 from .coldstart import coldstart
 from .core import Row, measure, measure_interleaved
 from .local import local_suite
+from .online import online_suite
 from .rolling import rolling_suite
 from .slicing import slicing
 from .spark import spark_suite
@@ -533,3 +534,4 @@ def _streaming(quick: bool, report: Callable[[str], None]) -> list[Row]:
 SUITES["streaming"] = _streaming
 
 SUITES["asof"] = asof_suite
+SUITES["online"] = online_suite
