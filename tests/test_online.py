@@ -363,7 +363,7 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
     monkeypatch.setattr(held_module, "compute_at", counting)
     rng = np.random.default_rng(4)
     n = 300_000
-    keys = np.where(rng.random(n) < 0.4, 0, rng.integers(1, 500, n))
+    keys = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 2000, n))
     events = pa.table({"k": keys, "t": rng.integers(0, 10**9, n), "v": rng.random(n) * 1e3})
     aggs = {
         "s": ("sum", "v", "range:50000000"),
@@ -373,10 +373,45 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
     state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**9)
     state.update(events)
     q = 140_000
-    queries = pa.table(
-        {"k": np.r_[np.zeros(q, np.int64), [3, 3, 1000]], "t": rng.integers(0, 10**9, q + 3)}
-    )
+    asked = np.r_[np.zeros(q, np.int64), np.arange(1, 301), [5000]]  # more than FEW_KEYS
+    queries = pa.table({"k": asked, "t": rng.integers(0, 10**9, len(asked))})
     got = state.query(queries)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
-    assert seen == [int(np.isin(keys, [0, 3]).sum())] and seen[0] < n
+    assert seen == [int(np.isin(keys, asked).sum())] and seen[0] < n // 2
+    assert all(got.column(name).equals(want.column(name)) for name in aggs)
+
+
+def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(monkeypatch) -> None:
+    """Many small updates are merged into O(log n) parts; a query for a few keys reads those
+    keys' events alone, through each part's sorted keys, in arrival order (ties included),
+    and answers what the batch call over every event answers."""
+    import windowagg.engine.rolling.online as held_module
+
+    seen: list[int] = []
+    real = held_module.compute_at
+
+    def counting(plan, events, *args):
+        seen.append(events.num_rows)
+        return real(plan, events, *args)
+
+    monkeypatch.setattr(held_module, "compute_at", counting)
+    rng = np.random.default_rng(8)
+    n = 20_000
+    events = pa.table(
+        {"k": rng.integers(0, 300, n), "t": rng.integers(0, 400, n), "v": rng.random(n)}
+    )
+    aggs = {
+        "s": ("sum", "v", "range:50"),
+        "l": ("last", "v", "rows:4"),
+        "c": ("count", "v", "range:9"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**6)
+    for lo in range(0, n, 40):
+        state.update(events.slice(lo, 40))
+    assert state.held == n and len(state._held.parts) <= 16
+    queries = pa.table({"k": [7, 7, 12, 299, 1000], "t": [0, 399, 200, 400, 5]})
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert seen == [int(np.isin(events["k"].to_numpy(), [7, 12, 299]).sum())]
+    assert state._held._sorted  # found through the parts' sorted keys
     assert all(got.column(name).equals(want.column(name)) for name in aggs)

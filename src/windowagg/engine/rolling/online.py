@@ -12,10 +12,11 @@ A query whose frame would reach what was let go is refused
 
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 (:func:`~windowagg.engine.rolling.at.compute_at`) over the held events in arrival order, so
-ties fall in arrival order as they do in the batch call over the events in that order; a
-batch that asks for the keys of few of them is evaluated over those keys' events alone
-(:func:`_of_keys`). Each batch costs time in proportion to the events it reads, not
-O(log d) per query.
+ties fall in arrival order as they do in the batch call over the events in that order. A
+batch is evaluated over the events of the keys it asks for alone: found through each part's
+sorted keys where it asks for few keys (the parts merged as a binary counter, so that many
+small updates leave O(log n) of them), else by one pass over the held keys (:func:`_of_keys`).
+Each batch costs time in proportion to the events it reads, not O(log d) per query.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ class Held:
         self.plan, self.schema = plan, schema
         # on whole times, t < newest - lateness is t < newest - floor(lateness)
         self.lateness: float = math.floor(lateness) if whole else float(lateness)
-        self.parts: list[pa.Table] = []  # in arrival order
+        self.parts: list[
+            pa.Table
+        ] = []  # in arrival order, each half the size of the one before or more
+        #: each part's keys sorted and the order that sorts them (a one-column integer key),
+        #: made when a query first needs them
+        self._sorted: dict[int, tuple[pa.Table, np.ndarray, np.ndarray]] = {}
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -98,8 +104,18 @@ class Held:
             keep &= np.asarray(events.column(k).is_valid().to_numpy(zero_copy_only=False), bool)
         if keep.any():
             self.parts.append(events.filter(pa.array(keep)) if not keep.all() else events)
+            self._merge()
         self._evict()
         return keep
+
+    def _merge(self) -> None:
+        """Merge the newest part into the one before while that one is no larger (a binary
+        counter: O(log n) parts, each event copied O(log n) times), so that many small
+        updates leave few parts to read."""
+        parts = self.parts
+        while len(parts) > 1 and parts[-2].num_rows <= parts[-1].num_rows:
+            newer = parts.pop()
+            parts[-1] = pa.concat_tables([parts[-1], newer]).combine_chunks()
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
@@ -139,8 +155,44 @@ class Held:
                     "or later (the newest event time less the allowed lateness, when it last "
                     "let events go); allow more lateness to answer queries further back"
                 )
-        events = _of_keys(self.table(), self.plan.keys, queries, at_keys)
+        events = self._asked(queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
+
+    def _asked(self, queries: pa.Table, at_keys: tuple) -> pa.Table:
+        """The held events of the keys ``queries`` ask for, in arrival order (the others lie
+        in no query's frame): found through each part's sorted keys where the key is one
+        integer column and the queries ask for few keys, else :func:`_of_keys`."""
+        keys = self.plan.keys
+        if len(keys) == 1 and self.parts:
+            col, asked = self.parts[0].column(keys[0]), queries.column(at_keys[0])
+            if pa.types.is_signed_integer(col.type) and col.type == asked.type:
+                wanted = pc.unique(asked).drop_null().to_numpy()
+                if len(wanted) <= FEW_KEYS:
+                    return self._by_index(np.sort(wanted.astype(np.int64)))
+        return _of_keys(self.table(), keys, queries, at_keys)
+
+    def _by_index(self, wanted: np.ndarray) -> pa.Table:
+        """The held events whose key is in ``wanted`` (sorted), each part's in its order."""
+        live = {id(p) for p in self.parts}
+        self._sorted = {i: v for i, v in self._sorted.items() if i in live}
+        out = []
+        for part in self.parts:
+            found = self._sorted.get(id(part))
+            if found is None or found[0] is not part:
+                k = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
+                order = np.argsort(k, kind="stable")
+                found = self._sorted[id(part)] = (part, k[order], order)
+            _, sorted_keys, order = found
+            lo = np.searchsorted(sorted_keys, wanted, "left")
+            hi = np.searchsorted(sorted_keys, wanted, "right")
+            runs = [order[a:b] for a, b in zip(lo, hi) if b > a]
+            if runs:
+                out.append(part.take(pa.array(np.sort(np.concatenate(runs)))))
+        return pa.concat_tables(out) if out else self.schema.empty_table()
+
+
+#: the most keys a batch asks for that are found through the parts' sorted keys
+FEW_KEYS = 256
 
 
 def _of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -> pa.Table:
