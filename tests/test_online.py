@@ -379,6 +379,27 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert seen == [int(np.isin(keys, asked).sum())] and seen[0] < n // 2
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
+    # a batch asking for the keys of most events: a sample says so, and no pass is made over
+    # every held key
+    import pyarrow.compute as pc
+
+    lengths: list[int] = []
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(pc, name)
+
+        def is_in(self, values, **kw):
+            lengths.append(len(values))
+            return pc.is_in(values, **kw)
+
+    monkeypatch.setattr(held_module, "pc", Counting())
+    most = pa.table({"k": np.arange(0, 2000), "t": rng.integers(0, 10**9, 2000)})
+    seen.clear()
+    got = state.query(most)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=most)
+    assert seen == [n] and len(lengths) == 1 and lengths[0] < 2 * held_module.SAMPLE
+    assert all(got.column(name).equals(want.column(name)) for name in aggs)
 
 
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(monkeypatch) -> None:

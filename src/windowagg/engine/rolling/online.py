@@ -193,6 +193,9 @@ class Held:
 
 #: the most keys a batch asks for that are found through the parts' sorted keys
 FEW_KEYS = 256
+#: events sampled, evenly over the arrival order, to judge whether a batch asks for the keys
+#: of most of them (then all are evaluated, without a pass over every key)
+SAMPLE = 4096
 
 
 def _of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -> pa.Table:
@@ -200,15 +203,20 @@ def _of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -
     frame, and the evaluation's cuts (:func:`~windowagg.engine.parallel.blocks`) follow the
     queries, so the answers are those over every event. All of them where the key is not one
     column of the same type on both sides, or holds floats (NaN), and where the queries ask for
-    the keys of most of them."""
+    the keys of most of them (judged first on a sample)."""
     if len(keys) != 1 or not events.num_rows:
         return events
     col, asked = events.column(keys[0]), queries.column(at_keys[0])
     if col.type != asked.type or pa.types.is_floating(col.type):
         return events
-    asks = pc.is_in(col, value_set=pc.unique(asked))
+    wanted = pc.unique(asked)
+    step = max(1, events.num_rows // SAMPLE)
+    sample = col.take(pa.array(np.arange(0, events.num_rows, step)))
+    if 2 * (pc.sum(pc.is_in(sample, value_set=wanted)).as_py() or 0) > len(sample):
+        return events  # most of them, by a sample: the pass and the copy would be lost
+    asks = pc.is_in(col, value_set=wanted)
     if 2 * (pc.sum(asks).as_py() or 0) > events.num_rows:
-        return events  # most of them: the copy would cost more than it saves
+        return events
     return events.filter(asks)
 
 
