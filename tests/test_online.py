@@ -346,21 +346,29 @@ def test_int64_times_nan_values_and_nan_times() -> None:
     assert state.held == 0
 
 
-def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
+@pytest.fixture
+def seen(monkeypatch) -> list[int]:
+    """The number of events each evaluation of the online state was given."""
+    import windowagg.engine.rolling.online as held_module
+
+    counts: list[int] = []
+    real = held_module.compute_at
+
+    def counting(plan, events, *args):
+        counts.append(events.num_rows)
+        return real(plan, events, *args)
+
+    monkeypatch.setattr(held_module, "compute_at", counting)
+    return counts
+
+
+def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> None:
     """A batch of queries is evaluated over the held events of the keys it asks for only, and
     answers what the batch call over every event answers, to the bit: float sums and means
     over a hot key with more queries than one sweep's block of answers, a rows frame, a key
     with no event."""
     import windowagg.engine.rolling.online as held_module
 
-    seen: list[int] = []
-    real = held_module.compute_at
-
-    def counting(plan, events, *args):
-        seen.append(events.num_rows)
-        return real(plan, events, *args)
-
-    monkeypatch.setattr(held_module, "compute_at", counting)
     rng = np.random.default_rng(4)
     n = 300_000
     keys = np.where(rng.random(n) < 0.3, 0, rng.integers(1, 2000, n))
@@ -402,20 +410,11 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch) -> None:
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
 
 
-def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(monkeypatch) -> None:
+def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:
     """Many small updates are merged into O(log n) parts; a query for a few keys reads those
     keys' events alone, through each part's sorted keys, in arrival order (ties included),
     and answers what the batch call over every event answers."""
-    import windowagg.engine.rolling.online as held_module
 
-    seen: list[int] = []
-    real = held_module.compute_at
-
-    def counting(plan, events, *args):
-        seen.append(events.num_rows)
-        return real(plan, events, *args)
-
-    monkeypatch.setattr(held_module, "compute_at", counting)
     rng = np.random.default_rng(8)
     n = 20_000
     events = pa.table(
