@@ -190,30 +190,42 @@ def _search(T, C, NE, P, FL, meta, t):
     return _descend(T, C, NE, FL, top, t)
 
 
-_repair_inline = inline(_repair.py_func)  # in the loops of _repair_aggs, run on every insert
+_repair_inline = inline(_repair.py_func)  # in the loop of _repair_aggs, run on every insert
 
 
 @helper
 def _repair_aggs(T, V, C, A, K, NE, P, FL, meta, top, hitleft, hitright):
     """FiBA paper Fig. 7, lines 23-39: up-aggregates to the first spine node or the root, then
-    down the spines that changed (the classic tree: everything up to the root)."""
-    _repair_inline(T, V, C, A, K, NE, P, FL, meta, top)
-    while P[top] >= 0 and _kind(FL, P, meta, top) == UP:
-        top = P[top]
-        _repair_inline(T, V, C, A, K, NE, P, FL, meta, top)
-    if meta[CLASSIC] == 1:
-        return
-    is_root = P[top] < 0
-    if (FL[top] & LEFT) or (is_root and hitleft):
-        x = top
-        while not (FL[x] & LEAF):
-            x = C[x, 0]
-            _repair_inline(T, V, C, A, K, NE, P, FL, meta, x)
-    if (FL[top] & RIGHT) or (is_root and hitright):
-        x = top
-        while not (FL[x] & LEAF):
+    down the spines that changed (the classic tree: everything up to the root). One loop with
+    one repair in it, walking up (phase 0), down the left spine (1), then down the right (2):
+    numba compiles an inlined function once per call site, and four sites took most of a
+    family's compile time."""
+    x = top
+    phase = 0
+    left = right = False
+    while True:
+        _repair_inline(T, V, C, A, K, NE, P, FL, meta, x)
+        if phase == 0:
+            if P[x] >= 0 and _kind(FL, P, meta, x) == UP:
+                x = P[x]
+                continue
+            if meta[CLASSIC] == 1:
+                return
+            top = x
+            is_root = P[top] < 0
+            left = (FL[top] & LEFT) != 0 or (is_root and hitleft)
+            right = (FL[top] & RIGHT) != 0 or (is_root and hitright)
+            phase = 1
+        if phase == 1:
+            if left and not (FL[x] & LEAF):
+                x = C[x, 0]
+                continue
+            phase = 2
+            x = top
+        if right and not (FL[x] & LEAF):
             x = C[x, NE[x]]
-            _repair_inline(T, V, C, A, K, NE, P, FL, meta, x)
+            continue
+        return
 
 
 @helper
