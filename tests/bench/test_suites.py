@@ -215,7 +215,8 @@ def test_asof_suite_sides_agree(frame: str, answers_only: None) -> None:
 @pytest.mark.parametrize("zipf", [False, True])
 def test_online_suite_sides_agree(zipf: bool, answers_only: None) -> None:
     """windowagg bench online: the online state, the recompute and DuckDB's range join answer
-    a batch alike (the suite asserts it), and every figure is reported."""
+    a batch alike, single queries equal the floor's (the suite asserts both), and every figure
+    is reported."""
     pytest.importorskip("duckdb")
     from windowagg.bench import online
 
@@ -232,9 +233,14 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None) -> None:
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
         "single query p50",
+        "single query p50",
         "save",
         "load",
     ]
+    singles = [r for r in rows if r.agg == "single query p50"]
+    assert [r.case for r in singles] == ["windowagg", online.FLOOR]
+    assert singles[0].checksum == singles[1].checksum  # both sides answered alike
+    assert all(r.extra["calls"] >= 5 for r in singles)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
     assert len(lines) == len(rows) - 1  # save and load on one line
     assert any("p99.9" in line for line in lines)
