@@ -31,6 +31,26 @@ def test_jobs_are_every_family_and_the_tables() -> None:
     assert ("tables", "all") in jobs and jobs[0][0] == "btree"
 
 
+def test_the_btree_job_runs_both_entry_points(monkeypatch) -> None:
+    """Windows over times (``sliding_aggregate``) call ``btree_slide``; the trees of
+    ``windowagg.ooo`` call ``btree_run``: each compiles on its own, so the job runs both."""
+    called: list[tuple[str, str]] = []
+
+    class Recorder:
+        def __init__(self, family: str) -> None:
+            self.family = family
+
+        def slide(self, *args) -> None:
+            called.append(("slide", self.family))
+
+        def run(self, *args) -> None:
+            called.append(("run", self.family))
+
+    monkeypatch.setattr(warmup, "BTreeState", Recorder)
+    assert warmup.compile_one(("btree", "sum"))[:2] == ("btree", "sum")
+    assert sorted(called) == [("run", "sum"), ("slide", "sum")]
+
+
 def test_the_tables_job_runs_the_table_engines_kernels() -> None:
     done = subprocess.run(
         [sys.executable, "-c", CHECK], capture_output=True, text=True, check=True, timeout=600
