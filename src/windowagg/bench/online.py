@@ -178,7 +178,7 @@ def _single(
         with engine_memory():  # as query runs it
             alone = compute_at(plan, own, q, "ts", ("k",))
         floor.append(time.perf_counter() - start)
-        totals[1] += _total(pa.table(dict(zip(ENTRIES, alone))))
+        totals[1] += _total(pa.table(dict(zip([e.name for e in plan.entries], alone))))
     assert math.isclose(totals[0], totals[1], rel_tol=1e-12), totals
     return np.array(took), np.array(floor), totals[0]
 
