@@ -12,6 +12,7 @@ from windowagg.cli import main
 from windowagg.demo import taxi_stream
 
 
+@pytest.mark.spark
 def test_demo_runs_the_spark_pipeline_and_agrees_with_spark(capsys, tmp_path) -> None:
     pytest.importorskip("pyspark")
     assert main(["demo", "--events", "3000", "--output", str(tmp_path)]) == 0

@@ -64,6 +64,7 @@ def test_measure_interleaved_alternates_the_runs() -> None:
     assert all(s[0] > 0 and s[1] >= 0 for s in stats)
 
 
+@pytest.mark.spark
 def test_rolling_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench rolling: every side of a case (windowagg, Spark's default and segment
     tree) folds the same answers into the same checksum."""
@@ -90,6 +91,7 @@ def test_rolling_suite_sides_agree(answers_only: None) -> None:
     assert all(r.extra["peak_worker_rss_mib"] > 0 and r.x == r.items for r in peaks)
 
 
+@pytest.mark.spark
 def test_spark_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench spark: windowagg and the built-in query of every case (sliding windows,
     sessions, medians, five aggregations in one call) give the same checksum."""
@@ -163,6 +165,7 @@ def test_local_suite_sides_agree(answers_only: None) -> None:
     assert len(peaks) == 4 and all(r.checksum > 0 for r in peaks)
 
 
+@pytest.mark.spark
 def test_streaming_suite_sides_agree(answers_only: None) -> None:
     """windowagg bench streaming: windowagg's streaming query and the built-in one give the
     same windows (the suite raises otherwise) in one micro-batch and in several, and under
@@ -246,6 +249,7 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None) -> None:
     assert any("p99.9" in line for line in lines)
 
 
+@pytest.mark.spark
 def test_asof_suite_spark_sides_agree(tmp_path, answers_only: None) -> None:
     """The Spark side of windowagg bench asof: windowagg, windowagg on the union, Spark's union
     + window (segment tree and default) and its range join agree; the floor (the union read

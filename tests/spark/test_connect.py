@@ -9,6 +9,7 @@ server there, its workers on this interpreter)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
@@ -22,6 +23,15 @@ from . import cluster_job
 from .test_cluster import rows
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def one_server_at_a_time(tmp_path_factory):
+    """A local Connect server listens on pyspark's fixed port: a test holds a lock shared by
+    the test processes while its server runs, so that two never start at once."""
+    with open(tmp_path_factory.getbasetemp().parent / "connect.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def _env() -> dict[str, str]:
