@@ -401,7 +401,7 @@ def test_windows_of_one_slice_are_their_slices_partials(monkeypatch, sparse) -> 
     def refuse(*a, **k):
         raise AssertionError("a sweep or a selection over windows of one slice")
 
-    monkeypatch.setattr(sums, "rolling", refuse)
+    monkeypatch.setattr(sums, "exact_sums", refuse)
     monkeypatch.setattr(select, "select_rows", refuse)
     if sparse:
         monkeypatch.setattr(slice_table, "SPARSE", 0)

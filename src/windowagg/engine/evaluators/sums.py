@@ -1,22 +1,28 @@
 """Counts, sums and means, and truth values: by SQL's rules from prefix sums and counts over the
 frames' bounds. Integer and decimal sums are exact prefix-sum differences (integers wrap as
-Java's longs do where the entry says so, else an overflow raises); float sums and means run the
-FIFO sweep; a NaN in a frame makes its sum or mean NaN. ``count_if``, ``bool_and`` and
+Java's longs do where the entry says so, else an overflow raises); float sums are exactly
+rounded (:func:`float_sums`: a frame's sum does not depend on the other frames asked, so a
+point-in-time query alone gets what it gets among many) and means are those sums over the
+counts; a NaN in a frame makes its sum or mean NaN. ``count_if``, ``bool_and`` and
 ``bool_or`` from prefix counts of the true and the non-null values."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
 
-from ...aggregations import Evaluation, Sum
+from ...aggregations import Evaluation
 from ...errors import ArithmeticOverflowError
+from ...kernels.exact_sums import PARTS, exact_sums
+from .. import parallel
 from ..columns import Column, totals
 from ..entries import Entry
 from ..memory import empty
-from ..sweep import FrameBounds, rolling
+from ..sweep import FrameBounds
 from .common import (
     Inputs,
     counted,
@@ -84,14 +90,40 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
         risky, exact = _exact_sums(col, lo, hi)  # where int64 sums wrap: Spark sums doubles
         mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
         return with_nulls(mean, null, entry.type)
-    out = rolling(col.floats(), fr, Sum() if entry.evaluation is Evaluation.SUM else entry.agg)
     lo, hi = fr.bounds()
+    out = float_sums(col.floats(), lo, hi)
+    if entry.evaluation is Evaluation.MEAN:
+        count = counted(col, fr)[2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out /= count  # 0/0 where no value: null below
     nan = col.nans(lo, hi)
     if nan is not None:
         out[nan > 0] = np.nan
     if not col.array.null_count and fr.holds_own_row():  # no frame without a value
         return with_nulls(out, np.zeros(0, bool), entry.type)
     return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
+
+
+def float_sums(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Each frame's sum of ``values`` (NaN skipped), exactly rounded
+    (:mod:`windowagg.kernels.exact_sums`): the same whatever other frames the call asks for,
+    in chunks on the cores; frames whose partial sums leave the doubles' range summed exactly
+    here (+-inf where the sum itself does)."""
+    n = len(lo)
+    out, overflow = empty(n), np.zeros(n, bool)
+    if n:
+        lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
+        parallel.by_chunks(
+            lambda a, b: exact_sums(values, lo, hi, a, b, out, overflow, empty(PARTS)), n
+        )
+    for i in np.flatnonzero(overflow):
+        frame = values[lo[i] : hi[i]]
+        total = sum(map(Fraction, frame[np.isfinite(frame)].tolist()), Fraction(0))
+        try:
+            out[i] = float(total)
+        except OverflowError:
+            out[i] = math.inf if total > 0 else -math.inf
+    return out
 
 
 def _exact_sums(col: Column, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

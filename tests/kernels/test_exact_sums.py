@@ -1,0 +1,148 @@
+"""Exactly rounded frame sums (:mod:`windowagg.kernels.exact_sums`) against :func:`math.fsum`
+(exactly rounded by its definition) on values of every magnitude, in frames that slide, jump
+back and overlap in any order; partial sums beyond the doubles' range; and the property they
+are for: a point-in-time query alone gets, bit for bit, what it gets among other queries."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import windowagg as wa
+from windowagg.engine.evaluators.sums import float_sums
+from windowagg.kernels.exact_sums import PARTS, exact_sums
+
+
+def fsum_of(frame: list[float]) -> float:
+    """The oracle: NaN skipped, infinities by IEEE's rules, the rest by math.fsum."""
+    finite = [v for v in frame if math.isfinite(v)]
+    up, down = math.inf in frame, -math.inf in frame
+    if up and down:
+        return math.nan
+    if up or down:
+        return math.inf if up else -math.inf
+    try:
+        return math.fsum(finite)
+    except OverflowError:  # math.fsum gives up on a partial sum beyond the range
+        from fractions import Fraction
+
+        total = sum(map(Fraction, finite), Fraction(0))
+        try:
+            return float(total)
+        except OverflowError:
+            return math.inf if total > 0 else -math.inf
+
+
+def same(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or (
+        a == b and math.copysign(1, a) == math.copysign(1, b)
+    )
+
+
+doubles = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.floats(-1e3, 1e3),
+    st.sampled_from([0.1, -0.1, 1e16, -1e16, 1.0, 2.0**-1074, 1.7e308, -1.7e308, -0.0]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=st.lists(doubles, min_size=1, max_size=60),
+    frames=st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60)), min_size=1, max_size=40),
+    slide=st.booleans(),
+)
+def test_every_frame_is_the_exactly_rounded_sum(values, frames, slide) -> None:
+    n = len(values)
+    x = np.array(values, float)
+    bounds = sorted((min(a, b) % (n + 1), max(a, b) % (n + 1)) for a, b in frames)
+    if not slide:  # in any order: frames that start earlier, end earlier, or do not overlap
+        bounds = [(min(a, b) % (n + 1), max(a, b) % (n + 1)) for a, b in frames]
+    lo = np.array([min(a, b) for a, b in bounds], np.int64)
+    hi = np.array([max(a, b) for a, b in bounds], np.int64)
+    got = float_sums(x, lo, hi)
+    for i in range(len(lo)):
+        want = fsum_of(values[lo[i] : hi[i]])
+        assert same(got[i], want) or (want == 0 and got[i] == 0), (i, lo[i], hi[i], got[i], want)
+
+
+def test_the_half_way_case_rounds_to_even_and_cancellation_is_exact() -> None:
+    # 1 + 2^-53 lies half way between 1 and its successor: ties to even gives 1; a third part
+    # beyond the half decides it up
+    x = np.array([1.0, 2.0**-53, 2.0**-80, -(2.0**-80), 1e100, -1e100, 0.1, 0.2, 0.3])
+    lo = np.array([0, 0, 4, 6, 0], np.int64)
+    hi = np.array([2, 3, 6, 9, 9], np.int64)
+    got = float_sums(x, lo, hi)
+    assert got[0] == 1.0 and got[1] == 1.0 + 2.0**-52 and got[2] == 0.0
+    assert got[3] == math.fsum([0.1, 0.2, 0.3]) == 0.6 and 0.1 + 0.2 + 0.3 != 0.6
+    assert got[4] == math.fsum(x.tolist())
+
+
+def test_partial_sums_beyond_the_range_are_summed_exactly() -> None:
+    big = 1.7e308
+    x = np.array([big, big, -big, big])
+    lo = np.array([0, 0, 1, 0], np.int64)
+    hi = np.array([2, 3, 3, 4], np.int64)
+    out, overflow = np.empty(4), np.zeros(4, bool)
+    exact_sums(x, lo, hi, 0, 4, out, overflow, np.empty(PARTS))
+    assert overflow.tolist() == [True, True, False, True]  # the kernel hands them over
+    got = float_sums(x, lo, hi)
+    assert got.tolist() == [math.inf, big, 0.0, math.inf]
+
+
+def test_a_query_alone_gets_what_it_gets_among_others_and_ran_compiled() -> None:
+    rng = np.random.default_rng(3)
+    n = 4000
+    t = np.sort(rng.integers(0, 10**6, n))
+    v = rng.standard_normal(n) * 10.0 ** rng.integers(-8, 9, n)
+    events = pa.table({"k": rng.integers(0, 3, n), "t": t, "v": v})
+    qt = np.sort(rng.integers(0, 10**6, 400))
+    queries = pa.table({"k": rng.integers(0, 3, len(qt)), "t": qt})
+    aggs = {"s": ("sum", "v", "range:50000"), "m": ("mean", "v", "range:-50000,-1")}
+    together = wa.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert exact_sums.signatures  # the compiled kernel answered
+    for i in range(0, len(qt), 7):
+        alone = wa.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries.slice(i, 1))
+        for name in aggs:
+            assert same(alone[name][0].as_py(), together[name][i].as_py()), (i, name)
+        k, at = queries["k"][i].as_py(), qt[i]
+        mine = (events["k"].to_numpy() == k) & (t <= at) & (t >= at - 50000)
+        want = math.fsum(v[mine]) if mine.any() else None
+        assert together["s"][i].as_py() == want
+
+
+def test_the_frames_of_a_hot_key_are_summed_on_several_threads(monkeypatch) -> None:
+    """Each frame's sum stands alone: the frames are cut into chunks, one per thread, however
+    the keys lie (here one key holds every row), and the answers do not change."""
+    from windowagg.engine.evaluators import sums
+
+    from ..threads import few_rows_on_threads
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    table = pa.table(
+        {
+            "k": np.zeros(n, np.int64),
+            "t": np.sort(rng.integers(0, 10**5, n)),
+            "v": rng.standard_normal(n),
+        }
+    )
+    aggs = {"s": ("sum", "v", "range:1000")}
+    alone = wa.rolling_aggregate(table, time="t", key="k", aggs=aggs)
+    calls: list[tuple[str, int, int]] = []
+
+    def spy(x, lo, hi, a, b, *rest):
+        calls.append((threading.current_thread().name, a, b))
+        return exact_sums(x, lo, hi, a, b, *rest)
+
+    monkeypatch.setattr(sums, "exact_sums", spy)
+    with few_rows_on_threads(4):
+        cut = wa.rolling_aggregate(table, time="t", key="k", aggs=aggs)
+    assert len(calls) == 4 and all(name.startswith("windowagg") for name, _, _ in calls)
+    assert sorted((a, b) for _, a, b in calls)[-1][1] == n
+    assert cut["s"].equals(alone["s"])
