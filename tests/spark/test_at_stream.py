@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import random
 import time
 
@@ -142,12 +143,84 @@ def _written(spark, out) -> int:
         return 0
 
 
-def test_a_stream_of_queries_needs_a_stream_of_events(spark, tmp_path) -> None:
+@pytest.fixture
+def rocksdb(spark):
+    """The RocksDB state store for one test (transformWithStateInPandas needs it), the
+    session's own store again after."""
+    from windowagg.spark.rolling_at import ROCKSDB
+
+    key = "spark.sql.streaming.stateStore.providerClass"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, ROCKSDB)
+    yield
+    if before is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, before)
+
+
+def test_a_stream_of_queries_against_batch_events_equals_the_batch_call(
+    spark, rocksdb, tmp_path
+) -> None:
+    """Queries arrive as a stream (several micro-batches, a restart from the checkpoint in
+    the middle), the events are a batch DataFrame: each query comes out once, in its own
+    micro-batch (no watermark needed), with the batch call's values; a NaN among the events
+    crosses the state as NaN, not null."""
+    q_dir, ck, out = (tmp_path / n for n in ("q", "ck", "out"))
+    q_dir.mkdir()
+    ev_files, q_files = logs(seed=11)
+    rows = [(k, T0 + dt.timedelta(seconds=s), v) for f in ev_files for k, s, v in f]
+    rows.append(("a", T0 + dt.timedelta(seconds=700), float("nan")))
+    q_files[-1].append((999, "a", 720))  # its sum and max are NaN
+    events = spark.createDataFrame(rows, EVENTS)
+
+    def begin():
+        queries = spark.readStream.schema(QUERIES).option("maxFilesPerTrigger", 1).json(str(q_dir))
+        res = rolling_aggregate(events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")
+        return sink(res, out, ck)
+
+    for half in (range(0, 2), range(2, len(q_files))):
+        q = begin()
+        try:
+            for i in half:
+                _write(q_dir, i, q_files[i], _query)
+                q.processAllAvailable()
+        finally:
+            q.stop()  # the second half starts again from the checkpoint
+    got = sorted(tuple(r) for r in spark.read.parquet(str(out)).select("qid", *AGGS).collect())
+    queries = spark.createDataFrame(
+        [(i, k, T0 + dt.timedelta(seconds=s)) for f in q_files for i, k, s in f], QUERIES
+    )
+    want = sorted(
+        tuple(r)
+        for r in rolling_aggregate(
+            events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked"
+        )
+        .select("qid", *AGGS)
+        .collect()
+    )
+    assert len(got) == len(want) == sum(len(f) for f in q_files)  # each query once
+    nan = [r for r in got if r[0] == 999]
+    assert len(nan) == 1 and math.isnan(nan[0][1]) and math.isnan(nan[0][3])
+    assert _no_nan(got) == _no_nan(want)
+
+
+def _no_nan(rows: list[tuple]) -> list[tuple]:
+    """NaN as a string, so that rows holding it compare equal."""
+    return [tuple("NaN" if isinstance(x, float) and math.isnan(x) else x for x in r) for r in rows]
+
+
+def test_a_stream_of_events_needs_a_stream_of_queries_and_batch_events_need_rocksdb(
+    spark, tmp_path
+) -> None:
     (tmp_path / "q").mkdir()
     queries = spark.readStream.schema(QUERIES).json(str(tmp_path / "q"))
+    batch_queries = spark.createDataFrame([(1, "a", T0)], QUERIES)
     events = spark.createDataFrame([("a", T0, 1.0)], EVENTS)
-    with pytest.raises(ValueError, match="two streaming DataFrames"):
-        rolling_aggregate(events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")
     stream = spark.readStream.schema(EVENTS).json(str(tmp_path / "q"))
+    with pytest.raises(ValueError, match="takes a stream of queries"):
+        rolling_aggregate(stream, time="ts", key="k", aggs=AGGS, at=batch_queries, at_time="asked")
+    with pytest.raises(ValueError, match="needs the RocksDB state store"):
+        rolling_aggregate(events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")
     with pytest.raises(ValueError, match="needs a watermark"):
         rolling_aggregate(stream, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")

@@ -11,4 +11,12 @@ SPARK = [p for p in PAGES if uses_spark(p)]
 
 @pytest.mark.parametrize("page", SPARK, ids=[str(p.relative_to(ROOT)) for p in SPARK])
 def test_page_examples_print_what_they_say(spark, page, tmp_path) -> None:
-    run_page(page, tmp_path)
+    store = "spark.sql.streaming.stateStore.providerClass"  # a page may set it for its example
+    before = spark.conf.get(store, None)
+    try:
+        run_page(page, tmp_path)
+    finally:
+        if before is None:
+            spark.conf.unset(store)
+        else:
+            spark.conf.set(store, before)

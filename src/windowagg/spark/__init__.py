@@ -143,7 +143,10 @@ def rolling_aggregate(
         watermark on ``at_time``: each query row is emitted once (append mode), when the
         watermark has passed the end of its frames, with the values the batch call gives on
         the same rows (where no event came later than the watermark); the state per key
-        holds the events its open queries and later ones can reach.
+        holds the events its open queries and later ones can reach. A stream of queries
+        against a batch ``df``: each query answered in its own micro-batch (no watermark
+        needed), the events kept as the initial state of ``transformWithStateInPandas``
+        (the RocksDB state store; read when the query first starts).
     at_time : str, optional
         The query DataFrame's time column (default: ``time``).
     at_key : str, list of str or None

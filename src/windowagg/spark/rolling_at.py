@@ -9,11 +9,17 @@ and streamed through ``mapInArrow``
 event its frames can hold has arrived, and a worker keeps only the events that later queries
 can reach, so a key with half of all events is not loaded whole. The query rows come back
 whole with one column per entry.
+
+On two streams, events and queries meet per group of keys in ``applyInPandasWithState``
+(:func:`_run_stream`); a stream of queries against a batch of events keeps each group's
+events as the initial state of ``transformWithStateInPandas`` and answers the queries of each
+micro-batch at once (:func:`_run_on_events`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import pickle
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -22,17 +28,25 @@ import pyarrow.compute as pc
 from ..engine.columns import times_of
 from ..engine.memory import engine_memory
 from ..engine.rolling.at import check_queries
-from ..engine.rolling.at_stream import AtStream
+from ..engine.rolling.at_stream import AtStream, answered
+from ..engine.rolling.online import of_keys
 from ..engine.rolling.plan import RollingPlan
 from .plan import arrow_schema, entry_field
 from .sql import cores, quoted, task_threads
 from .state import (
+    G,
     Step,
+    grouped,
     grouped_with_state,
+    listed,
+    listed_fields,
+    state_rows,
+    unlisted,
     watermark_delay_ms,
 )
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType
 
@@ -50,13 +64,14 @@ def run_at(
     from pyspark.sql.types import StructType
 
     streaming = events.isStreaming
-    if queries.isStreaming != streaming:
+    if streaming and not queries.isStreaming:
         raise ValueError(
-            "at= takes two batch DataFrames, or two streaming DataFrames with watermarks "
-            f"(the events are {'streaming' if streaming else 'a batch'}, the queries "
-            f"{'streaming' if queries.isStreaming else 'a batch'})"
+            "at= on a stream of events takes a stream of queries with a watermark (the queries "
+            "are a batch DataFrame: give the events as a batch too, or the queries as a stream)"
         )
     check_queries(plan, arrow_schema(events), arrow_schema(queries), at_time, at_keys)
+    if queries.isStreaming and not streaming:
+        _need_rocksdb(events)
     if streaming:
         if not plan.timestamp:
             raise TypeError(
@@ -95,6 +110,8 @@ def run_at(
     fields = [entry_field(e, types, plan.time) for e in plan.entries]
     if streaming:
         return _run_stream(both, plan, reads, asked, [*queries.schema.fields, *fields])
+    if queries.isStreaming:
+        return _run_on_events(*sides, plan, reads, asked, [*queries.schema.fields, *fields])
     keyed = [col(k) for k in plan.keys]
     spread = both.repartition(cores(events), *keyed) if keyed else both.repartition(1)
     ordered = spread.sortWithinPartitions(col(plan.time).asc_nulls_first())
@@ -142,6 +159,104 @@ def _run_stream(
 
     keys = [F.col(quoted(k)) for k in plan.keys]
     return grouped_with_state(both, keys, step, wake, fields)
+
+
+#: the state store that ``transformWithStateInPandas`` (a stream of queries against a batch of
+#: events) runs on
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def _need_rocksdb(events: DataFrame) -> None:
+    """A stream of queries against a batch of events keeps the events as the initial state of
+    Spark's ``transformWithStateInPandas``, which runs on the RocksDB state store alone: say
+    so before any work, as Spark would only once the query starts."""
+    conf = events.sparkSession.conf.get("spark.sql.streaming.stateStore.providerClass", None)
+    if conf != ROCKSDB:
+        raise ValueError(
+            "a stream of queries against a batch DataFrame of events keeps the events as "
+            "Spark's transformWithStateInPandas state, which needs the RocksDB state store: "
+            f'spark.conf.set("spark.sql.streaming.stateStore.providerClass", "{ROCKSDB}") '
+            "before the query first starts"
+        )
+
+
+def _run_on_events(
+    events: DataFrame,
+    queries: DataFrame,
+    plan: RollingPlan,
+    reads: list[str],
+    asked: dict[str, str],
+    fields: list,
+) -> DataFrame:
+    """A stream of queries against a batch of events: per group of keys (the same groups as
+    :func:`~windowagg.spark.state.grouped_with_state`'s), the group's events are the initial
+    state of a ``transformWithStateInPandas`` operator over the queries (taken once, when the
+    query first starts, and kept in its checkpoint), and each micro-batch's queries are
+    answered at once over them: every event is there already."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    keys = [F.col(quoted(k)) for k in plan.keys]
+    ev, ev_schema, ev_flags = grouped(events.drop(EVENT), keys)
+    qs, q_schema, q_flags = grouped(queries.drop(EVENT), keys)
+    processor = _answer_on_events(
+        plan, asked, (ev_schema, ev_flags, ev.columns), (q_schema, q_flags, qs.columns)
+    )
+    out = qs.groupBy(G).transformWithStateInPandas(
+        processor,
+        StructType(listed_fields(fields)),
+        "Append",
+        "None",
+        initialState=ev.groupBy(G),
+    )
+    return unlisted(out, fields)
+
+
+def _answer_on_events(plan: RollingPlan, asked: dict[str, str], events_side, queries_side):
+    """The stateful processor of :func:`_run_on_events`: a group's events kept as Arrow
+    tables (one list entry per chunk of the initial state), its queries answered by
+    :func:`~windowagg.engine.rolling.at_stream.answered` over the events of their keys."""
+    from pyspark.sql.streaming import StatefulProcessor
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    (ev_schema, ev_flags, ev_names), (q_schema, q_flags, q_names) = events_side, queries_side
+
+    def named(frames: Iterable[pd.DataFrame], names: list[str]) -> Iterator[pd.DataFrame]:
+        """The frames under their columns' names: pyspark hands the initial state's columns
+        beyond the events' own under positional names (``_3``)."""
+        for f in frames:
+            f.columns = names
+            yield f
+
+    kept = StructType([StructField("events", BinaryType())])
+
+    class AnswerOnEvents(StatefulProcessor):
+        def init(self, handle) -> None:
+            self.events = handle.getListState("events", kept)
+
+        def handleInitialState(self, key, initialState, timerValues) -> None:
+            part = state_rows(ev_schema, named([initialState], ev_names), ev_flags)
+            if part is not None:
+                self.events.appendValue((pickle.dumps(part, pickle.HIGHEST_PROTOCOL),))
+
+        def handleInputRows(self, key, rows, timerValues):
+            task_threads()
+            queries = state_rows(q_schema, named(rows, q_names), q_flags)
+            if queries is None:
+                return
+            parts = [pickle.loads(r[0]) for r in self.events.get()] if self.events.exists() else []
+            events = pa.concat_tables(parts) if parts else ev_schema.empty_table()
+            with engine_memory():
+                events = of_keys(events, plan.keys, queries, plan.keys)
+                out = answered(plan, events, queries, asked)
+            yield listed({n: out.column(n) for n in out.column_names}).to_pandas(
+                integer_object_nulls=True
+            )
+
+        def close(self) -> None:
+            pass
+
+    return AnswerOnEvents()
 
 
 def _worker(plan: RollingPlan, reads: list[str], asked: dict[str, str]):

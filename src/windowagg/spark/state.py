@@ -157,6 +157,23 @@ def watermark_delay_ms(df: DataFrame, time: str) -> int:
     )
 
 
+def grouped(df: DataFrame, keys: list[Column]) -> tuple[DataFrame, pa.Schema, dict[str, str]]:
+    """``df`` ready to be grouped by :data:`G`: its columns, a NaN flag beside each float
+    column (for :func:`state_rows`), the group of its ``keys``; with ``df``'s Arrow schema and
+    the flags."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
+    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
+    base = df.select(
+        *[F.col(quoted(c)) for c in df.columns],
+        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
+        group_of(keys or [F.lit(0)]),
+    )
+    return base, arrow_schema(df), flags
+
+
 #: a key group's step: (its kept rows or None, its new rows or None, the watermark in
 #: microseconds, or -inf before the first) -> (record batches to emit, rows to keep or None)
 Step = Callable[[Any, "pa.Table | None", float], "tuple[list[pa.RecordBatch], pa.Table | None]"]
@@ -171,18 +188,10 @@ def grouped_with_state(
     mode, event-time timeouts): per group, ``step`` (made for ``df``'s Arrow schema) takes the
     kept rows and the micro-batch's, and what it emits comes out as rows of ``fields``; the
     rows it keeps are the group's state, and the group wakes at ``wake``'s time."""
-    from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
-    from pyspark.sql.types import BinaryType, DoubleType, FloatType, StructField, StructType
+    from pyspark.sql.types import BinaryType, StructField, StructType
 
-    schema = arrow_schema(df)
-    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, DoubleType | FloatType)]
-    flags = {c: nan_flag(i) for i, c in enumerate(floats)}
-    base = df.select(
-        *[F.col(quoted(c)) for c in df.columns],
-        *[F.isnan(F.col(quoted(c))).alias(flags[c]) for c in floats],
-        group_of(keys or [F.lit(0)]),
-    )
+    base, schema, flags = grouped(df, keys)
     advance = step(schema)
 
     def run(key: tuple, frames: Iterable[pd.DataFrame], state: GroupState) -> Iterator:

@@ -31,7 +31,7 @@ from ..keys import key_codes
 from .at import compute_at
 from .plan import RollingPlan
 
-__all__ = ["AtStream", "reachable"]
+__all__ = ["AtStream", "answered", "reachable"]
 
 
 class AtStream:
@@ -127,16 +127,7 @@ class AtStream:
             held = events  # no event yet: a table of the columns read, empty
             if held is None:
                 held = pa.table({c: pa.array([], queries.schema.field(c).type) for c in self.reads})
-            new_columns = compute_at(
-                self.plan,
-                held,
-                asking,
-                self.plan.time,
-                self.plan.keys,
-            )
-            names = [*self.asked, *(e.name for e in self.plan.entries)]
-            columns = [asking.column(self.asked[c]) for c in self.asked] + new_columns
-            out = pa.Table.from_arrays(columns, names=names).to_batches(max_chunksize=16384)
+            out = answered(self.plan, held, asking, self.asked).to_batches(max_chunksize=16384)
         if final:
             self.events = self.queries = None
             return out
@@ -154,6 +145,15 @@ class AtStream:
             else:
                 ok &= qt + (f.end if f.kind == "range" else 0.0) < frontier
         return ok
+
+
+def answered(plan: RollingPlan, events: pa.Table, asking: pa.Table, asked: dict) -> pa.Table:
+    """The queries ``asking`` (rows of the union) with their own columns under their own names
+    (``asked``: each one's name in the union), then one column per entry over ``events``."""
+    new_columns = compute_at(plan, events, asking, plan.time, plan.keys)
+    names = [*asked, *(e.name for e in plan.entries)]
+    columns = [asking.column(asked[c]) for c in asked] + new_columns
+    return pa.Table.from_arrays(columns, names=names)
 
 
 def reachable(plan: RollingPlan, events: pa.Table | None, earliest: float) -> pa.Table | None:

@@ -15,7 +15,7 @@ Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 ties fall in arrival order as they do in the batch call over the events in that order. A
 batch is evaluated over the events of the keys it asks for alone: found through each part's
 sorted keys where it asks for few keys (the parts merged as a binary counter, so that many
-small updates leave O(log n) of them), else by one pass over the held keys (:func:`_of_keys`).
+small updates leave O(log n) of them), else by one pass over the held keys (:func:`of_keys`).
 Each batch costs time in proportion to the events it reads, not O(log d) per query.
 """
 
@@ -31,7 +31,7 @@ from .at import compute_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
 
-__all__ = ["Held", "HistoryEvictedError", "times_as_numbers"]
+__all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
 
 class HistoryEvictedError(ValueError):
@@ -161,7 +161,7 @@ class Held:
     def _asked(self, queries: pa.Table, at_keys: tuple) -> pa.Table:
         """The held events of the keys ``queries`` ask for, in arrival order (the others lie
         in no query's frame): found through each part's sorted keys where the key is one
-        integer column and the queries ask for few keys, else :func:`_of_keys`."""
+        integer column and the queries ask for few keys, else :func:`of_keys`."""
         keys = self.plan.keys
         if len(keys) == 1 and self.parts:
             col, asked = self.parts[0].column(keys[0]), queries.column(at_keys[0])
@@ -169,7 +169,7 @@ class Held:
                 wanted = pc.unique(asked).drop_null().to_numpy()
                 if len(wanted) <= FEW_KEYS:
                     return self._by_index(np.sort(wanted.astype(np.int64)))
-        return _of_keys(self.table(), keys, queries, at_keys)
+        return of_keys(self.table(), keys, queries, at_keys)
 
     def _by_index(self, wanted: np.ndarray) -> pa.Table:
         """The held events whose key is in ``wanted`` (sorted), each part's in its order."""
@@ -198,7 +198,7 @@ FEW_KEYS = 256
 SAMPLE = 4096
 
 
-def _of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -> pa.Table:
+def of_keys(events: pa.Table, keys: tuple, queries: pa.Table, at_keys: tuple) -> pa.Table:
     """The events whose key some query asks for, in their order: the others lie in no query's
     frame, and the evaluation's cuts (:func:`~windowagg.engine.parallel.blocks`) follow the
     queries, so the answers are those over every event. All of them where the key is not one
