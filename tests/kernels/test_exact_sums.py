@@ -66,9 +66,14 @@ def test_every_frame_is_the_exactly_rounded_sum(values, frames, slide) -> None:
     lo = np.array([min(a, b) for a, b in bounds], np.int64)
     hi = np.array([max(a, b) for a, b in bounds], np.int64)
     got = float_sums(x, lo, hi)
+    means = float_sums(x, lo, hi, mean=True)
     for i in range(len(lo)):
-        want = fsum_of(values[lo[i] : hi[i]])
+        frame = values[lo[i] : hi[i]]
+        want = fsum_of(frame)
         assert same(got[i], want) or (want == 0 and got[i] == 0), (i, lo[i], hi[i], got[i], want)
+        count = sum(not math.isnan(v) for v in frame)
+        mean = want / count if count else math.nan
+        assert same(means[i], mean) or (mean == 0 and means[i] == 0), (i, means[i], mean)
 
 
 def test_the_half_way_case_rounds_to_even_and_cancellation_is_exact() -> None:
@@ -89,7 +94,7 @@ def test_partial_sums_beyond_the_range_are_summed_exactly() -> None:
     lo = np.array([0, 0, 1, 0], np.int64)
     hi = np.array([2, 3, 3, 4], np.int64)
     out, overflow = np.empty(4), np.zeros(4, bool)
-    exact_sums(x, lo, hi, 0, 4, out, overflow, np.empty(PARTS))
+    exact_sums(x, lo, hi, 0, 4, False, out, overflow, np.empty(PARTS))
     assert overflow.tolist() == [True, True, False, True]  # the kernel hands them over
     got = float_sums(x, lo, hi)
     assert got.tolist() == [math.inf, big, 0.0, math.inf]

@@ -91,11 +91,7 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
         mean[risky] = [float(t) / max(int(c), 1) for t, c in zip(exact, count[risky])]
         return with_nulls(mean, null, entry.type)
     lo, hi = fr.bounds()
-    out = float_sums(col.floats(), lo, hi)
-    if entry.evaluation is Evaluation.MEAN:
-        count = counted(col, fr)[2]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out /= count  # 0/0 where no value: null below
+    out = float_sums(col.floats(), lo, hi, mean=entry.evaluation is Evaluation.MEAN)
     nan = col.nans(lo, hi)
     if nan is not None:
         out[nan > 0] = np.nan
@@ -104,17 +100,20 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
     return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
 
 
-def float_sums(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def float_sums(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: bool = False
+) -> np.ndarray:
     """Each frame's sum of ``values`` (NaN skipped), exactly rounded
     (:mod:`windowagg.kernels.exact_sums`): the same whatever other frames the call asks for,
     in chunks on the cores; frames whose partial sums leave the doubles' range summed exactly
-    here (+-inf where the sum itself does)."""
+    here (+-inf where the sum itself does). ``mean``: each sum over its count of values (NaN
+    where none)."""
     n = len(lo)
     out, overflow = empty(n), np.zeros(n, bool)
     if n:
         lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
         parallel.by_chunks(
-            lambda a, b: exact_sums(values, lo, hi, a, b, out, overflow, empty(PARTS)), n
+            lambda a, b: exact_sums(values, lo, hi, a, b, mean, out, overflow, empty(PARTS)), n
         )
     for i in np.flatnonzero(overflow):
         frame = values[lo[i] : hi[i]]
@@ -123,6 +122,8 @@ def float_sums(values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray
             out[i] = float(total)
         except OverflowError:
             out[i] = math.inf if total > 0 else -math.inf
+        if mean:  # as the kernel divides: the rounded sum over the count
+            out[i] /= max(1, int(np.isfinite(frame).sum()))
     return out
 
 
