@@ -124,16 +124,15 @@ def test_queries_on_a_stream_equal_the_batch_call_and_survive_a_restart(spark, t
     queries = spark.createDataFrame(
         [(i, k, T0 + dt.timedelta(seconds=s)) for f in q_files[:-1] for i, k, s in f], QUERIES
     )
-    want = sorted(
-        tuple(r)
-        for r in rolling_aggregate(
-            events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked"
-        )
-        .select("qid", *AGGS)
-        .collect()
-    )
+    want = _batch(events, queries)
     assert len(got) == len(want) == want_n  # each query once
     assert got == want
+
+
+def _batch(events, queries) -> list[tuple]:
+    """The batch call's answers (the oracle), sorted."""
+    out = rolling_aggregate(events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked")
+    return sorted(tuple(r) for r in out.select("qid", *AGGS).collect())
 
 
 def _written(spark, out) -> int:
@@ -191,14 +190,7 @@ def test_a_stream_of_queries_against_batch_events_equals_the_batch_call(
     queries = spark.createDataFrame(
         [(i, k, T0 + dt.timedelta(seconds=s)) for f in q_files for i, k, s in f], QUERIES
     )
-    want = sorted(
-        tuple(r)
-        for r in rolling_aggregate(
-            events, time="ts", key="k", aggs=AGGS, at=queries, at_time="asked"
-        )
-        .select("qid", *AGGS)
-        .collect()
-    )
+    want = _batch(events, queries)
     assert len(got) == len(want) == sum(len(f) for f in q_files)  # each query once
     nan = [r for r in got if r[0] == 999]
     assert len(nan) == 1 and math.isnan(nan[0][1]) and math.isnan(nan[0][3])

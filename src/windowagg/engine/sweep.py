@@ -12,7 +12,8 @@ aggregations without a kernel run the same sweep over the Python reference.
 
 Complexity: O(n) combines for n rows with Two-Stacks Lite (amortized; DABA paper, Section
 3.1, the Lite variant of Section 4), whatever the frame's length; memory O(longest frame).
-Nothing subtracts on eviction, so float sums do not drift.
+Nothing subtracts on eviction, so float sums do not drift (the table engine's float sums and
+means are exactly rounded instead: :mod:`windowagg.kernels.exact_sums`).
 """
 
 from __future__ import annotations
