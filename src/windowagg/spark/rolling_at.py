@@ -106,12 +106,15 @@ def run_at(
             F.lit(False).alias(EVENT),
         ),
     ]
-    both = sides[0].unionByName(sides[1], allowMissingColumns=True)
     fields = [entry_field(e, types, plan.time) for e in plan.entries]
+    if queries.isStreaming and not streaming:
+        ev_side, q_side = sides
+        return _run_on_events(
+            ev_side, q_side, plan, reads, asked, [*queries.schema.fields, *fields]
+        )
+    both = sides[0].unionByName(sides[1], allowMissingColumns=True)
     if streaming:
         return _run_stream(both, plan, reads, asked, [*queries.schema.fields, *fields])
-    if queries.isStreaming:
-        return _run_on_events(*sides, plan, reads, asked, [*queries.schema.fields, *fields])
     keyed = [col(k) for k in plan.keys]
     spread = both.repartition(cores(events), *keyed) if keyed else both.repartition(1)
     ordered = spread.sortWithinPartitions(col(plan.time).asc_nulls_first())
