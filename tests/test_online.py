@@ -435,3 +435,40 @@ def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) ->
     assert seen == [int(np.isin(events["k"].to_numpy(), [7, 12, 299]).sum())]
     assert state._held._sorted  # found through the parts' sorted keys
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
+
+
+def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:
+    """Requests answered one at a time by the state equal, to the last bit, one batch call
+    over every request: float sums and means are exactly rounded, so a frame's sum does not
+    depend on which other requests were asked with it (values of every magnitude, so that a
+    sum in another order would round otherwise)."""
+    rng = np.random.default_rng(13)
+    n = 3000
+    t0 = dt.datetime(2026, 1, 1)
+    events = pa.table(
+        {
+            "card": rng.integers(0, 4, n),
+            "ts": pa.array([t0 + dt.timedelta(seconds=int(s)) for s in rng.integers(0, 86_400, n)]),
+            "amount": rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n),
+        }
+    )
+    aggs = {
+        "spend_1h": ("sum", "amount", "range:1h"),
+        "mean_3h": ("mean", "amount", "range:-3h,-1us"),
+        "last_50": ("sum", "amount", "rows:50"),
+    }
+    asked = pa.table(
+        {
+            "card": rng.integers(0, 4, 60),
+            "ts": pa.array(
+                [t0 + dt.timedelta(seconds=int(s)) for s in rng.integers(0, 86_400, 60)]
+            ),
+        }
+    )
+    state = OnlineFeatures(time="ts", key="card", aggs=aggs, allowed_lateness="1d")
+    state.update(events)
+    backfill = windowagg.rolling_aggregate(events, time="ts", key="card", aggs=aggs, at=asked)
+    for i in range(asked.num_rows):
+        alone = state.query(asked.slice(i, 1))
+        for name in aggs:
+            assert alone[name][0].as_py() == backfill[name][i].as_py(), (i, name)
