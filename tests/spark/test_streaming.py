@@ -224,6 +224,10 @@ def test_a_checkpoint_with_another_number_of_groups_is_refused():
     State.get = (pickle.dumps(("kept", stream.GROUPS * 2)),)
     with pytest.raises(ValueError, match="start the query from a new checkpoint"):
         stream.kept_state(State())
+    # the events a stream of queries against a batch of events keeps, chunk by chunk, too
+    assert stream.unpacked(stream.packed("chunk")) == "chunk"
+    with pytest.raises(ValueError, match="start the query from a new checkpoint"):
+        stream.unpacked(pickle.dumps(("chunk", stream.GROUPS * 2)))
 
 
 def test_streaming_needs_a_watermark(spark, tmp_path):

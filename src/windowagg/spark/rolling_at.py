@@ -18,7 +18,6 @@ micro-batch at once (:func:`_run_on_events`).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -40,8 +39,10 @@ from .state import (
     grouped_with_state,
     listed,
     listed_fields,
+    packed,
     state_rows,
     unlisted,
+    unpacked,
     watermark_delay_ms,
 )
 
@@ -240,14 +241,14 @@ def _answer_on_events(plan: RollingPlan, asked: dict[str, str], events_side, que
         def handleInitialState(self, key, initialState, timerValues) -> None:
             part = state_rows(ev_schema, named([initialState], ev_names), ev_flags)
             if part is not None:
-                self.events.appendValue((pickle.dumps(part, pickle.HIGHEST_PROTOCOL),))
+                self.events.appendValue((packed(part),))
 
         def handleInputRows(self, key, rows, timerValues):
             task_threads()
             queries = state_rows(q_schema, named(rows, q_names), q_flags)
             if queries is None:
                 return
-            parts = [pickle.loads(r[0]) for r in self.events.get()] if self.events.exists() else []
+            parts = [unpacked(r[0]) for r in self.events.get()] if self.events.exists() else []
             events = pa.concat_tables(parts) if parts else ev_schema.empty_table()
             with engine_memory():
                 events = of_keys(events, plan.keys, queries, plan.keys)

@@ -78,17 +78,27 @@ def kept_state(state: GroupState) -> Any:
     with."""
     if not state.exists:
         return None
-    kept, made = pickle.loads(state.get[0])
+    return unpacked(state.get[0])
+
+
+def keep_state(state: GroupState, kept: Any) -> None:
+    state.update((packed(kept),))
+
+
+def packed(kept: Any) -> bytes:
+    """What a group keeps as state, with the number of groups it is kept under."""
+    return pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpacked(data: bytes) -> Any:
+    """What :func:`packed` packed, checked against the number of groups it was written with."""
+    kept, made = pickle.loads(data)
     if made != GROUPS:
         raise ValueError(
             f"this query's checkpoint holds its keys in {made} groups and this windowagg "
             f"makes {GROUPS}: start the query from a new checkpoint"
         )
     return kept
-
-
-def keep_state(state: GroupState, kept: Any) -> None:
-    state.update((pickle.dumps((kept, GROUPS), protocol=pickle.HIGHEST_PROTOCOL),))
 
 
 def listed(columns: dict[str, ArrowColumn]) -> pa.Table:
