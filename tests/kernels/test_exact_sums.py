@@ -94,7 +94,7 @@ def test_partial_sums_beyond_the_range_are_summed_exactly() -> None:
     lo = np.array([0, 0, 1, 0], np.int64)
     hi = np.array([2, 3, 3, 4], np.int64)
     out, overflow = np.empty(4), np.zeros(4, bool)
-    exact_sums(x, lo, hi, 0, 4, False, out, overflow, np.empty(PARTS))
+    assert exact_sums(x, lo, hi, 0, 4, False, out, overflow, np.empty(PARTS)) == 3
     assert overflow.tolist() == [True, True, False, True]  # the kernel hands them over
     got = float_sums(x, lo, hi)
     assert got.tolist() == [math.inf, big, 0.0, math.inf]

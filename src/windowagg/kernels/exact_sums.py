@@ -136,10 +136,11 @@ def exact_sums(x, lo, hi, a, b, mean, out, overflow, parts):
     """``out[i]`` for ``i`` in ``[a, b)``: the exactly rounded sum of ``x[lo[i]:hi[i]]`` (NaN
     skipped; +inf, -inf or NaN where infinities are in it), or with ``mean`` that sum over
     the count of its values (NaN where none); ``overflow[i]`` set where a partial
-    sum left the doubles' range (``out[i]`` is then not the sum). Frames in any order: a frame
-    that starts before the one in hand or ends before it starts afresh. ``parts``: room for
-    the expansion (:data:`PARTS` doubles)."""
+    sum left the doubles' range (``out[i]`` is then not the sum); returns how many were set.
+    Frames in any order: a frame that starts before the one in hand or ends before it starts
+    afresh. ``parts``: room for the expansion (:data:`PARTS` doubles)."""
     fast, s, e, n = True, 0.0, 0.0, 0
+    flagged = 0
     up = down = m = 0  # infinities in the frame in hand, and its values (NaN left out)
     cl = ch = 0  # the frame in hand: x[cl:ch]
     fresh = True
@@ -181,8 +182,10 @@ def exact_sums(x, lo, hi, a, b, mean, out, overflow, parts):
         elif bad:
             out[i] = np.nan
             overflow[i] = True
+            flagged += 1
         else:
             out[i] = s + e if fast else _rounded(parts, n)  # one rounding of the exact sum
         if mean:
             out[i] = out[i] / m if m else np.nan
         fresh = bad  # an expansion that overflowed is lost: the next frame starts afresh
+    return flagged

@@ -110,12 +110,16 @@ def float_sums(
     where none)."""
     n = len(lo)
     out, overflow = empty(n), np.zeros(n, bool)
+    flagged = 0
     if n:
         lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
-        parallel.by_chunks(
-            lambda a, b: exact_sums(values, lo, hi, a, b, mean, out, overflow, empty(PARTS)), n
+        flagged = sum(
+            parallel.by_chunks(
+                lambda a, b: exact_sums(values, lo, hi, a, b, mean, out, overflow, empty(PARTS)),
+                n,
+            )
         )
-    for i in np.flatnonzero(overflow):
+    for i in np.flatnonzero(overflow) if flagged else ():
         frame = values[lo[i] : hi[i]]
         total = sum(map(Fraction, frame[np.isfinite(frame)].tolist()), Fraction(0))
         try:
