@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("pyspark")
 
+from tests.spark.settings import restored
 from tests.spark.test_streaming import sink
 from windowagg.spark import rolling_aggregate
 
@@ -149,13 +150,9 @@ def rocksdb(spark):
     from windowagg.spark.rolling_at import ROCKSDB
 
     key = "spark.sql.streaming.stateStore.providerClass"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, ROCKSDB)
-    yield
-    if before is None:
-        spark.conf.unset(key)
-    else:
-        spark.conf.set(key, before)
+    with restored(spark, key):
+        spark.conf.set(key, ROCKSDB)
+        yield
 
 
 def test_a_stream_of_queries_against_batch_events_equals_the_batch_call(
