@@ -381,14 +381,15 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
     state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**9)
     state.update(events)
     q = 140_000
-    asked = np.r_[np.zeros(q, np.int64), np.arange(1, 301), [5000]]  # more than FEW_KEYS
+    asked = np.r_[np.zeros(q, np.int64), np.arange(1, 301), [5000]]
     queries = pa.table({"k": asked, "t": rng.integers(0, 10**9, len(asked))})
     got = state.query(queries)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert seen == [int(np.isin(keys, asked).sum())] and seen[0] < n // 2
+    assert state._held._sorted  # found through the part's sorted keys, not a pass over them
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
-    # a batch asking for the keys of most events: a sample says so, and no pass is made over
-    # every held key
+    # a batch asking for the keys of most events: the parts' sorted keys say so, and no pass
+    # is made over every held key
     import pyarrow.compute as pc
 
     lengths: list[int] = []
@@ -406,14 +407,15 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
     seen.clear()
     got = state.query(most)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=most)
-    assert seen == [n] and len(lengths) == 1 and lengths[0] < 2 * held_module.SAMPLE
+    assert seen == [n] and lengths == []
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
 
 
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:
-    """Many small updates are merged into O(log n) parts; a query for a few keys reads those
-    keys' events alone, through each part's sorted keys, in arrival order (ties included),
-    and answers what the batch call over every event answers."""
+    """Many small updates are merged into O(log n) parts, each with its keys sorted (merged
+    from its two parts' as they merge); a query for a few keys reads those keys' events
+    alone, through each part's sorted keys, in arrival order (ties included), and answers
+    what the batch call over every event answers."""
 
     rng = np.random.default_rng(8)
     n = 20_000
@@ -433,8 +435,15 @@ def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) ->
     got = state.query(queries)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert seen == [int(np.isin(events["k"].to_numpy(), [7, 12, 299]).sum())]
-    assert state._held._sorted  # found through the parts' sorted keys
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
+    # each part's sorted keys were kept up as the parts merged: what a fresh stable sort gives
+    held = state._held
+    assert set(held._sorted) == {id(p) for p in held.parts}
+    for part in held.parts:
+        keys = part.column("k").to_numpy()
+        _, sorted_keys, order = held._sorted[id(part)]
+        assert np.array_equal(order, np.argsort(keys, kind="stable"))
+        assert np.array_equal(sorted_keys, keys[order])
 
 
 def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:

@@ -13,10 +13,11 @@ A query whose frame would reach what was let go is refused
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 (:func:`~windowagg.engine.rolling.at.compute_at`) over the held events in arrival order, so
 ties fall in arrival order as they do in the batch call over the events in that order. A
-batch is evaluated over the events of the keys it asks for alone: found through each part's
-sorted keys where it asks for few keys (the parts merged as a binary counter, so that many
-small updates leave O(log n) of them), else by one pass over the held keys (:func:`of_keys`).
-Each batch costs time in proportion to the events it reads, not O(log d) per query.
+batch is evaluated over the events of the keys it asks for alone, found through each part's
+keys sorted once (the parts merged as a binary counter, so that many small updates leave
+O(log n) of them): O(log n) per asked key and part to find them, then one gather; every held
+event where the asked keys hold most of them. Each batch then costs time in proportion to the
+events it reads, not O(log d) per query.
 """
 
 from __future__ import annotations
@@ -65,9 +66,11 @@ class Held:
         self.parts: list[
             pa.Table
         ] = []  # in arrival order, each half the size of the one before or more
-        #: each part's keys sorted and the order that sorts them (a one-column integer key),
-        #: made when a query first needs them
+        #: each part's keys sorted and the stable order that sorts them, where the key is one
+        #: integer column: made as the part is (merged from its two parts' when they merge)
         self._sorted: dict[int, tuple[pa.Table, np.ndarray, np.ndarray]] = {}
+        field = schema.field(plan.keys[0]) if len(plan.keys) == 1 else None
+        self._indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -104,6 +107,8 @@ class Held:
             keep &= np.asarray(events.column(k).is_valid().to_numpy(zero_copy_only=False), bool)
         if keep.any():
             self.parts.append(events.filter(pa.array(keep)) if not keep.all() else events)
+            if self._indexed:
+                self._index(self.parts[-1])
             self._merge()
         self._evict()
         return keep
@@ -114,8 +119,15 @@ class Held:
         updates leave few parts to read."""
         parts = self.parts
         while len(parts) > 1 and parts[-2].num_rows <= parts[-1].num_rows:
-            newer = parts.pop()
-            parts[-1] = pa.concat_tables([parts[-1], newer]).combine_chunks()
+            newer, older = parts.pop(), parts[-1]
+            parts[-1] = pa.concat_tables([older, newer]).combine_chunks()
+            if self._indexed:  # the two sorted runs merged (a stable sort finds the runs)
+                (ka, oa), (kb, ob) = self._index(older), self._index(newer)
+                keys = np.concatenate([ka, kb])
+                both = np.concatenate([oa, ob + older.num_rows])
+                merged = np.argsort(keys, kind="stable")
+                self._sorted[id(parts[-1])] = (parts[-1], keys[merged], both[merged])
+                del self._sorted[id(older)], self._sorted[id(newer)]
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
@@ -129,6 +141,9 @@ class Held:
         assert kept is not None
         if 2 * kept.num_rows <= held:
             self.parts, self.answers_from = [kept], earliest
+            self._sorted = {}
+            if self._indexed:
+                self._index(kept)
         self.after = kept.num_rows
 
     def table(self) -> pa.Table:
@@ -159,40 +174,60 @@ class Held:
         return compute_at(self.plan, events, queries, at_time, at_keys)
 
     def _asked(self, queries: pa.Table, at_keys: tuple) -> pa.Table:
-        """The held events of the keys ``queries`` ask for, in arrival order (the others lie
-        in no query's frame): found through each part's sorted keys where the key is one
-        integer column and the queries ask for few keys, else :func:`of_keys`."""
+        """The held events of the keys ``queries`` ask for (the others lie in no query's
+        frame): found through each part's sorted keys where the key is one integer column of
+        the queries' type, else :func:`of_keys`. Every held event where those keys hold most
+        of them (the copy would cost more than it saves)."""
         keys = self.plan.keys
-        if len(keys) == 1 and self.parts:
+        if self._indexed and self.parts:
             col, asked = self.parts[0].column(keys[0]), queries.column(at_keys[0])
-            if pa.types.is_signed_integer(col.type) and col.type == asked.type:
+            if col.type == asked.type:
                 wanted = pc.unique(asked).drop_null().to_numpy()
-                if len(wanted) <= FEW_KEYS:
-                    return self._by_index(np.sort(wanted.astype(np.int64)))
+                return self._by_index(np.sort(wanted.astype(np.int64)))
         return of_keys(self.table(), keys, queries, at_keys)
 
+    def _index(self, part: pa.Table) -> tuple[np.ndarray, np.ndarray]:
+        """``part``'s keys sorted, and the stable order that sorts them (so a key's events
+        stay in arrival order), made once per part (a loaded state's on its first query)."""
+        found = self._sorted.get(id(part))
+        if found is None or found[0] is not part:
+            k = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
+            order = np.argsort(k, kind="stable")
+            found = self._sorted[id(part)] = (part, k[order], order)
+        return found[1], found[2]
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the state holds: the events' columns and each part's sorted keys."""
+        index = sum(k.nbytes + o.nbytes for _, k, o in self._sorted.values())
+        return sum(p.nbytes for p in self.parts) + index
+
     def _by_index(self, wanted: np.ndarray) -> pa.Table:
-        """The held events whose key is in ``wanted`` (sorted), each part's in its order."""
-        live = {id(p) for p in self.parts}
-        self._sorted = {i: v for i, v in self._sorted.items() if i in live}
-        out = []
+        """The held events whose key is in ``wanted`` (sorted): each part's, key by key, each
+        key's in arrival order (the evaluation's stable sort by key and time then puts ties
+        in arrival order, as over every event). Every held event where those are most."""
+        found = []
         for part in self.parts:
-            found = self._sorted.get(id(part))
-            if found is None or found[0] is not part:
-                k = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
-                order = np.argsort(k, kind="stable")
-                found = self._sorted[id(part)] = (part, k[order], order)
-            _, sorted_keys, order = found
+            sorted_keys, order = self._index(part)
             lo = np.searchsorted(sorted_keys, wanted, "left")
             hi = np.searchsorted(sorted_keys, wanted, "right")
-            runs = [order[a:b] for a, b in zip(lo, hi) if b > a]
-            if runs:
-                out.append(part.take(pa.array(np.sort(np.concatenate(runs)))))
+            found.append((part, order, lo, hi))
+        total = sum(int((hi - lo).sum()) for _, _, lo, hi in found)
+        if 2 * total > self.count:
+            return self.table()
+        out = [part.take(pa.array(order[_runs(lo, hi)])) for part, order, lo, hi in found]
         return pa.concat_tables(out) if out else self.schema.empty_table()
 
 
-#: the most keys a batch asks for that are found through the parts' sorted keys
-FEW_KEYS = 256
+def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The positions ``lo[i], ..., hi[i] - 1`` of every run, one run after another."""
+    lengths = hi - lo
+    ends = np.cumsum(lengths)
+    if not len(ends) or not ends[-1]:
+        return np.empty(0, np.int64)
+    return np.arange(ends[-1]) + np.repeat(lo - (ends - lengths), lengths)
+
+
 #: events sampled, evenly over the arrival order, to judge whether a batch asks for the keys
 #: of most of them (then all are evaluated, without a pass over every key)
 SAMPLE = 4096
