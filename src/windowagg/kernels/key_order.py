@@ -10,6 +10,8 @@ row order.
   a burst), parts of the keys on threads (:func:`windowagg.engine.parallel.on_cores`).
   :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
+* :func:`merged_runs`: two sorted runs of keys merged, stably (the online state's sorted keys,
+  as its parts merge).
 """
 
 import numpy as np
@@ -53,6 +55,23 @@ def _merge_sort(keys, order, work_keys, work_rows, s, e):
         for i in range(s, e):
             keys[i] = work_keys[i]
             order[i] = work_rows[i]
+
+
+@kernel
+def merged_runs(ka, oa, kb, ob, off, dst_k, dst_o):
+    """The sorted keys ``ka`` and ``kb`` merged into ``dst_k``, ``oa`` and ``ob + off`` moved
+    with them into ``dst_o``; ``ka``'s first on ties (stable)."""
+    i = 0
+    j = 0
+    for o in range(len(ka) + len(kb)):
+        if j >= len(kb) or (i < len(ka) and ka[i] <= kb[j]):
+            dst_k[o] = ka[i]
+            dst_o[o] = oa[i]
+            i += 1
+        else:
+            dst_k[o] = kb[j]
+            dst_o[o] = ob[j] + off
+            j += 1
 
 
 @kernel

@@ -28,6 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...kernels.key_order import merged_runs
 from .at import compute_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
@@ -121,12 +122,11 @@ class Held:
         while len(parts) > 1 and parts[-2].num_rows <= parts[-1].num_rows:
             newer, older = parts.pop(), parts[-1]
             parts[-1] = pa.concat_tables([older, newer]).combine_chunks()
-            if self._indexed:  # the two sorted runs merged (a stable sort finds the runs)
+            if self._indexed:  # the two parts' sorted keys merged, the older's first on ties
                 (ka, oa), (kb, ob) = self._index(older), self._index(newer)
-                keys = np.concatenate([ka, kb])
-                both = np.concatenate([oa, ob + older.num_rows])
-                merged = np.argsort(keys, kind="stable")
-                self._sorted[id(parts[-1])] = (parts[-1], keys[merged], both[merged])
+                keys, order = np.empty((2, parts[-1].num_rows), np.int64)  # the state's own
+                merged_runs(ka, oa, kb, ob, older.num_rows, keys, order)
+                self._sorted[id(parts[-1])] = (parts[-1], keys, order)
                 del self._sorted[id(older)], self._sorted[id(newer)]
 
     def _evict(self) -> None:
