@@ -239,13 +239,13 @@ def _case(
         if run is not None:
             start = time.perf_counter()
             check = run(batches[0])
-            took = time.perf_counter() - start
+            duck_s = time.perf_counter() - start
             del run  # DuckDB's connection and the memory it holds go before the next side
             gc.collect()
             if math.isnan(check):
                 report(f"{label:13s} {duck}: DuckDB gave up (its spill files filled the disk)")
             else:
-                seconds[duck], first[duck] = [took], check
+                seconds[duck], first[duck] = [duck_s], check
     assert all(math.isclose(a, first["windowagg"], rel_tol=1e-12) for a in first.values()), first
     # what the state holds once queries ran: the events and the parts' sorted keys
     nbytes = state._held.nbytes if state._held is not None else 0

@@ -20,20 +20,26 @@ from .jit import inline, kernel
 
 
 @inline
+def _merge_two(ka, oa, i, m, kb, ob, j, n, off, dst_k, dst_o, start):
+    """The sorted runs ``ka[i:m]`` and ``kb[j:n]`` merged into ``dst_k`` from ``start`` on,
+    ``oa`` and ``ob + off`` moved with them into ``dst_o``; the first run first on ties
+    (stable)."""
+    for o in range(start, start + (m - i) + (n - j)):
+        if j >= n or (i < m and ka[i] <= kb[j]):
+            dst_k[o] = ka[i]
+            dst_o[o] = oa[i]
+            i += 1
+        else:
+            dst_k[o] = kb[j]
+            dst_o[o] = ob[j] + off
+            j += 1
+
+
+@inline
 def _merge(src_k, src_o, dst_k, dst_o, a, m, b):
     """The sorted runs ``[a, m)`` and ``[m, b)`` of ``src`` merged into ``dst[a:b]``, the
     left run first on ties (stable)."""
-    i = a
-    j = m
-    for o in range(a, b):
-        if j >= b or (i < m and src_k[i] <= src_k[j]):
-            dst_k[o] = src_k[i]
-            dst_o[o] = src_o[i]
-            i += 1
-        else:
-            dst_k[o] = src_k[j]
-            dst_o[o] = src_o[j]
-            j += 1
+    _merge_two(src_k, src_o, a, m, src_k, src_o, m, b, 0, dst_k, dst_o, a)
 
 
 @inline
@@ -61,17 +67,7 @@ def _merge_sort(keys, order, work_keys, work_rows, s, e):
 def merged_runs(ka, oa, kb, ob, off, dst_k, dst_o):
     """The sorted keys ``ka`` and ``kb`` merged into ``dst_k``, ``oa`` and ``ob + off`` moved
     with them into ``dst_o``; ``ka``'s first on ties (stable)."""
-    i = 0
-    j = 0
-    for o in range(len(ka) + len(kb)):
-        if j >= len(kb) or (i < len(ka) and ka[i] <= kb[j]):
-            dst_k[o] = ka[i]
-            dst_o[o] = oa[i]
-            i += 1
-        else:
-            dst_k[o] = kb[j]
-            dst_o[o] = ob[j] + off
-            j += 1
+    _merge_two(ka, oa, 0, len(ka), kb, ob, 0, len(kb), off, dst_k, dst_o, 0)
 
 
 @kernel
