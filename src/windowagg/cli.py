@@ -13,7 +13,7 @@ from .bench.core import plot, table, write_csv
 from .bench.scaling import scaling_suite
 from .bench.suites import SUITES
 from .demo import run_demo
-from .kernels.specialize import cache_location
+from .kernels.notice import cache_location
 from .pipeline import RunArgs, UserError, run
 from .spark import SparkUnavailable
 from .warmup import warmup

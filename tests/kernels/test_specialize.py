@@ -5,7 +5,10 @@ outside numba's cache or added to sys.path."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -45,17 +48,26 @@ def test_no_path_edits_and_no_generated_modules() -> None:
     assert not [m for m in sys.modules if m.startswith("wa_")]
 
 
+def _double(x: float) -> float:
+    return 2 * x
+
+
 class _SlowFirstCall:
-    """A stand-in dispatcher: nothing compiled until its first call, which takes ``seconds``."""
+    """A stand-in dispatcher: nothing compiled until asked, and compiling takes ``seconds``."""
+
+    py_func = staticmethod(_double)
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
-        self.signatures: list[str] = []
+        self.signatures: list[tuple] = []
+
+    def compile(self, sig: tuple) -> None:
+        time.sleep(self.seconds)
+        self.signatures.append(sig)
 
     def __call__(self, x: float) -> float:
-        time.sleep(self.seconds)
-        self.signatures.append("(float64,)")
-        return 2 * x
+        assert self.signatures, "called before it was compiled"
+        return _double(x)
 
 
 def test_a_first_call_that_compiles_for_long_says_so_once(
@@ -89,3 +101,65 @@ def test_every_entry_point_called_from_python_is_noticed() -> None:
     assert isinstance(specialize.merge("sum"), notice.Noticed)
     inner = tree.btree_run.py_func.__globals__
     assert not any(isinstance(v, notice.Noticed) for v in inner.values())
+
+
+def test_processes_needing_a_kernel_at_once_compile_it_once(tmp_path) -> None:
+    """While one process holds a kernel's compile lock (it compiles the kernel), another
+    process's first call of the kernel waits, then loads what the first saved in numba's cache:
+    it compiles nothing itself. Without the lock it would compile while the first waits."""
+    (tmp_path / "tiny.py").write_text(
+        "from numba import njit\n"
+        "from windowagg.kernels.notice import Noticed\n"
+        "plus_one = Noticed(njit(cache=True)(lambda x: x + 1), 'tiny')\n"
+    )
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+    }
+    ready = tmp_path / "ready"
+    head = """
+        import time
+        from pathlib import Path
+        import numba
+        from windowagg.kernels import notice
+        from tiny import plus_one
+        fn = plus_one.py_func
+    """
+    holder = (
+        head
+        + f"""
+        with notice.compiling(f"{{fn.__module__}}.{{fn.__qualname__}}"):
+            Path({str(ready)!r}).touch()
+            time.sleep(3)  # the other process asks meanwhile
+            plus_one.compile((numba.typeof(41),))
+    """
+    )
+    asker = (
+        head
+        + """
+        assert plus_one(41) == 42
+        stats = plus_one.stats
+        print(sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))
+    """
+    )
+
+    def start(code: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    first = start(holder)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert first.poll() is None and time.monotonic() < deadline, first.communicate()
+        time.sleep(0.05)
+    second = start(asker)
+    out, err = second.communicate(timeout=120)
+    assert first.wait(timeout=120) == 0, first.communicate()
+    assert second.returncode == 0, err
+    assert out.split() == ["1", "0"]  # one version loaded from the cache, none compiled

@@ -32,6 +32,8 @@ class Dispatcher(Protocol):
 
     def __call__(self, *args: Any) -> Any: ...  # numba types the arguments at the call
 
+    def compile(self, sig: tuple) -> object: ...  # compiles (or loads) one version
+
 
 def _decorator(**options: Any):
     def decorate(fn):

@@ -18,7 +18,6 @@ Nothing compiles here; numba compiles a variant on its first call, or loads it f
 from __future__ import annotations
 
 import hashlib
-import os
 import types
 from functools import cache
 from pathlib import Path
@@ -76,12 +75,6 @@ def source_hash() -> str:
             h.update(str(path.relative_to(_HERE)).encode())
             h.update(path.read_bytes())
     return h.hexdigest()[:10]
-
-
-def cache_location() -> str:
-    """Where numba caches the kernels: ``NUMBA_CACHE_DIR``, else beside this package (numba
-    falls back to a per-user directory when that is not writable)."""
-    return os.environ.get("NUMBA_CACHE_DIR") or str(_HERE / "__pycache__")
 
 
 def rebuild(
