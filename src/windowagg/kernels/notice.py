@@ -79,12 +79,11 @@ class Noticed:
     """A kernel entry point (a numba dispatcher) whose first call says so when it compiles for
     longer than :data:`AFTER`; every attribute is the dispatcher's."""
 
-    __slots__ = ("dispatcher", "ready", "what")
+    __slots__ = ("dispatcher", "what")
 
     def __init__(self, dispatcher: Dispatcher, what: str) -> None:
         self.dispatcher = dispatcher
         self.what = what
-        self.ready = False  # a call has compiled or loaded it in this process
 
     @property
     def py_func(self) -> Callable[..., object]:
@@ -97,12 +96,22 @@ class Noticed:
     def compile(self, sig: tuple) -> object:
         return self.dispatcher.compile(sig)
 
+    def _compile_locked(self, args: tuple) -> None:
+        """Compile the version for ``args`` under the kernel's lock (or load it, where another
+        process saved it meanwhile); an argument numba cannot type is left to the call."""
+        try:
+            types = tuple(numba.typeof(a) for a in args)
+        except ValueError:
+            return
+        fn = self.dispatcher.py_func
+        with compiling(f"{fn.__module__}.{fn.__qualname__}"):
+            self.dispatcher.compile(types)
+
     def __getattr__(self, name: str) -> object:
         return getattr(self.dispatcher, name)
 
     def __call__(self, *args: object) -> Any:  # what the kernel returns
-        if self.ready or self.dispatcher.signatures:
-            self.ready = True
+        if self.dispatcher.signatures:  # compiled or loaded in this process already
             return self.dispatcher(*args)
         start = time.perf_counter()
         timer = threading.Timer(
@@ -117,13 +126,7 @@ class Noticed:
         timer.daemon = True
         timer.start()
         try:
-            try:
-                types = tuple(numba.typeof(a) for a in args)
-            except ValueError:  # an argument numba cannot type: the call says so
-                return self.dispatcher(*args)
-            fn = self.dispatcher.py_func
-            with compiling(f"{fn.__module__}.{fn.__qualname__}"):
-                self.dispatcher.compile(types)  # or loads what another process just saved
+            self._compile_locked(args)
             return self.dispatcher(*args)
         finally:
             timer.cancel()
