@@ -470,14 +470,23 @@ def moments_identity(buf, i):
 
 
 @inline
+def _divided(a, b):
+    """``a / b`` by IEEE's rules, as Spark's doubles divide: +-inf or NaN where ``b`` is 0 (a
+    spread whose powers underflow), where numba's division would raise."""
+    if b == 0.0:
+        return np.nan if a == 0.0 or a != a else math.copysign(np.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+@inline
 def moments_lower(code, buf, i):
     n = buf[0, i]
     m2 = buf[2, i]
     if n == 0.0 or m2 == 0.0:
         return np.nan
     if code == SKEWNESS:
-        return math.sqrt(n) * buf[3, i] / math.sqrt(m2 * m2 * m2)
-    return n * buf[4, i] / (m2 * m2) - 3.0
+        return _divided(math.sqrt(n) * buf[3, i], math.sqrt(m2 * m2 * m2))
+    return _divided(n * buf[4, i], m2 * m2) - 3.0
 
 
 # --- COMOMENTS ------------------------------------------------------------------------------
