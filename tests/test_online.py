@@ -448,9 +448,11 @@ def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) ->
 
 def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:
     """Requests answered one at a time by the state equal, to the last bit, one batch call
-    over every request: float sums and means are exactly rounded, so a frame's sum does not
-    depend on which other requests were asked with it (values of every magnitude, so that a
-    sum in another order would round otherwise)."""
+    over every request: float sums and means are exactly rounded, and the moments come from
+    each frame's values alone (:mod:`windowagg.kernels.exact_moments`), so a frame's answer
+    does not depend on which other requests were asked with it (values of every magnitude,
+    so that a sum or a merge in another order would round otherwise: with the moments from
+    the sweep's merges, this test fails)."""
     rng = np.random.default_rng(13)
     n = 3000
     t0 = dt.datetime(2026, 1, 1)
@@ -459,12 +461,19 @@ def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:
             "card": rng.integers(0, 4, n),
             "ts": pa.array([t0 + dt.timedelta(seconds=int(s)) for s in rng.integers(0, 86_400, n)]),
             "amount": rng.standard_normal(n) * 10.0 ** rng.integers(-6, 7, n),
+            "other": rng.standard_normal(n) + 1e6 * (rng.random(n) < 0.3),
         }
     )
     aggs = {
         "spend_1h": ("sum", "amount", "range:1h"),
         "mean_3h": ("mean", "amount", "range:-3h,-1us"),
         "last_50": ("sum", "amount", "rows:50"),
+        "sd_1h": ("stddev", "amount", "range:1h"),
+        "var_50": ("var_pop", "other", "rows:50"),
+        "skew_3h": ("skewness", "other", "range:-3h,-1us"),
+        "kurt_3h": ("kurtosis", "amount", "range:3h"),
+        "corr_2h": ("corr", ("amount", "other"), "range:2h"),
+        "covar_20": ("covar_samp", ("other", "amount"), "rows:20"),
     }
     asked = pa.table(
         {

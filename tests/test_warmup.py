@@ -11,7 +11,7 @@ from windowagg import warmup
 #: in a fresh process, the table engine's kernels that the tables job must have run
 CHECK = """
 from windowagg import warmup
-from windowagg.kernels import bounds, cells, key_order, passes, select_frames
+from windowagg.kernels import bounds, cells, exact_moments, key_order, passes, select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -20,7 +20,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            key_order.unpacked, key_order.refined, cells.step_keys, cells.run_cells,
            passes.gather, passes.scatter, passes.doubles_of, passes.int_span, cells.step_span,
            cells.compact_cells, cells.renumbered, cells.key_spans,
-           cells.keyed_cells, select_frames.select_frames]
+           cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

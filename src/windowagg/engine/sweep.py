@@ -82,6 +82,7 @@ class FrameBounds:
         self.lo: np.ndarray | None = None
         self.hi: np.ndarray | None = None
         self._one_row: np.ndarray | bool | None = None  # one_row(), once asked
+        self.alone = False
         if frame.kind == "rows":
             n = len(self.times)
             self.lo, self.hi = empty(n, np.int64), empty(n, np.int64)
@@ -93,10 +94,15 @@ class FrameBounds:
             )
 
     @classmethod
-    def given(cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> FrameBounds:
+    def given(
+        cls, times: np.ndarray, lo: np.ndarray, hi: np.ndarray, alone: bool = False
+    ) -> FrameBounds:
         """Bounds found elsewhere, one pair per answer (a window's rows, for window
-        aggregates): both never decrease; ``times`` are the rows' own."""
+        aggregates): both never decrease; ``times`` are the rows' own. ``alone``: each
+        answer from its frame's values alone, whatever other frames the call asks for (the
+        frames of point-in-time queries: a query answered alone then equals a backfill)."""
         self = cls.__new__(cls)
+        self.alone = alone
         self.times = _times(times)
         self.seg = np.array([0, len(times)], np.int64)
         self.frame = None

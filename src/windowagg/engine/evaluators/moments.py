@@ -3,19 +3,26 @@ the non-NaN values, and the co-moments of ``(x, y)`` pairs (covariances, the cor
 SQL's null rules from the record (:attr:`~windowagg.aggregations.Facts.fewest`,
 :attr:`~windowagg.aggregations.Facts.zero_null`,
 :attr:`~windowagg.aggregations.Facts.infinity_nan`); over rows that are partials, each slice's
-state merged in time order (:mod:`windowagg.kernels.merge`)."""
+state merged in time order (:mod:`windowagg.kernels.merge`). The frames of point-in-time
+queries (:attr:`~windowagg.engine.sweep.FrameBounds.alone`) take each frame's moments from its
+values alone (:mod:`windowagg.kernels.exact_moments`), so that a query answered alone gets the
+bits a backfill gives; rolling frames of every row take them from the FIFO sweep's merges,
+about four times faster."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from ...aggregations import Evaluation, facts
+from ...aggregations import COMOMENTS, MOMENTS, WELFORD, AggLike, Evaluation, facts, resolve
+from ...kernels import exact_moments as exact
 from ...kernels.specialize import merge
-from ...storage import kernel_for
+from ...storage import kernel_for, kernel_of
+from .. import parallel
 from ..columns import Column
 from ..entries import Entry
 from ..memory import empty, zeros
+from ..stages import stage
 from ..sweep import FrameBounds, rolling
 from .common import (
     Inputs,
@@ -27,6 +34,9 @@ from .common import (
 
 #: the evaluations this evaluator serves (moments, co-moments, the product)
 SERVES = frozenset({Evaluation.MOMENTS, Evaluation.COMOMENTS})
+#: the kernel families whose frames :mod:`windowagg.kernels.exact_moments` answers from their
+#: values alone (the product is left to the sweep)
+ALONE = {WELFORD: exact.WELFORD, MOMENTS: exact.MOMENTS, COMOMENTS: exact.PAIRS}
 
 
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
@@ -44,7 +54,7 @@ def _moment(col: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     moment's frame holding an infinity (Spark's running mean turns infinite, and its deviations
     from it NaN)."""
     fewest, zero_division = null_rule(e)
-    out = rolling(col.floats(), fr, e.agg)
+    out = _swept(col.floats(), fr, e.agg)
     lo, hi, count = counted(col, fr)
     nan = col.nans(lo, hi)
     null = count < fewest
@@ -87,7 +97,7 @@ def _comoments(x: Column, y: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     xf, yf = x.floats(), y.floats()
     nan = both & (np.isnan(xf) | np.isnan(yf))
     keep = both & ~nan
-    out = rolling(np.where(keep, yf, np.nan), fr, e.agg, np.where(keep, xf, np.nan))
+    out = _swept(np.where(keep, yf, np.nan), fr, e.agg, np.where(keep, xf, np.nan))
     lo, hi = fr.bounds()
     count = prefix_count(both, lo, hi)
     nans = prefix_count(nan, lo, hi)
@@ -97,3 +107,38 @@ def _comoments(x: Column, y: Column, fr: FrameBounds, e: Entry) -> pa.Array:
         null |= np.isnan(out) & (nans == 0)
     out[nans > 0] = np.nan
     return with_nulls(out, null, e.type)
+
+
+def _swept(
+    values: np.ndarray, fr: FrameBounds, agg: AggLike, args: np.ndarray | None = None
+) -> np.ndarray:
+    """Every frame's statistic, as :func:`~windowagg.engine.sweep.rolling` gives it, or, for
+    frames to be answered alone, from each frame's values alone."""
+    kernel = kernel_of(resolve(agg))
+    kind = None if kernel is None else ALONE.get(kernel.family)
+    if not fr.alone or kernel is None or kind is None:
+        return rolling(values, fr, agg, args)
+    return _alone(kind, kernel.code, values, args, *fr.bounds())
+
+
+@stage("sweep")
+def _alone(
+    kind: int,
+    code: int,
+    values: np.ndarray,
+    args: np.ndarray | None,
+    lo: np.ndarray,
+    hi: np.ndarray,
+) -> np.ndarray:
+    """The statistic ``code`` of the family ``kind`` over each frame ``[lo, hi)`` of
+    ``values`` (pairs with ``args``), compiled, in chunks on the cores: the same bits whatever
+    the chunks or the other frames (:mod:`windowagg.kernels.exact_moments`)."""
+    x = np.ascontiguousarray(values, float)
+    y = x if args is None else np.ascontiguousarray(args, float)
+    lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
+    out = empty(len(lo))
+    parallel.by_chunks(
+        lambda a, b: exact.exact_moments(kind, code, x, y, lo, hi, a, b, out, *exact.scratch()),
+        len(lo),
+    )
+    return out

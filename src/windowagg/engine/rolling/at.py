@@ -187,7 +187,8 @@ def compute_at(
     qorder, qtimes, _ = keyed_sort(Keyed(qseg + 1, groups + 1, np.empty(0, np.int64)), qtimes)
     qseg = qseg[qorder]
     frames = {
-        f: FrameBounds.given(times, *_at_bounds(f, times, seg, qseg, qtimes)) for f in plan.frames
+        f: FrameBounds.given(times, *_at_bounds(f, times, seg, qseg, qtimes), alone=True)
+        for f in plan.frames
     }
     times_col = events.column(plan.time) if timed else None
     columns = evaluate(plan.entries, events, frames, times_col)
