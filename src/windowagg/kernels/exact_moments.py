@@ -179,15 +179,16 @@ def _expansion(st, parts, j, out):
 
 
 @helper
-def _leading(st, parts, j, comp, scratch):
-    """Sum ``j``'s exact value as its leading doubles, each the nearest double to what the ones
-    before leave (``comp[0]`` the sum exactly rounded, ``comp[1]`` the rest rounded, ...):
-    the same doubles whatever order the sum was built in; how many (``comp[:2]`` zero-filled)."""
+def _leading(st, parts, j, comp, scratch, most):
+    """Sum ``j``'s exact value as its ``most`` leading doubles (all, at most ``len(comp)``),
+    each the nearest double to what the ones before leave (``comp[0]`` the sum exactly
+    rounded, ``comp[1]`` the rest rounded, ...): the same doubles whatever order the sum was
+    built in; how many (``comp[:2]`` zero-filled)."""
     m = _expansion(st, parts, j, scratch)
     comp[0] = 0.0
     comp[1] = 0.0
     c = 0
-    while m > 0 and c < len(comp):
+    while m > 0 and c < most:
         r = _rounded(scratch, m)
         if r == 0.0:
             break
@@ -246,9 +247,10 @@ def _difference(n, st, parts, a, b, c, comps, scratch):
 def _exact_difference(n, st, parts, a, b, c, comps, scratch):
     """``n A - B C`` exactly rounded: every product of the sums' leading doubles
     (:func:`_leading`, the same whatever order the sums were built in), into one expansion."""
-    na = _leading(st, parts, a, comps[0], scratch)
-    nb = _leading(st, parts, b, comps[1], scratch)
-    nc = _leading(st, parts, c, comps[2], scratch)
+    every = comps.shape[1]
+    na = _leading(st, parts, a, comps[0], scratch, every)
+    nb = _leading(st, parts, b, comps[1], scratch, every)
+    nc = _leading(st, parts, c, comps[2], scratch, every)
     m = 0
     for i in range(na):
         p, q = _two_prod(n, comps[0, i])
@@ -274,7 +276,7 @@ def _higher(n, st, parts, comps, scratch, m2, buf):
     leading doubles; False where their error bound does not leave skewness and kurtosis
     within :data:`_SETTLED` (or a term leaves the doubles' range)."""
     for j in range(4):
-        _leading(st, parts, j, comps[j], scratch)
+        _leading(st, parts, j, comps[j], scratch, 2)  # the two that double-double reads
     s1h, s1l = comps[0, 0], comps[0, 1]
     s2h, s2l = comps[1, 0], comps[1, 1]
     s3h, s3l = comps[2, 0], comps[2, 1]
