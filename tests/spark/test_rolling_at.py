@@ -181,3 +181,40 @@ def test_edges_equal_the_definition(spark) -> None:
             assert got[q["qid"]][name] == want, (q, name, got[q["qid"]][name], want)
             assert empty[q["qid"]][name] == definition(agg, []), (q, name)
     assert got[1]["x"] == 1.0 + 2.0 + 8.0 and got[2]["n"] == got[3]["n"] == 0
+
+
+def test_covariances_of_frames_holding_an_infinity_equal_sparks(spark) -> None:
+    """Point-in-time frames holding an infinity: the covariances and the correlation are
+    Spark's own (its update in the frame's order gives -inf in one frame and NaN in the next),
+    against Spark's window function over the same rows frames, not the infinity left out. The
+    correlation of rolling frames too: NaN there, not null."""
+    xs = [1.0, 2.0, math.inf, 4.0, 5.0, 6.0, -math.inf, 2.5, 3.0]
+    ys = [1.0, 3.0, 2.0, 5.0, 4.0, 6.0, 1.0, math.inf, 2.0]
+    rows = [(0, float(t), x, y) for t, (x, y) in enumerate(zip(xs, ys))]
+    df = spark.createDataFrame(rows, "k long, t double, x double, y double")
+    df.createOrReplaceTempView("inf_pairs")
+    want = spark.sql(
+        "SELECT t, covar_samp(x, y) OVER w AS c, covar_pop(x, y) OVER w AS p, "
+        "corr(x, y) OVER w AS r FROM inf_pairs "
+        "WINDOW w AS (PARTITION BY k ORDER BY t ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) "
+        "ORDER BY t"
+    ).collect()
+    events = {"k": [r[0] for r in rows], "t": [r[1] for r in rows], "x": xs, "y": ys}
+    aggs = {
+        "c": ("covar_samp", ("x", "y"), "rows:3"),
+        "p": ("covar_pop", ("x", "y"), "rows:3"),
+        "r": ("corr", ("x", "y"), "rows:3"),
+    }
+    at = {"k": events["k"], "t": events["t"]}
+    got = windowagg.rolling_aggregate(
+        pa.table(events), time="t", key="k", aggs=aggs, at=pa.table(at)
+    )
+    for name in aggs:
+        mine = got.column(name).to_pylist()
+        theirs = [r[name] for r in want]
+        if name != "r":  # the case under test: an infinite covariance
+            assert any(v is not None and math.isinf(v) for v in theirs)
+        assert all(same(a, b) for a, b in zip(mine, theirs)), (name, mine, theirs)
+    rolled = windowagg.rolling_aggregate(pa.table(events), time="t", key="k", aggs=aggs)
+    mine, theirs = rolled.column("r").to_pylist(), [r["r"] for r in want]
+    assert all(same(a, b) for a, b in zip(mine, theirs)), (mine, theirs)

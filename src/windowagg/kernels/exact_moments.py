@@ -28,8 +28,10 @@ lowered by the family's ``lower``, as the sweep's state is:
   those frames alone. A frame with a power beyond the doubles' range takes that path too.
 
 Every choice above depends on the frame's exact sums alone, never on the order or the path by
-which the frame was reached, so the state is a function of the frame's values. Infinities and
-NaN are left out (the caller marks the frames holding one).
+which the frame was reached, so the state is a function of the frame's values. NaN is left
+out (the caller marks the frames holding one). A frame holding an infinity is NaN, or for
+pairs Spark's own update over the frame's pairs in order, whose -inf, +inf or NaN depends on
+the order the infinities meet in.
 """
 
 import math
@@ -425,24 +427,53 @@ def _pieces(kind, v, w, pc, ix):
     return 13 if pc[7] - pc[7] == 0.0 else 0
 
 
+@helper
+def _in_order(x, y, l, h, buf, code):
+    """Covariances and the correlation of a frame holding an infinity, by Spark's own update
+    (its ``Covariance`` and ``Corr``: each pair in order moves the means, the co-moment and
+    the squares), whose infinities give -inf, +inf or NaN by the order they meet in."""
+    n = mx = my = c = qx = qy = 0.0
+    for r in range(l, h):
+        b = x[r]  # SQL's second argument
+        a = y[r]
+        if a != a or b != b:
+            continue
+        n += 1.0
+        dx = a - mx
+        mx = mx + dx / n
+        dy = b - my
+        my = my + dy / n
+        c = c + dx * (b - my)
+        qx = qx + dx * (a - mx)
+        qy = qy + dy * (b - my)
+    buf[0, 0] = n
+    buf[3, 0] = c
+    buf[4, 0] = qx
+    buf[5, 0] = qy
+    return comoments_lower(code, buf, 0) if n > 0.0 else np.nan
+
+
 @kernel
 def exact_moments(kind, code, x, y, lo, hi, a, b, out, st, parts, comps, buf, pc, ix):
     """``out[i]`` for ``i`` in ``[a, b)``: the statistic ``code`` of the family ``kind`` over
-    ``x[lo[i]:hi[i]]`` (pairs with ``y``; NaN and infinities left out, NaN where the
-    family's lower has no value), from the frame's values alone (see the module). Frames in
-    any order: a frame that starts before the one in hand or ends before it starts afresh.
-    ``st``, ``parts``, ``comps``, ``buf``, ``pc``, ``ix``: :func:`scratch`."""
+    ``x[lo[i]:hi[i]]`` (pairs with ``y``: ``y`` is SQL's first argument; NaN left out, NaN
+    where the family's lower has no value), from the frame's values alone (see the module).
+    A frame holding an infinity: NaN, or for pairs Spark's own update over the frame's pairs
+    in order (:func:`_in_order`). Frames in any order: a frame that starts before the one in
+    hand or ends before it starts afresh. ``st``, ``parts``, ``comps``, ``buf``, ``pc``,
+    ``ix``: :func:`scratch`."""
     k = SUMS[kind]
     scratch = parts[ROWS - 1]
     n = 0  # values in the frame in hand (pairs with both), and those whose powers overflow
     big = 0
+    odd = 0  # those with an infinity
     cl = ch = 0
     fresh = True
     for i in range(a, b):
         l, h = lo[i], hi[i]
         if fresh or l < cl or h < ch or l >= ch:
             _clear(st, 0, k)
-            n = big = 0
+            n = big = odd = 0
             cl = ch = l
         while cl < l or ch < h:
             if cl < l:  # a value leaves: its powers' negations are added
@@ -455,7 +486,10 @@ def exact_moments(kind, code, x, y, lo, hi, a, b, out, st, parts, comps, buf, pc
                 sign = 1.0
             v = x[r]
             w = y[r] if kind == PAIRS else 0.0
+            if v != v or w != w:
+                continue
             if v - v != 0.0 or w - w != 0.0:
+                odd += int(sign)
                 continue
             n += int(sign)
             m = _pieces(kind, v, w, pc, ix)
@@ -466,6 +500,9 @@ def exact_moments(kind, code, x, y, lo, hi, a, b, out, st, parts, comps, buf, pc
         fresh = False
         for j in range(k):  # an expansion that overflowed is lost: the next starts afresh
             fresh = fresh or _overflowed(st, parts, j)
+        if odd != 0:
+            out[i] = _in_order(x, y, l, h, buf, code) if kind == PAIRS else np.nan
+            continue
         if n == 0:
             out[i] = np.nan
             continue

@@ -103,8 +103,9 @@ def _comoments(x: Column, y: Column, fr: FrameBounds, e: Entry) -> pa.Array:
     nans = prefix_count(nan, lo, hi)
     fewest, zero_division = null_rule(e)
     null = count < fewest
-    if zero_division:
-        null |= np.isnan(out) & (nans == 0)
+    if zero_division:  # NaN from a zero divisor, not from an infinity (Spark's NaN)
+        infs = prefix_count(keep & (np.isinf(xf) | np.isinf(yf)), lo, hi)
+        null |= np.isnan(out) & (nans == 0) & (infs == 0)
     out[nans > 0] = np.nan
     return with_nulls(out, null, e.type)
 
