@@ -281,3 +281,57 @@ def test_sliding_frames_equal_exact_arithmetic(values, width, pick) -> None:
     for i in range(len(x)):
         want = oracle(name, list(x[lo[i] : hi[i]]), list(y[lo[i] : hi[i]]))
         assert close(got[i], want, name), (i, got[i], want)
+
+
+@pytest.mark.parametrize("times", ["int64", "nanoseconds"])
+@pytest.mark.parametrize("kind", ["arrow", "polars"])
+def test_point_in_time_moments_skip_nulls_keep_nan_on_every_time_kind(kind, times) -> None:
+    """``at=`` stddev over int64 times and nanosecond epochs beyond doubles, on Arrow and
+    Polars: a null is skipped, a NaN is a value (the frame's answer NaN, as Spark's), fewer
+    than two values null; each query alone gives the batch's bits."""
+    rng = np.random.default_rng(8)
+    n = 300
+    base = 1_800_000_000_000_000_000 if times == "nanoseconds" else 0
+    t = base + np.sort(rng.integers(0, 100_000, n))
+    v = rng.normal(size=n) * 1e3 + 5.0
+    valid = rng.random(n) > 0.15
+    v[rng.random(n) < 0.03] = np.nan
+    time_type = pa.timestamp("ns") if times == "nanoseconds" else pa.int64()
+    events = pa.table(
+        {
+            "k": rng.integers(0, 3, n),
+            "t": pa.array(t, pa.int64()).cast(time_type),
+            "v": pa.array(v, mask=~valid),
+        }
+    )
+    qt = base + rng.integers(0, 100_000, 60)
+    queries = pa.table({"k": rng.integers(0, 3, 60), "t": pa.array(qt, pa.int64()).cast(time_type)})
+    width = 5_000
+    aggs = {
+        "sd": ("stddev", "v", f"range:{width}ns" if times == "nanoseconds" else f"range:{width}")
+    }
+    if kind == "polars":
+        import polars as pl
+
+        at = pl.from_arrow(queries)
+        got = wa.rolling_aggregate(pl.from_arrow(events), time="t", key="k", aggs=aggs, at=at)
+        got = got.to_arrow()
+    else:
+        got = wa.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    answers = got.column("sd").to_pylist()
+    keys, ts, vs = events.column("k").to_pylist(), t.tolist(), events.column("v").to_pylist()
+    seen = set()
+    for i, (qk, q) in enumerate(zip(queries.column("k").to_pylist(), qt.tolist())):
+        inside = [x for k, s, x in zip(keys, ts, vs) if k == qk and q - width <= s <= q]
+        present = [x for x in inside if x is not None]
+        seen.add(min(len(present), 2) + any(x is not None and math.isnan(x) for x in present))
+        if len(present) < 2:
+            assert answers[i] is None, i
+        elif any(math.isnan(x) for x in present):
+            assert answers[i] is not None and math.isnan(answers[i]), i
+        else:
+            assert close(answers[i], oracle("stddev", present, []), "stddev"), i
+        alone = wa.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries.slice(i, 1))
+        one = alone.column("sd")[0].as_py()
+        assert one == answers[i] or (one is not None and math.isnan(one) and math.isnan(answers[i]))
+    assert {1, 2, 3} <= seen  # a frame of one value or none, of values, holding a NaN

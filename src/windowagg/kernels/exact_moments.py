@@ -324,13 +324,9 @@ def _higher(n, st, parts, comps, scratch, m2, buf):
 
 @helper
 def _value(st, parts, j):
-    """Exact sum ``j`` rounded to the nearest double."""
-    if st[j, FAST] != 0.0:
-        n = _grow(parts[j], 0, st[j, F])
-        n = _grow(parts[j], n, st[j, E])
-        n = _grow(parts[j], n, st[j, S])
-        return _rounded(parts[j], n)
-    return _rounded(parts[j], int(st[j, LENGTH]))
+    """Exact sum ``j`` rounded to the nearest double (through the state's row of scratch)."""
+    scratch = parts[ROWS - 1]
+    return _rounded(scratch, _expansion(st, parts, j, scratch))
 
 
 @helper
