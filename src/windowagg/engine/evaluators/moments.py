@@ -116,10 +116,9 @@ def _swept(
     """Every frame's statistic, as :func:`~windowagg.engine.sweep.rolling` gives it, or, for
     frames to be answered alone, from each frame's values alone."""
     kernel = kernel_of(resolve(agg))
-    kind = None if kernel is None else ALONE.get(kernel.family)
-    if not fr.alone or kernel is None or kind is None:
-        return rolling(values, fr, agg, args)
-    return _alone(kind, kernel.code, values, args, *fr.bounds())
+    if fr.alone and kernel is not None and kernel.family in ALONE:
+        return _alone(ALONE[kernel.family], kernel.code, values, args, *fr.bounds())
+    return rolling(values, fr, agg, args)
 
 
 @stage("sweep")
