@@ -1,0 +1,96 @@
+"""Exact distinct counts number the values by a hash table where they repeat and by a sort
+where nearly every value is new: the same counts either way, against a brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from windowagg import rolling_aggregate
+from windowagg.engine import sweep
+
+
+@pytest.fixture
+def hashed(monkeypatch) -> list[int]:
+    """How many times the values were numbered by Arrow's hash table."""
+    calls: list[int] = []
+    encode = pc.dictionary_encode
+
+    def spy(array, *args, **kwargs):
+        calls.append(len(array))
+        return encode(array, *args, **kwargs)
+
+    monkeypatch.setattr(sweep.pc, "dictionary_encode", spy)
+    return calls
+
+
+def _check_ids(values: np.ndarray, ids: np.ndarray, m: int) -> None:
+    """Equal ids exactly for equal values (-0.0 equals 0.0), dense over ``0..m-1``."""
+    assert ids.dtype == np.int64 and len(ids) == len(values)
+    assert m == len(np.unique(values)) and set(np.unique(ids)) == set(range(m))
+    first = {}
+    for v, i in zip(values.tolist(), ids.tolist()):
+        assert first.setdefault(v, i) == i  # -0.0 == 0.0 as dictionary keys
+    assert len(set(first.values())) == m
+
+
+SPECIAL = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 5e-324, -5e-324, 1e308, 2.0**53, 2.0**53 + 2]
+
+
+def test_repeated_values_are_numbered_by_a_hash_table(hashed: list[int]) -> None:
+    rng = np.random.default_rng(3)
+    values = rng.choice(np.array(SPECIAL), 50_000)
+    ids, m = sweep.value_ids(values)
+    assert hashed == [50_000]
+    _check_ids(values, ids, m)
+    assert m == len(SPECIAL) - 1  # -0.0 and 0.0 are one value
+
+
+def test_values_nearly_all_new_are_numbered_by_a_sort(hashed: list[int]) -> None:
+    rng = np.random.default_rng(4)
+    values = np.r_[rng.normal(size=40_000), -0.0, 0.0]
+    ids, m = sweep.value_ids(values)
+    assert hashed == []
+    _check_ids(values, ids, m)
+
+
+def test_few_values_are_numbered_by_a_sort(hashed: list[int]) -> None:
+    values = np.array([3.0, -0.0, 0.0, 3.0, np.inf])
+    ids, m = sweep.value_ids(values)
+    assert hashed == [] and m == 3
+    _check_ids(values, ids, m)
+
+
+@pytest.mark.parametrize("frame", ["rows:40", "range:25"])
+def test_distinct_counts_of_repeated_values_equal_a_brute_force(
+    hashed: list[int], frame: str
+) -> None:
+    """Rolling distinct counts over 30,000 rows of a few values (NaN missing, -0.0 equal to
+    0.0), in two keys, against a count of each frame's set."""
+    rng = np.random.default_rng(5)
+    n = 30_000
+    values = rng.choice(np.array([*SPECIAL, np.nan]), n)
+    keys = rng.integers(0, 2, n)
+    times = np.sort(rng.integers(0, 20_000, n))
+    out = rolling_aggregate(
+        pa.table({"k": keys, "t": times, "v": values}),
+        time="t",
+        key="k",
+        aggs={"d": ("count_distinct", "v", frame)},
+        order_by=None,
+    )
+    assert hashed and max(hashed) > n // 4
+    got = out.column("d").to_numpy()
+    want = np.empty(n, np.int64)
+    for k in (0, 1):
+        rows = np.flatnonzero(keys == k)  # in time order, ties in row order
+        for j, r in enumerate(rows):
+            if frame == "rows:40":
+                window = rows[max(0, j - 39) : j + 1]
+            else:
+                window = rows[(times[rows] >= times[r] - 25) & (times[rows] <= times[r])]
+            seen = {float(x) + 0.0 for x in values[window] if x == x}
+            want[r] = len(seen)
+    np.testing.assert_array_equal(got, want)
