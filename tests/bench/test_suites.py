@@ -285,6 +285,20 @@ def test_checking_runs_each_side_once() -> None:
     assert calls.count("a") == 4 and calls.count("b") == 4
 
 
+def test_warm_ups_run_outside_checking_only() -> None:
+    """A suite's untimed warm-ups (``warm_up``) run each side ``rounds`` times in turn, and not
+    at all when a test runs the suite for its answers."""
+    from windowagg.bench.core import warm_up
+
+    calls: list[str] = []
+    runs = (lambda: calls.append("a"), lambda: calls.append("b"))
+    with checking():
+        warm_up(*runs, rounds=2)
+    assert calls == []
+    warm_up(*runs, rounds=2)
+    assert calls == ["a", "b", "a", "b"]
+
+
 def test_scaling_suite_sides_agree_at_each_count(answers_only: None) -> None:
     """windowagg bench local --threads: at each count windowagg and Polars' faster engine give
     the same answers, and windowagg's stage profile at the largest count shows its stages on

@@ -44,7 +44,7 @@ from ..spark import rolling_aggregate as spark_rolling
 from ..spark import spark_session
 from ..spark.sql import cores
 from ..tables import rolling_aggregate
-from .core import Row, checking_now, measure_interleaved
+from .core import Row, measure_interleaved, warm_up
 from .rolling import peak_worker_rss
 
 if TYPE_CHECKING:
@@ -346,8 +346,7 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
             ev.count(), qs.count()
             every = _spark_sides(ev, qs, seconds * 1_000_000)
             sides = {k: v for k, v in every.items() if k in names}
-            if not checking_now():  # the workers' warm-up (kernels loaded), before any timing
-                sides["windowagg"]()
+            warm_up(sides["windowagg"])  # the workers' (kernels loaded), before any timing
             results = measure_interleaved(list(sides.values()), 1 if quick else 3, warm=0)
             for name in once:  # too slow to repeat: one run
                 start = time.perf_counter()
@@ -398,8 +397,7 @@ def _skew_cases(spark: SparkSession, tmp: str, n: int, report: Callable[[str], N
         def run(out: DataFrame = out) -> None:
             out.agg(F.sum("c")).first()
 
-        if not checking_now():  # the workers' warm-up
-            run()
+        warm_up(run)
         secs, peak = peak_worker_rss(run)
         report(f"Spark {n:>10,} events, {label:28s} {secs:6.2f} s, peak worker RSS {peak:7.1f} MiB")
         extra = {"peak_worker_rss_mib": round(peak, 1)}

@@ -90,6 +90,16 @@ def checking_now() -> bool:
     return _checking
 
 
+def warm_up(*runs: Callable[[], object], rounds: int = 1) -> None:
+    """Run ``runs`` in turn, ``rounds`` times, untimed (the JVM's, the workers' or the kernels'
+    warm-up before a timing); nothing inside :func:`checking`, where answers, not times, are
+    wanted."""
+    if not _checking:
+        for _ in range(rounds):
+            for run in runs:
+                run()
+
+
 def measure(run: Callable[[], Any], reps: int, warm: int = 1) -> tuple[float, float, float]:
     """Median seconds, relative spread and the checksum of ``run()`` over ``reps`` runs."""
     return measure_interleaved([run], reps, warm)[0]

@@ -35,7 +35,7 @@ import numpy as np
 from ..frames import frame
 from ..spark import rolling_aggregate, spark_session
 from ..spark.sql import cores
-from .core import Row, checking_now, measure_interleaved
+from .core import Row, measure_interleaved, warm_up
 
 RANGES = ["range:10s", "range:60s", "range:600s"]
 #: the parameter of the skew cases (their measure: the peak memory of one Python worker)
@@ -219,9 +219,7 @@ def spark_cases(quick: bool, report: Callable[[str], None]) -> list[Row]:
     df = _spark_data(spark, n, 100, span)
     df.count()
     one = {"o": ("sum", "range:10s")}
-    for _ in range(0 if checking_now() else 2):  # the JVM's and workers' warm-up, untimed
-        for run in (_ours(df, one), _builtin(df, one, False), _builtin(df, one, True)):
-            run()
+    warm_up(_ours(df, one), _builtin(df, one, False), _builtin(df, one, True), rounds=2)
     report(f"Spark, {n:,} rows, 100 keys, times over {span:g} s:")
     rows = _frame_cases(df, n, reps, lambda frame: True, report)
     cases = [
@@ -265,8 +263,7 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
             out = rolling_aggregate(df, time="ts", key="k", aggs={"o": ("sum", "v", "range:60s")})
             out.agg(F.sum("o")).first()
 
-        if not checking_now():  # the workers' warm-up
-            run()
+        warm_up(run)
         secs, peak = peak_worker_rss(run)
         rows.append(
             Row(
@@ -291,8 +288,7 @@ def skew_cases(spark, n: int, report: Callable[[str], None]) -> list[Row]:
             def pandas_run(df=df) -> None:
                 df.groupBy("k").applyInPandas(whole, "n long").agg(F.sum("n")).first()
 
-            if not checking_now():
-                pandas_run()
+            warm_up(pandas_run)
             secs, peak = peak_worker_rss(pandas_run)
             extra = {"peak_worker_rss_mib": round(peak, 1)}
             rows.append(

@@ -44,7 +44,7 @@ from ..spark import window_aggregate as on_spark
 from ..spark.batch import _partials_query, partials_by_key
 from ..spark.plan import make_plan
 from ..tables import window_aggregate as on_table
-from .core import Row, checking_now, measure_interleaved
+from .core import Row, measure_interleaved, warm_up
 from .rolling import peak_worker_rss, returns_input
 
 
@@ -141,8 +141,7 @@ def spark_suite(quick: bool, report: Callable[[str], None], events: int | None =
             )
         )
 
-    if not checking_now():  # the JVM's own warm-up, before any timing
-        ours(["sliding:5s/1s"])(), builtin([5])()
+    warm_up(ours(["sliding:5s/1s"]), builtin([5]))  # the JVM's own, before any timing
     for L in [5, 20, 60]:
         cases = [
             ("windowagg window_aggregate", ours([f"sliding:{L}s/1s"])),
@@ -240,8 +239,7 @@ def _skew(spark, n: int, report: Callable[[str], None]) -> list[Row]:
             out = window_aggregate(df, time="ts", windows="sliding:60s/1s", aggs=aggs, key="k")
             out.agg(F.sum("m")).first()
 
-        if not checking_now():  # the workers' warm-up
-            run()
+        warm_up(run)
         secs, peak = peak_worker_rss(run)
         rows.append(
             Row(
