@@ -4,6 +4,7 @@ where nearly every value is new: the same counts either way, against a brute for
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -63,26 +64,26 @@ def test_few_values_are_numbered_by_a_sort(hashed: list[int]) -> None:
     _check_ids(values, ids, m)
 
 
+@pytest.mark.parametrize("kind", ["arrow", "polars"])
 @pytest.mark.parametrize("frame", ["rows:40", "range:25"])
 def test_distinct_counts_of_repeated_values_equal_a_brute_force(
-    hashed: list[int], frame: str
+    hashed: list[int], frame: str, kind: str
 ) -> None:
-    """Rolling distinct counts over 30,000 rows of a few values (NaN missing, -0.0 equal to
-    0.0), in two keys, against a count of each frame's set."""
+    """Rolling distinct counts over 30,000 rows of a few values (NaN and null missing, -0.0
+    equal to 0.0), in two keys, on int64 times, against a count of each frame's set."""
     rng = np.random.default_rng(5)
     n = 30_000
     values = rng.choice(np.array([*SPECIAL, np.nan]), n)
+    null = rng.random(n) < 0.05
     keys = rng.integers(0, 2, n)
     times = np.sort(rng.integers(0, 20_000, n))
+    table = pa.table({"k": keys, "t": times, "v": pa.array(values, mask=null)})
+    events = table if kind == "arrow" else pl.from_arrow(table)
     out = rolling_aggregate(
-        pa.table({"k": keys, "t": times, "v": values}),
-        time="t",
-        key="k",
-        aggs={"d": ("count_distinct", "v", frame)},
-        order_by=None,
+        events, time="t", key="k", aggs={"d": ("count_distinct", "v", frame)}, order_by=None
     )
     assert hashed and max(hashed) > n // 4
-    got = out.column("d").to_numpy()
+    got = np.asarray(out["d"].to_numpy())
     want = np.empty(n, np.int64)
     for k in (0, 1):
         rows = np.flatnonzero(keys == k)  # in time order, ties in row order
@@ -91,6 +92,8 @@ def test_distinct_counts_of_repeated_values_equal_a_brute_force(
                 window = rows[max(0, j - 39) : j + 1]
             else:
                 window = rows[(times[rows] >= times[r] - 25) & (times[rows] <= times[r])]
-            seen = {float(x) + 0.0 for x in values[window] if x == x}
+            seen = {
+                float(values[i]) + 0.0 for i in window if not null[i] and values[i] == values[i]
+            }
             want[r] = len(seen)
     np.testing.assert_array_equal(got, want)
