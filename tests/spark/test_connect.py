@@ -38,10 +38,8 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
 
 
-def test_the_job_on_spark_connect_equals_a_classic_session(spark, tmp_path):
-    src, classic, connect = tmp_path / "in", tmp_path / "classic", tmp_path / "connect"
-    cluster_job.write_events(src)
-    cluster_job.run(spark, src, classic)
+def test_the_job_on_spark_connect_equals_a_classic_session(spark, job_input, tmp_path):
+    (src, classic), connect = job_input, tmp_path / "connect"
     done = subprocess.run(
         [sys.executable, "-m", "tests.spark.cluster_job", "connect:local[2]", src, connect],
         cwd=ROOT,
