@@ -10,10 +10,12 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: install java test demo docs lint format wheel clean
 
+# --no-compile: the packages' modules are byte-compiled when first imported, not all at install
+# (pyspark alone has thousands; this halves the install)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -c constraints.txt -e '.[spark,connect,dev,bench,docs]'
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[spark,connect,dev,bench,docs]'
 	@touch $(STAMP)
 
 install: java $(STAMP)
