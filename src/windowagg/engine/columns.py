@@ -27,7 +27,7 @@ from ..kernels.passes import (
 )
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
-from .memory import empty, zeros
+from .memory import empty, read_only, zeros
 from .stages import stage
 
 #: a column as Arrow holds it: one array, or the chunks of a table's column
@@ -370,8 +370,8 @@ class Column:
                 parallel.by_chunks(
                     lambda i, j: nan_where_null(x[i:j], valid[i:j], out[i:j]), len(x)
                 )
-                self._cache["f"] = out
-                return out
+                self._cache["f"] = read_only(out)
+                return self._cache["f"]
             if pa.types.is_boolean(a.type):
                 a = pc.cast(a, pa.int8())
             if pa.types.is_temporal(a.type):
@@ -381,7 +381,7 @@ class Column:
                     else pc.cast(pc.cast(a, pa.int32()), pa.int64())
                 )
             f = pc.cast(a, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
-            self._cache["f"] = np.ascontiguousarray(f, float)
+            self._cache["f"] = read_only(np.ascontiguousarray(f, float))
         return self._cache["f"]
 
     def _prefix(self, what: str) -> np.ndarray | None:

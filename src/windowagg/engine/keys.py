@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from ..kernels import key_order as kernels
 from ..kernels.passes import int_span
 from . import parallel
-from .memory import empty, zeros
+from .memory import empty, read_only, zeros
 from .stages import stage
 
 #: a null time among int64 times (as :data:`windowagg.engine.columns.NULL_TIME`, which
@@ -80,7 +80,9 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     """Every row's key as a dense code in the keys' sorted order (nulls first)."""
     n = table.num_rows
     if not keys:
-        return Keyed(zeros(n, np.int64), 1 if n else 0, np.zeros(1 if n else 0, np.int64))
+        return Keyed(
+            read_only(zeros(n, np.int64)), 1 if n else 0, np.zeros(1 if n else 0, np.int64)
+        )
     codes, m = _column_codes(table.column(keys[0]))
     for k in keys[1:]:
         c, size = _column_codes(table.column(k))
@@ -90,11 +92,12 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
 
     if m > 4 * n + 16:  # sparse codes: renumbered by a sort
         codes, m = _dense(codes, m)
+    codes = read_only(codes)
     first = _first_rows(codes, m)  # a code without a row keeps n: renumber the others
     present = first < n
     if not present.all():
         codes, first = (np.cumsum(present) - 1)[codes], first[present]
-    return Keyed(codes, len(first), first)
+    return Keyed(read_only(codes), len(first), first)
 
 
 @stage("sort keys")

@@ -221,3 +221,15 @@ def zeros(shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> np.ndar
     out = empty(shape, dtype)
     out.fill(0)
     return out
+
+
+def read_only(x: np.ndarray) -> np.ndarray:
+    """``x`` as the kernels take an input: read-only (a view, no copy, where ``x`` is
+    writable). Numba compiles a kernel apart for a read-only array (Arrow's buffers, taken
+    without a copy) and a writable one (the engine's own); inputs passed read-only in every
+    case compile each kernel once."""
+    if not x.flags.writeable:
+        return x
+    view = x.view()
+    view.flags.writeable = False
+    return view
