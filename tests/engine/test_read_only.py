@@ -52,3 +52,25 @@ def test_read_only_is_a_view_not_a_copy() -> None:
     assert not v.flags.writeable and x.flags.writeable
     assert np.shares_memory(v, x)
     assert read_only(v) is v
+
+
+def test_point_in_time_queries_sort_by_read_only_codes(monkeypatch) -> None:
+    """The queries' codes go through the same key sort as the events' codes, read-only too."""
+    from windowagg import rolling_aggregate
+    from windowagg.engine.rolling import at
+
+    seen: list[bool] = []
+    real = at.keyed_sort
+
+    def spy(keyed, times):
+        seen.append(keyed.codes.flags.writeable)
+        return real(keyed, times)
+
+    monkeypatch.setattr(at, "keyed_sort", spy)
+    events = pa.table({"k": [1, 1, 2], "t": [1.0, 2.0, 3.0], "v": [1.0, 2.0, 4.0]})
+    queries = pa.table({"k": [1, 2], "t": [2.5, 3.0]})
+    out = rolling_aggregate(
+        events, time="t", key="k", aggs={"s": ("sum", "v", "range:10")}, at=queries
+    )
+    assert out.column("s").to_pylist() == [3.0, 4.0]
+    assert seen and not any(seen)
