@@ -54,23 +54,30 @@ def test_read_only_is_a_view_not_a_copy() -> None:
     assert read_only(v) is v
 
 
-def test_point_in_time_queries_sort_by_read_only_codes(monkeypatch) -> None:
-    """The queries' codes go through the same key sort as the events' codes, read-only too."""
+def test_the_key_sort_takes_read_only_codes_from_every_caller(monkeypatch) -> None:
+    """The key sort's kernels get read-only codes, also from the point-in-time queries, whose
+    codes the caller builds itself (writable)."""
     from windowagg import rolling_aggregate
-    from windowagg.engine.rolling import at
+    from windowagg.kernels import key_order
 
     seen: list[bool] = []
-    real = at.keyed_sort
+    for name in ("code_counts", "by_code", "order_of_code"):
+        real = getattr(key_order, name)
 
-    def spy(keyed, times):
-        seen.append(keyed.codes.flags.writeable)
-        return real(keyed, times)
+        def spy(codes, *rest, real=real):
+            seen.append(codes.flags.writeable)
+            return real(codes, *rest)
 
-    monkeypatch.setattr(at, "keyed_sort", spy)
-    events = pa.table({"k": [1, 1, 2], "t": [1.0, 2.0, 3.0], "v": [1.0, 2.0, 4.0]})
-    queries = pa.table({"k": [1, 2], "t": [2.5, 3.0]})
+        monkeypatch.setattr(key_order, name, spy)
+    rng = np.random.default_rng(1)
+    k, t = rng.integers(0, 50, 5_000), rng.permutation(5_000).astype(float)
+    events = pa.table({"k": k, "t": t, "v": np.ones(5_000)})
+    queries = pa.table({"k": k[:1_000], "t": t[:1_000] + 0.5})
     out = rolling_aggregate(
-        events, time="t", key="k", aggs={"s": ("sum", "v", "range:10")}, at=queries
+        events, time="t", key="k", aggs={"n": ("sum", "v", "range:100")}, at=queries
     )
-    assert out.column("s").to_pylist() == [3.0, 4.0]
-    assert seen and not any(seen)
+    want = [
+        ((k == q) & (t >= s - 99.5) & (t <= s)).sum() for q, s in zip(k[:1_000], t[:1_000] + 0.5)
+    ]
+    assert out.column("n").to_pylist() == want
+    assert len(seen) >= 2 and not any(seen)  # the events' sort and the queries'

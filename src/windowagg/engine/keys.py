@@ -96,8 +96,8 @@ def key_codes(table: pa.Table, keys: tuple[str, ...] | list[str]) -> Keyed:
     first = _first_rows(codes, m)  # a code without a row keeps n: renumber the others
     present = first < n
     if not present.all():
-        codes, first = (np.cumsum(present) - 1)[codes], first[present]
-    return Keyed(read_only(codes), len(first), first)
+        codes, first = read_only((np.cumsum(present) - 1)[codes]), first[present]
+    return Keyed(codes, len(first), first)
 
 
 @stage("sort keys")
@@ -198,6 +198,7 @@ def keyed_sort(
     threads. ``sortable``: the times as :func:`_sortable` gives them, where the caller has
     them as integers already (``times`` is then None)."""
 
+    keyed = keyed._replace(codes=read_only(keyed.codes))  # one compile for codes of any source
     n = len(keyed.codes)
     seg = zeros(keyed.m + 1, np.int64)
     order = empty(n, np.int64)

@@ -29,7 +29,7 @@ from .. import parallel
 from ..columns import arrange, as_floats, as_ints, limits, moved, take, times_of
 from ..evaluate import evaluate
 from ..keys import Keyed, key_codes, keyed_sort
-from ..memory import empty, read_only, zeros
+from ..memory import empty, zeros
 from ..stages import stage
 from ..sweep import FrameBounds, offsets
 from .plan import RollingPlan
@@ -184,8 +184,7 @@ def compute_at(
         times, qtimes = both(times), both(qtimes)
     # the queries by segment (none first), then time: the events' sort, on the cores
     groups = len(seg) - 1
-    qcodes = read_only(qseg + 1)  # as the events' codes: one compile of the sort's kernels
-    qorder, qtimes, _ = keyed_sort(Keyed(qcodes, groups + 1, np.empty(0, np.int64)), qtimes)
+    qorder, qtimes, _ = keyed_sort(Keyed(qseg + 1, groups + 1, np.empty(0, np.int64)), qtimes)
     qseg = qseg[qorder]
     frames = {
         f: FrameBounds.given(times, *_at_bounds(f, times, seg, qseg, qtimes), alone=True)
