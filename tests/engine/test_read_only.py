@@ -4,6 +4,8 @@ both (:func:`windowagg.engine.memory.read_only`)."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -81,3 +83,58 @@ def test_the_key_sort_takes_read_only_codes_from_every_caller(monkeypatch) -> No
     ]
     assert out.column("n").to_pylist() == want
     assert len(seen) >= 2 and not any(seen)  # the events' sort and the queries'
+
+
+def test_the_sums_moments_and_sweep_take_read_only_values_from_every_caller(monkeypatch) -> None:
+    """The exact sums, the exact moments and the FIFO sweep get read-only values, also where
+    the evaluator builds them itself (a pair's values with the other's nulls as NaN: writable),
+    and the answers are the oracle's."""
+    from windowagg import rolling_aggregate
+    from windowagg.engine import sweep
+    from windowagg.engine.evaluators import moments, sums
+
+    seen: dict[str, list[bool]] = {"sums": [], "moments": [], "sweep": []}
+
+    def spy_on(owner, name, where, position):
+        real = getattr(owner, name)
+
+        def spy(*args):
+            seen[where].append(args[position].flags.writeable)
+            return real(*args)
+
+        monkeypatch.setattr(owner, name, spy)
+
+    spy_on(sums, "exact_sums", "sums", 0)
+    spy_on(moments.exact, "exact_moments", "moments", 2)
+    spy_on(sweep.FifoState, "frames", "sweep", 2)  # (self, code, values, ...)
+    rng = np.random.default_rng(2)
+    n = 400
+    x = rng.integers(0, 9, n).astype(float)
+    mask = rng.random(n) < 0.1
+    y = rng.integers(0, 9, n).astype(float)
+    events = pa.table({"t": np.arange(n), "x": pa.array(x, mask=mask), "y": y})
+    aggs = {
+        "s": ("sum", "x", "range:10"),
+        "c": ("covar_pop", ("y", "x"), "range:10"),
+        "d": ("stddev_pop", "x", "rows:5"),
+    }
+    out = rolling_aggregate(events, time="t", aggs=aggs)
+    queries = pa.table({"t": [20.5, 300.5]})  # frames answered alone: the exact moments
+    at = rolling_aggregate(events, time="t", aggs={"c": aggs["c"]}, at=queries)
+    assert at.column("c").to_pylist() == [
+        _covar_pop(y[11:21], x[11:21], mask[11:21]),
+        _covar_pop(y[291:301], x[291:301], mask[291:301]),
+    ]
+    assert all(seen.values()), seen
+    assert not any(w for calls in seen.values() for w in calls), seen
+    xs = events.column("x").to_pylist()
+    for i in (50, 200, 399):
+        frame = [v for v in xs[max(0, i - 10) : i + 1] if v is not None]
+        assert out.column("s")[i].as_py() == sum(frame)
+
+
+def _covar_pop(y: np.ndarray, x: np.ndarray, null: np.ndarray) -> float:
+    """The population covariance over the pairs where neither is null, exactly, rounded once."""
+    ys, xs = [Fraction(v) for v in y[~null]], [Fraction(v) for v in x[~null]]
+    my, mx = sum(ys) / len(ys), sum(xs) / len(xs)
+    return float(sum((a - my) * (b - mx) for a, b in zip(ys, xs)) / len(ys))

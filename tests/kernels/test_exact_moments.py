@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import windowagg as wa
 from windowagg.aggregations import facts, resolve
 from windowagg.engine.evaluators.moments import ALONE
+from windowagg.engine.memory import read_only
 from windowagg.kernels.exact_moments import PAIRS, exact_moments, scratch
 
 
@@ -40,7 +41,7 @@ STATISTICS = [
 
 
 def run(kind: int, code: int, x, y, lo, hi) -> np.ndarray:
-    x, y = np.asarray(x, float), np.asarray(y, float)
+    x, y = read_only(np.asarray(x, float)), read_only(np.asarray(y, float))  # as the engine's
     lo, hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
     out = np.empty(len(lo))
     exact_moments(kind, code, x, y, lo, hi, 0, len(lo), out, *scratch())

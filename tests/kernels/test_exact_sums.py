@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import windowagg as wa
 from windowagg.engine.evaluators.sums import float_sums
+from windowagg.engine.memory import read_only
 from windowagg.kernels.exact_sums import PARTS, exact_sums
 
 
@@ -94,7 +95,7 @@ def test_partial_sums_beyond_the_range_are_summed_exactly() -> None:
     lo = np.array([0, 0, 1, 0], np.int64)
     hi = np.array([2, 3, 3, 4], np.int64)
     out, overflow = np.empty(4), np.zeros(4, bool)
-    assert exact_sums(x, lo, hi, 0, 4, False, out, overflow, np.empty(PARTS)) == 3
+    assert exact_sums(read_only(x), lo, hi, 0, 4, False, out, overflow, np.empty(PARTS)) == 3
     assert overflow.tolist() == [True, True, False, True]  # the kernel hands them over
     got = float_sums(x, lo, hi)
     assert got.tolist() == [math.inf, big, 0.0, math.inf]

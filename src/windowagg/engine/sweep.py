@@ -34,7 +34,7 @@ from ..storage import kernel_of
 from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
 from .columns import limits
-from .memory import empty, zeros
+from .memory import empty, read_only, zeros
 from .stages import stage
 
 __all__ = ["FrameBounds", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
@@ -205,8 +205,9 @@ def rolling(
         return _reference(values, args, *frames.bounds(), agg)
     family, code = kernel
     check_values(agg, values)
-    values = np.ascontiguousarray(values, float)
-    args = np.ascontiguousarray(args, float)
+    # read-only, as a column's values come: one compile of the kernel whatever the caller
+    values = read_only(np.ascontiguousarray(values, float))
+    args = read_only(np.ascontiguousarray(args, float))
     n = len(values)
     given = frames.found
     if given:  # one answer per given frame (a window, for window aggregates)

@@ -21,7 +21,7 @@ from ...kernels.exact_sums import PARTS, exact_sums
 from .. import parallel
 from ..columns import Column, totals
 from ..entries import Entry
-from ..memory import empty
+from ..memory import empty, read_only
 from ..sweep import FrameBounds
 from .common import (
     Inputs,
@@ -109,6 +109,7 @@ def float_sums(
     here (+-inf where the sum itself does). ``mean``: each sum over its count of values (NaN
     where none)."""
     n = len(lo)
+    values = read_only(values)  # as a column's values come: one compile of the kernel
     out, overflow = empty(n), np.zeros(n, bool)
     flagged = 0
     if n:
