@@ -7,9 +7,16 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark():
+    """windowagg's session on ``local[2]``, with as many shuffle partitions as cores, as the
+    streaming guide advises (the session's default of 8 costs a task and a state store per
+    partition in every stage and micro-batch: the streaming and batch tests took 200
+    core-seconds at 8 and 127 at 2, one run after the other). Every stage still runs on two
+    partitions; the cluster's jobs and the Connect and command-line subprocesses run the
+    default of 8 in sessions of their own."""
     from windowagg.spark import spark_session
 
     s = spark_session("local[2]", progress=False)
+    s.conf.set("spark.sql.shuffle.partitions", "2")
     yield s
 
 
