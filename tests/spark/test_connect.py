@@ -10,6 +10,7 @@ server there, its workers on this interpreter)."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -76,24 +77,37 @@ def _cli_args(csv: Path, asked: Path) -> list[list[str]]:
     ]
 
 
+#: the command line's ``main`` on each argument list in turn, in one process: the first run
+#: starts the local Connect server, and the second finds it running (as a second command in a
+#: session that keeps its server would)
+_RUNS = """
+import json, sys
+from windowagg.cli import main
+sys.exit(max(main(args) for args in json.loads(sys.argv[1])))
+"""
+
+
 def test_windowagg_run_with_remote_equals_a_classic_session(spark, tmp_path):
     csv, asked = _trips(tmp_path)
-    exe = Path(sys.executable).parent / "windowagg"
+    runs = []
     for i, args in enumerate(_cli_args(csv, asked)):
-        classic, connect = tmp_path / f"classic{i}", tmp_path / f"connect{i}"
-        assert main(["run", *args, "--output", str(classic)]) == 0
-        done = subprocess.run(
-            [exe, "run", *args, "--output", connect, "--remote", "local[2]"],
-            env=_env(),
-            capture_output=True,
-            text=True,
-            timeout=600,
+        assert main(["run", *args, "--output", str(tmp_path / f"classic{i}")]) == 0
+        runs.append(
+            ["run", *args, "--output", str(tmp_path / f"connect{i}"), "--remote", "local[2]"]
         )
-        assert done.returncode == 0, done.stderr[-5000:]
-        assert "on Spark Connect (local[2])" in done.stdout
-        want = rows(spark, classic)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUNS, json.dumps(runs)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert done.stdout.count("on Spark Connect (local[2])") == len(runs)
+    for i in range(len(runs)):
+        want = rows(spark, tmp_path / f"classic{i}")
         assert len(want) > 10
-        assert rows(spark, connect) == want
+        assert rows(spark, tmp_path / f"connect{i}") == want
 
 
 def test_remote_with_a_master_or_the_local_engine_is_an_error(tmp_path, capsys):

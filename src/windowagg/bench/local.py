@@ -24,7 +24,8 @@ garbage collection and a pause of 0.3 s (Polars' and DuckDB's threads spin on af
 work); medians and spreads. Every side runs in a process of its own (:class:`Side`), as a user
 runs one library: in one process, the memory that one library frees and takes back changes
 what the next one's allocations cost (after DuckDB's sliding query, the next call there paid
-seconds of page faults). Peak memory: a child process runs windowagg twice on the same table
+seconds of page faults; the suite's test, which compares answers only, runs them in one).
+Peak memory: a child process runs windowagg twice on the same table
 and reports the peak resident memory of the second run (sampled every millisecond) over what
 it held before, beside the input's and the output's sizes.
 """
@@ -48,7 +49,7 @@ import pyarrow as pa
 from ..engine.keys import key_codes, keyed_sort
 from ..kernels.jit import kernel
 from ..tables import rolling_aggregate, window_aggregate
-from .core import Row, measure_interleaved
+from .core import Row, checking_now, measure_interleaved
 
 __all__ = ["local_suite"]
 
@@ -359,6 +360,15 @@ class Side:
         self.pool.join()
 
 
+def sides(n: int, keys: int | str, libraries: tuple[str, ...]) -> dict[str, Side]:
+    """A :class:`Side` per library, each holding the workload; inside
+    :func:`~windowagg.bench.core.checking`, where the answers are wanted and not the times,
+    one process serves them all."""
+    if checking_now():
+        return dict.fromkeys(libraries, Side(n, keys))
+    return {lib: Side(n, keys) for lib in libraries}
+
+
 #: the child process of :func:`peak_memory`
 _PEAK = """
 import json, sys
@@ -424,9 +434,7 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
         reps = 5 if n <= 1_000_000 else 3
         for keys in (100, 100_000):
             small = events(1000, keys)
-            sides_of = {
-                lib: Side(n, keys) for lib in ("windowagg", "floor", "Polars", "DuckDB", "pandas")
-            }
+            sides_of = sides(n, keys, ("windowagg", "floor", "Polars", "DuckDB", "pandas"))
             sides_of["kept"] = Side(n, keys, {"WINDOWAGG_KEEP_MIB": "512"})
             report(f"{n:,} events, {keys:,} keys, times in random order:")
             try:
@@ -449,7 +457,7 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
                         for agg in ("sum", "max"):
                             pair(("rolling", (frame, agg)), frame, keys, n, agg, reps)
             finally:
-                for side in sides_of.values():
+                for side in set(sides_of.values()):
                     side.close()
             for what in ("sliding", "session"):
                 mem = peak_memory(n, keys, what)
@@ -474,7 +482,7 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
     for n in [100_000] if quick else [2_000_000, 10_000_000]:
         reps = 5 if n <= 2_000_000 else 3
         small = skewed(1000)
-        sides_of = {lib: Side(n, "skewed") for lib in ("windowagg", "floor", "Polars", "DuckDB")}
+        sides_of = sides(n, "skewed", ("windowagg", "floor", "Polars", "DuckDB"))
         report(f"{n:,} events, skewed keys (Zipf over {ZIPF_KEYS:,}), bursty times, 1% nulls:")
         try:
             for agg in ("sum", "max"):
@@ -483,6 +491,6 @@ def local_suite(quick: bool, report: Callable[[str], None]) -> list[Row]:
             for agg in ("sum", "max", "mean", "five"):
                 pair(("rolling", ("range:30s", agg, False)), "range:30s", "skewed", n, agg, reps)
         finally:
-            for side in sides_of.values():
+            for side in set(sides_of.values()):
                 side.close()
     return rows
