@@ -233,3 +233,9 @@ def read_only(x: np.ndarray) -> np.ndarray:
     view = x.view()
     view.flags.writeable = False
     return view
+
+
+def float_input(x: np.ndarray) -> np.ndarray:
+    """``x`` as a kernel takes a column of values: contiguous float64, read-only
+    (:func:`read_only`), whichever evaluator built it."""
+    return read_only(np.ascontiguousarray(x, float))

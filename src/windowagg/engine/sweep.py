@@ -34,7 +34,7 @@ from ..storage import kernel_of
 from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
 from .columns import limits
-from .memory import empty, read_only, zeros
+from .memory import empty, float_input, zeros
 from .stages import stage
 
 __all__ = ["FrameBounds", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
@@ -205,9 +205,7 @@ def rolling(
         return _reference(values, args, *frames.bounds(), agg)
     family, code = kernel
     check_values(agg, values)
-    # read-only, as a column's values come: one compile of the kernel whatever the caller
-    values = read_only(np.ascontiguousarray(values, float))
-    args = read_only(np.ascontiguousarray(args, float))
+    values, args = float_input(values), float_input(args)  # one compile whatever the caller
     n = len(values)
     given = frames.found
     if given:  # one answer per given frame (a window, for window aggregates)

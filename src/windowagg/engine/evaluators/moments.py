@@ -21,7 +21,7 @@ from ...storage import kernel_for, kernel_of
 from .. import parallel
 from ..columns import Column
 from ..entries import Entry
-from ..memory import empty, read_only, zeros
+from ..memory import empty, float_input, zeros
 from ..stages import stage
 from ..sweep import FrameBounds, rolling
 from .common import (
@@ -133,8 +133,8 @@ def _alone(
     """The statistic ``code`` of the family ``kind`` over each frame ``[lo, hi)`` of
     ``values`` (pairs with ``args``), compiled, in chunks on the cores: the same bits whatever
     the chunks or the other frames (:mod:`windowagg.kernels.exact_moments`)."""
-    x = read_only(np.ascontiguousarray(values, float))  # as a column's values come
-    y = x if args is None else read_only(np.ascontiguousarray(args, float))
+    x = float_input(values)  # one compile whatever the caller
+    y = x if args is None else float_input(args)
     lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
     out = empty(len(lo))
     parallel.by_chunks(
