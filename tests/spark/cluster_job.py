@@ -93,10 +93,11 @@ def main(master: str, src: str, out: str, parts: str = "all") -> None:
             SparkSession.builder.master(master)
             .appName("windowagg-cluster-test")
             .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "8")
+            .config("spark.python.unix.domain.socket.enabled", "true")  # as windowagg's own
             .config("spark.ui.enabled", "false")
             .getOrCreate()
         )
+    spark.conf.set("spark.sql.shuffle.partitions", "2")  # one per core, as the local tests run
     try:
         run(spark, Path(src), Path(out), parts)
     finally:

@@ -11,8 +11,8 @@ def spark():
     streaming guide advises (the session's default of 8 costs a task and a state store per
     partition in every stage and micro-batch: the streaming and batch tests took 200
     core-seconds at 8 and 127 at 2, one run after the other). Every stage still runs on two
-    partitions; the cluster's jobs and the Connect and command-line subprocesses run the
-    default of 8 in sessions of their own."""
+    partitions; so does the cluster's and Connect's job (:mod:`tests.spark.cluster_job`), on
+    two cores too, while the command-line subprocesses run windowagg's default of 8."""
     from windowagg.spark import spark_session
 
     s = spark_session("local[2]", progress=False)

@@ -107,7 +107,8 @@ def test_windowagg_run_with_a_cluster_master_equals_local_mode(spark, cluster, t
 def packed_env(tmp_path_factory):
     """windowagg as a user ships it to a cluster: its wheel and dependencies installed into a
     new virtual environment (CI's pinned versions; interpreter copied, not linked: Spark
-    unpacks no link that points out of the archive), packed with venv-pack."""
+    unpacks no link that points out of the archive), packed with venv-pack, uncompressed (a
+    local file: packing takes 3 s instead of 7 s at gzip's fastest level)."""
     root = tmp_path_factory.mktemp("packed")
 
     def run(*argv):
@@ -136,7 +137,7 @@ def packed_env(tmp_path_factory):
         "-o",
         root / "windowagg-env.tar.gz",
         "--compress-level",
-        "1",
+        "0",
     )
     return root / "windowagg-env.tar.gz"
 
