@@ -12,12 +12,23 @@ from windowagg.aggregations import AGGREGATIONS
 
 def pytest_configure(config: pytest.Config) -> None:
     """Every JVM the tests start (Spark's driver, a standalone cluster's processes, Connect
-    servers) collects with the serial collector: on two cores shared by two test processes,
-    the default collector's threads cost more CPU than they save (the streaming and batch
-    Spark tests: 171 core-seconds before, 142 after; the benchmark suites' Spark sides 109 and
-    102). Java's first JIT tier alone saved more on the short tests but slowed the suites'
-    longer jobs by a third, and was not kept. A ``JAVA_TOOL_OPTIONS`` already set wins."""
-    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:+UseSerialGC")
+    servers) runs with two settings for two cores shared by two test processes:
+
+    - the serial collector: the default collector's threads cost more CPU than they save (the
+      streaming and batch Spark tests: 171 core-seconds before, 142 after; the benchmark
+      suites' Spark sides 109 and 102);
+    - the JIT's thresholds three times the default (``CompileThresholdScaling``): a test's
+      short jobs end before most of what the optimizing compiler would compile pays back, and
+      its compiler threads took 43 of the JVM's 110 core-seconds in the batch Spark tests.
+      Measured one run after the other (core-seconds, this setting against the default): the
+      batch Spark files 129 against 139 and 144; the benchmark suites' Spark sides 162 and
+      166 against 180 and 194; the streaming files 158 against 173; the cluster's and
+      Connect's jobs 205 and 205 against 213 and 207. Five times the default cost more (169
+      on the suites' sides), and the first tier alone (121 on the batch files) slowed the
+      suites' longer jobs by a third, so neither was kept.
+
+    A ``JAVA_TOOL_OPTIONS`` already set wins."""
+    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:+UseSerialGC -XX:CompileThresholdScaling=3")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
