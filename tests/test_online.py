@@ -348,15 +348,22 @@ def test_int64_times_nan_values_and_nan_times() -> None:
 
 @pytest.fixture
 def seen(monkeypatch) -> list[int]:
-    """The number of events each evaluation of the online state was given."""
+    """The number of events each evaluation of the online state was given; the evaluation's
+    sort by key and time fails the test (the state hands it its events in that order)."""
+    import windowagg.engine.columns as columns
     import windowagg.engine.rolling.online as held_module
 
     counts: list[int] = []
     real = held_module.compute_at
 
+    def no_sort(*args):
+        raise AssertionError("the online state's events were sorted again for a query")
+
     def counting(plan, events, *args):
         counts.append(events.num_rows)
-        return real(plan, events, *args)
+        with pytest.MonkeyPatch.context() as inside:
+            inside.setattr(columns, "keyed_sort", no_sort)
+            return real(plan, events, *args)
 
     monkeypatch.setattr(held_module, "compute_at", counting)
     return counts
@@ -386,7 +393,6 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
     got = state.query(queries)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert seen == [int(np.isin(keys, asked).sum())] and seen[0] < n // 2
-    assert state._held._sorted  # found through the part's sorted keys, not a pass over them
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
     # a batch asking for the keys of most events: the parts' sorted keys say so, and no pass
     # is made over every held key
@@ -412,10 +418,10 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
 
 
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:
-    """Many small updates are merged into O(log n) parts, each with its keys sorted (merged
-    from its two parts' as they merge); a query for a few keys reads those keys' events
-    alone, through each part's sorted keys, in arrival order (ties included), and answers
-    what the batch call over every event answers."""
+    """Many small updates are merged into O(log n) parts, each in key and time order with
+    ties in arrival order (merged from its two parts' as they merge); a query for a few keys
+    reads those keys' events alone, in that order over every part (so the evaluation does
+    not sort them), and answers what the batch call over every event answers."""
 
     rng = np.random.default_rng(8)
     n = 20_000
@@ -436,14 +442,18 @@ def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) ->
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert seen == [int(np.isin(events["k"].to_numpy(), [7, 12, 299]).sum())]
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
-    # each part's sorted keys were kept up as the parts merged: what a fresh stable sort gives
-    held = state._held
-    assert set(held._sorted) == {id(p) for p in held.parts}
-    for part in held.parts:
-        keys = part.column("k").to_numpy()
-        _, sorted_keys, order = held._sorted[id(part)]
-        assert np.array_equal(order, np.argsort(keys, kind="stable"))
-        assert np.array_equal(sorted_keys, keys[order])
+    # each part holds a run of the arrivals, in what a fresh stable sort by key and time
+    # gives (the values tell the events apart), and its keys and times beside it
+    held, arrived = state._held, 0
+    assert len(held.index) == len(held.parts)
+    for part, (keys, times) in zip(held.parts, held.index):
+        run = events.slice(arrived, part.num_rows)
+        order = np.lexsort((run["t"].to_numpy(), run["k"].to_numpy()))
+        assert part.equals(run.select(part.column_names).take(order))
+        assert np.array_equal(keys, part["k"].to_numpy())
+        assert np.array_equal(times, part["t"].to_numpy())
+        arrived += part.num_rows
+    assert arrived == n
 
 
 def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:
@@ -490,3 +500,23 @@ def test_each_request_alone_equals_one_backfill_of_all_requests() -> None:
         alone = state.query(asked.slice(i, 1))
         for name in aggs:
             assert alone[name][0].as_py() == backfill[name][i].as_py(), (i, name)
+
+
+@pytest.mark.parametrize("span", ["narrow", "extreme", "floats"])
+def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> None:
+    """A part's order by key and time (one sort of the two packed into a word where they
+    fit, else two stable sorts) is what a stable sort of the pair gives: ties keep their
+    order, keys and times at the ends of int64, float times."""
+    from windowagg.engine.rolling.online import key_time_order
+
+    rng = np.random.default_rng(21)
+    n = 5000
+    keys = rng.integers(-3, 4, n)
+    times = rng.integers(0, 50, n)
+    if span == "extreme":
+        big = np.iinfo(np.int64)
+        keys = np.where(rng.random(n) < 0.5, big.min, big.max)
+        times = np.where(rng.random(n) < 0.5, big.min, big.max - rng.integers(0, 3, n))
+    if span == "floats":
+        times = rng.integers(0, 50, n) / 4.0
+    assert np.array_equal(key_time_order(keys, times), np.lexsort((times, keys)))

@@ -198,8 +198,7 @@ class OnlineFeatures:
             held = state._start(table.schema)
             held.newest, held.dropped = meta["newest"], meta["dropped"]
             held.answers_from = meta["answers_from"]
-            if table.num_rows:
-                held.parts = [table]
+            held.restore(table)
             state._held = held
         return state
 

@@ -10,8 +10,9 @@ row order.
   a burst), parts of the keys on threads (:func:`windowagg.engine.parallel.on_cores`).
   :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
-* :func:`merged_runs`: two sorted runs of keys merged, stably (the online state's sorted keys,
-  as its parts merge).
+* :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
+  parts, as they merge); :func:`gathered_runs`: some keys' rows of several such runs, merged
+  (what a query asks of them).
 """
 
 import numpy as np
@@ -64,10 +65,49 @@ def _merge_sort(keys, order, work_keys, work_rows, s, e):
 
 
 @kernel
-def merged_runs(ka, oa, kb, ob, off, dst_k, dst_o):
-    """The sorted keys ``ka`` and ``kb`` merged into ``dst_k``, ``oa`` and ``ob + off`` moved
-    with them into ``dst_o``; ``ka``'s first on ties (stable)."""
-    _merge_two(ka, oa, 0, len(ka), kb, ob, 0, len(kb), off, dst_k, dst_o, 0)
+def merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows):
+    """The runs ``a`` and ``b``, each sorted by key ``k``, then time ``t``, merged into
+    ``dst_k`` and ``dst_t``; ``rows[o]``: where merged row ``o`` was (``a``'s rows, then
+    ``b``'s after them); ``a``'s first on ties (stable)."""
+    na, nb = len(ka), len(kb)
+    i = 0
+    j = 0
+    for o in range(na + nb):
+        if j >= nb or (i < na and (ka[i] < kb[j] or (ka[i] == kb[j] and ta[i] <= tb[j]))):
+            dst_k[o] = ka[i]
+            dst_t[o] = ta[i]
+            rows[o] = i
+            i += 1
+        else:
+            dst_k[o] = kb[j]
+            dst_t[o] = tb[j]
+            rows[o] = na + j
+            j += 1
+
+
+@kernel
+def gathered_runs(rows, times, counts, t, lo, hi, off, out_rows, out_times, out_counts):
+    """One more run's rows merged into rows gathered key by key: ``rows``/``times`` hold the
+    gathered rows of each key one after another (``counts`` per key), in time order; key
+    ``w``'s rows of the run (sorted by key, then time ``t``) are ``lo[w]`` to ``hi[w] - 1``,
+    placed at ``off`` and on among the gathered. The gathered first on ties (stable: the
+    runs come in arrival order)."""
+    i = 0
+    o = 0
+    for w in range(len(lo)):
+        e = i + counts[w]
+        j = lo[w]
+        while i < e or j < hi[w]:
+            if j >= hi[w] or (i < e and times[i] <= t[j]):
+                out_rows[o] = rows[i]
+                out_times[o] = times[i]
+                i += 1
+            else:
+                out_rows[o] = off + j
+                out_times[o] = t[j]
+                j += 1
+            o += 1
+        out_counts[w] = counts[w] + hi[w] - lo[w]
 
 
 @kernel

@@ -1,5 +1,5 @@
 """The events an online feature state holds (:class:`windowagg.online.OnlineFeatures`): what
-arrived in time, in arrival order, and what the state's frames can still reach.
+arrived in time and what the state's frames can still reach.
 
 Each ``update`` is checked against the mark its earlier updates set (the newest event time
 less the allowed lateness, as a Spark watermark moves between micro-batches): an event older
@@ -11,13 +11,16 @@ A query whose frame would reach what was let go is refused
 (:class:`HistoryEvictedError`), never answered from part of its frame.
 
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
-(:func:`~windowagg.engine.rolling.at.compute_at`) over the held events in arrival order, so
-ties fall in arrival order as they do in the batch call over the events in that order. A
-batch is evaluated over the events of the keys it asks for alone, found through each part's
-keys sorted once (the parts merged as a binary counter, so that many small updates leave
-O(log n) of them): O(log n) per asked key and part to find them, then one gather; every held
-event where the asked keys hold most of them. Each batch then costs time in proportion to the
-events it reads, not O(log d) per query.
+(:func:`~windowagg.engine.rolling.at.compute_at`) over the held events, with ties in arrival
+order as in the batch call over the events in that order. Where the key is one integer
+column, the state holds its events in parts (merged as a binary counter, so that many small
+updates leave O(log n) of them), each part in key and time order with ties in arrival order:
+an update's events are sorted once, and two parts merge in one compiled pass
+(:func:`~windowagg.kernels.key_order.merged_rows`). A batch then finds each asked key's run
+in each part by two binary searches, merges the parts' runs key by key, and hands the
+evaluation the events of the keys it asks for alone, already in the order it would sort them
+into, so it does not sort them. Each batch costs time in proportion to the events it reads,
+not O(log d) per query.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import merged_runs
+from ...kernels.key_order import gathered_runs, merged_rows
 from .at import compute_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
@@ -67,11 +70,12 @@ class Held:
         self.parts: list[
             pa.Table
         ] = []  # in arrival order, each half the size of the one before or more
-        #: each part's keys sorted and the stable order that sorts them, where the key is one
-        #: integer column: made as the part is (merged from its two parts' when they merge)
-        self._sorted: dict[int, tuple[pa.Table, np.ndarray, np.ndarray]] = {}
         field = schema.field(plan.keys[0]) if len(plan.keys) == 1 else None
-        self._indexed = field is not None and pa.types.is_signed_integer(field.type)
+        #: where the key is one integer column, each part is in key and time order (ties in
+        #: arrival order: the order the evaluation puts them in), and ``index`` holds its
+        #: keys and times as numbers, part by part
+        self.indexed = field is not None and pa.types.is_signed_integer(field.type)
+        self.index: list[tuple[np.ndarray, np.ndarray]] = []
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -107,27 +111,53 @@ class Held:
         for k in self.plan.keys:
             keep &= np.asarray(events.column(k).is_valid().to_numpy(zero_copy_only=False), bool)
         if keep.any():
-            self.parts.append(events.filter(pa.array(keep)) if not keep.all() else events)
-            if self._indexed:
-                self._index(self.parts[-1])
+            self._hold(events.filter(pa.array(keep)) if not keep.all() else events)
             self._merge()
         self._evict()
         return keep
 
+    def restore(self, events: pa.Table) -> None:
+        """Hold ``events`` (every one in time, in arrival order or, where the key is one
+        integer column, in key and time order with ties in arrival order: a saved state's,
+        or those kept when events are let go) and nothing else."""
+        self.parts, self.index = [], []
+        if events.num_rows:
+            self._hold(events)
+
+    def _hold(self, part: pa.Table) -> None:
+        """Hold ``part`` as the newest part: in key and time order where the key is one
+        integer column (:func:`key_time_order`; ties keep their order)."""
+        part = part.combine_chunks()
+        if self.indexed:
+            keys = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
+            times, _ = times_as_numbers(part.column(self.plan.time))
+            order = key_time_order(keys, times)
+            if (order[1:] < order[:-1]).any():  # not in that order already
+                part, keys, times = part.take(pa.array(order)), keys[order], times[order]
+            self.index.append((keys, times))
+        self.parts.append(part)
+
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
         counter: O(log n) parts, each event copied O(log n) times), so that many small
-        updates leave few parts to read."""
+        updates leave few parts to read; in key and time order, the older's rows first on
+        ties (:func:`~windowagg.kernels.key_order.merged_rows`)."""
         parts = self.parts
         while len(parts) > 1 and parts[-2].num_rows <= parts[-1].num_rows:
             newer, older = parts.pop(), parts[-1]
-            parts[-1] = pa.concat_tables([older, newer]).combine_chunks()
-            if self._indexed:  # the two parts' sorted keys merged, the older's first on ties
-                (ka, oa), (kb, ob) = self._index(older), self._index(newer)
-                keys, order = np.empty((2, parts[-1].num_rows), np.int64)  # the state's own
-                merged_runs(ka, oa, kb, ob, older.num_rows, keys, order)
-                self._sorted[id(parts[-1])] = (parts[-1], keys, order)
-                del self._sorted[id(older)], self._sorted[id(newer)]
+            both = pa.concat_tables([older, newer])
+            if self.indexed:
+                (ka, ta), (kb, tb) = self.index[-2], self.index.pop()
+                n = both.num_rows
+                keys, times, rows = (
+                    np.empty(n, np.int64),
+                    np.empty(n, ta.dtype),
+                    np.empty(n, np.int64),
+                )
+                merged_rows(ka, ta, kb, tb, keys, times, rows)
+                self.index[-1] = (keys, times)
+                both = both.take(pa.array(rows))
+            parts[-1] = both.combine_chunks()
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
@@ -137,17 +167,18 @@ class Held:
         if self.newest is None or held < 2 * self.after:
             return
         earliest = self.newest - self.lateness
-        kept = reachable(self.plan, pa.concat_tables(self.parts), earliest)
+        kept = reachable(self.plan, self.table(), earliest)
         assert kept is not None
         if 2 * kept.num_rows <= held:
-            self.parts, self.answers_from = [kept], earliest
-            self._sorted = {}
-            if self._indexed:
-                self._index(kept)
+            self.restore(kept)
+            self.answers_from = earliest
         self.after = kept.num_rows
 
     def table(self) -> pa.Table:
-        """Every held event, in arrival order (an empty table in the schema where none)."""
+        """Every held event (an empty table in the schema where none), part by part in
+        arrival order, each part in arrival order or, where the key is one integer column,
+        in key and time order with ties in arrival order: a stable sort by key and time puts
+        ties in arrival order either way."""
         if not self.parts:
             return self.schema.empty_table()
         return pa.concat_tables(self.parts)
@@ -175,57 +206,67 @@ class Held:
 
     def _asked(self, queries: pa.Table, at_keys: tuple) -> pa.Table:
         """The held events of the keys ``queries`` ask for (the others lie in no query's
-        frame): found through each part's sorted keys where the key is one integer column of
-        the queries' type, else :func:`of_keys`. Every held event where those keys hold most
-        of them (the copy would cost more than it saves)."""
+        frame): found through each part's keys in order where the key is one integer column
+        of the queries' type (:meth:`_by_index`), else :func:`of_keys`."""
         keys = self.plan.keys
-        if self._indexed and self.parts:
+        if self.indexed and self.parts:
             col, asked = self.parts[0].column(keys[0]), queries.column(at_keys[0])
             if col.type == asked.type:
                 wanted = pc.unique(asked).drop_null().to_numpy()
                 return self._by_index(np.sort(wanted.astype(np.int64)))
         return of_keys(self.table(), keys, queries, at_keys)
 
-    def _index(self, part: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-        """``part``'s keys sorted, and the stable order that sorts them (so a key's events
-        stay in arrival order), made once per part (a loaded state's on its first query)."""
-        found = self._sorted.get(id(part))
-        if found is None or found[0] is not part:
-            k = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
-            order = np.argsort(k, kind="stable")
-            found = self._sorted[id(part)] = (part, k[order], order)
-        return found[1], found[2]
-
     @property
     def nbytes(self) -> int:
-        """The bytes the state holds: the events' columns and each part's sorted keys."""
-        index = sum(k.nbytes + o.nbytes for _, k, o in self._sorted.values())
+        """The bytes the state holds: the events' columns and each part's keys and times."""
+        index = sum(k.nbytes + t.nbytes for k, t in self.index)
         return sum(p.nbytes for p in self.parts) + index
 
     def _by_index(self, wanted: np.ndarray) -> pa.Table:
-        """The held events whose key is in ``wanted`` (sorted): each part's, key by key, each
-        key's in arrival order (the evaluation's stable sort by key and time then puts ties
-        in arrival order, as over every event). Every held event where those are most."""
-        found = []
+        """The held events whose key is in ``wanted`` (sorted), in key and time order, ties
+        in arrival order, as the evaluation would sort them (so it does not): each part's
+        run of each key (two binary searches per key and part), merged key by key into the
+        parts' before (:func:`~windowagg.kernels.key_order.gathered_runs`), then each part's
+        rows taken (a part whole where it is all asked) and put in that order."""
+        rows = np.empty(0, np.int64)
+        times = np.empty(0, self.index[0][1].dtype)
+        counts = np.zeros(len(wanted), np.int64)
+        off = 0
+        for part, (k, t) in zip(self.parts, self.index):
+            lo, hi = np.searchsorted(k, wanted, "left"), np.searchsorted(k, wanted, "right")
+            n = len(rows) + int((hi - lo).sum())
+            more = np.empty(n, np.int64), np.empty(n, t.dtype), np.empty(len(wanted), np.int64)
+            gathered_runs(rows, times, counts, t, lo, hi, off, *more)
+            (rows, times, counts), off = more, off + part.num_rows
+        # each part's rows, then put in the merged order (a take over the parts one after
+        # another would join them first)
+        tables: list[pa.Table] = []
+        at, taken = np.empty(len(rows), np.int64), 0
+        off = 0
         for part in self.parts:
-            sorted_keys, order = self._index(part)
-            lo = np.searchsorted(sorted_keys, wanted, "left")
-            hi = np.searchsorted(sorted_keys, wanted, "right")
-            found.append((part, order, lo, hi))
-        total = sum(int((hi - lo).sum()) for _, _, lo, hi in found)
-        if 2 * total > self.count:
-            return self.table()
-        out = [part.take(pa.array(order[_runs(lo, hi)])) for part, order, lo, hi in found]
-        return pa.concat_tables(out) if out else self.schema.empty_table()
+            of_part = (rows >= off) & (rows < off + part.num_rows)
+            mine = rows[of_part] - off
+            if len(mine):
+                at[of_part] = np.arange(taken, taken + len(mine))
+                whole = len(mine) == part.num_rows  # every row, in order
+                tables.append(part if whole else part.take(pa.array(mine)))
+                taken += len(mine)
+            off += part.num_rows
+        if len(tables) < 2:
+            return tables[0] if tables else self.schema.empty_table()
+        return pa.concat_tables(tables).combine_chunks().take(pa.array(at))
 
 
-def _runs(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The positions ``lo[i], ..., hi[i] - 1`` of every run, one run after another."""
-    lengths = hi - lo
-    ends = np.cumsum(lengths)
-    if not len(ends) or not ends[-1]:
-        return np.empty(0, np.int64)
-    return np.arange(ends[-1]) + np.repeat(lo - (ends - lengths), lengths)
+def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """The stable order of rows by key, then time (ties in their order): one sort of the two
+    packed into one word where they fit (whole-number times), else two stable sorts."""
+    if len(keys) and times.dtype == np.int64:
+        k0, t0 = int(keys.min()), int(times.min())
+        bits = (int(times.max()) - t0).bit_length()
+        if (int(keys.max()) - k0).bit_length() + bits <= 62:
+            return np.argsort(((keys - k0) << bits) | (times - t0), kind="stable")
+    order = np.argsort(times, kind="stable")
+    return order[np.argsort(keys[order], kind="stable")]
 
 
 #: events sampled, evenly over the arrival order, to judge whether a batch asks for the keys
