@@ -12,7 +12,7 @@ row order.
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
   parts, as they merge); :func:`gathered_runs`: some keys' rows of several such runs, merged
-  (what a query asks of them).
+  (what a query asks of them), stably.
 """
 
 import numpy as np
@@ -90,15 +90,15 @@ def gathered_runs(rows, times, counts, t, lo, hi, off, out_rows, out_times, out_
     """One more run's rows merged into rows gathered key by key: ``rows``/``times`` hold the
     gathered rows of each key one after another (``counts`` per key), in time order; key
     ``w``'s rows of the run (sorted by key, then time ``t``) are ``lo[w]`` to ``hi[w] - 1``,
-    placed at ``off`` and on among the gathered. The gathered first on ties (stable: the
-    runs come in arrival order)."""
+    placed at ``off`` and on among the gathered. The run's first on ties (the runs come
+    newest first: the smaller first, so that fewer rows are merged again)."""
     i = 0
     o = 0
     for w in range(len(lo)):
         e = i + counts[w]
         j = lo[w]
         while i < e or j < hi[w]:
-            if j >= hi[w] or (i < e and times[i] <= t[j]):
+            if j >= hi[w] or (i < e and times[i] < t[j]):
                 out_rows[o] = rows[i]
                 out_times[o] = times[i]
                 i += 1

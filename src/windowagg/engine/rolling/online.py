@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_order import gathered_runs, merged_rows
+from ..memory import empty, zeros
 from .at import compute_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
@@ -225,23 +226,25 @@ class Held:
     def _by_index(self, wanted: np.ndarray) -> pa.Table:
         """The held events whose key is in ``wanted`` (sorted), in key and time order, ties
         in arrival order, as the evaluation would sort them (so it does not): each part's
-        run of each key (two binary searches per key and part), merged key by key into the
-        parts' before (:func:`~windowagg.kernels.key_order.gathered_runs`), then each part's
-        rows taken (a part whole where it is all asked) and put in that order."""
-        rows = np.empty(0, np.int64)
-        times = np.empty(0, self.index[0][1].dtype)
-        counts = np.zeros(len(wanted), np.int64)
-        off = 0
-        for part, (k, t) in zip(self.parts, self.index):
+        run of each key (two binary searches per key and part), merged key by key, the
+        newest part's first (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays
+        from the engine's reserve), then each part's rows taken (a part whole where it is
+        all asked) and put in that order."""
+        rows = empty(0, np.int64)
+        times = empty(0, self.index[0][1].dtype)
+        counts = zeros(len(wanted), np.int64)
+        off = self.count
+        for part, (k, t) in zip(self.parts[::-1], self.index[::-1]):  # newest first
+            off -= part.num_rows
             lo, hi = np.searchsorted(k, wanted, "left"), np.searchsorted(k, wanted, "right")
             n = len(rows) + int((hi - lo).sum())
-            more = np.empty(n, np.int64), np.empty(n, t.dtype), np.empty(len(wanted), np.int64)
+            more = empty(n, np.int64), empty(n, t.dtype), empty(len(wanted), np.int64)
             gathered_runs(rows, times, counts, t, lo, hi, off, *more)
-            (rows, times, counts), off = more, off + part.num_rows
+            rows, times, counts = more
         # each part's rows, then put in the merged order (a take over the parts one after
         # another would join them first)
         tables: list[pa.Table] = []
-        at, taken = np.empty(len(rows), np.int64), 0
+        at, taken = empty(len(rows), np.int64), 0
         off = 0
         for part in self.parts:
             of_part = (rows >= off) & (rows < off + part.num_rows)
