@@ -241,6 +241,33 @@ def test_save_and_load_lose_nothing(tmp_path, suffix) -> None:
     assert again.query(q).equals(state.query(q))
 
 
+def test_a_loaded_state_holds_the_saved_parts_without_sorting_them(tmp_path, monkeypatch) -> None:
+    """An Arrow file holds the state's parts, each in key and time order, as they are: a
+    loaded state holds the same parts and sorts nothing (a sort of the whole state on every
+    load would take seconds for millions of events), and answers as the saved one."""
+    import windowagg.engine.rolling.online as held_module
+
+    events, _ = logs(n=1200, q=10)
+    aggs = {"s": ("sum", "v", "range:1h"), "l": ("last", "v", "rows:3")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
+    for lo in range(0, 1200, 100):
+        state.update(events.slice(lo, 100))
+    sizes = [p.num_rows for p in state._held.parts]
+    assert len(sizes) > 1
+    state.save(tmp_path / "state.arrow")
+
+    def no_sort(*args):
+        raise AssertionError("a loaded state sorted its events again")
+
+    monkeypatch.setattr(held_module, "key_time_order", no_sort)
+    again = OnlineFeatures.load(tmp_path / "state.arrow")
+    assert [p.num_rows for p in again._held.parts] == sizes
+    assert all(a.equals(b) for a, b in zip(again._held.parts, state._held.parts))
+    newest = max(events.column("ts").to_pylist())
+    q = pa.table({"k": range(7), "ts": pa.array([newest] * 7, pa.timestamp("us"))})
+    assert again.query(q).equals(state.query(q))
+
+
 def test_a_crash_during_save_leaves_the_last_file(tmp_path, monkeypatch) -> None:
     events, _ = logs(n=200)
     state = OnlineFeatures(time="ts", key="k", aggs={"s": ("sum", "v", "range:1h")})
@@ -507,7 +534,7 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
     """A part's order by key and time (one sort of the two packed into a word where they
     fit, else two stable sorts) is what a stable sort of the pair gives: ties keep their
     order, keys and times at the ends of int64, float times."""
-    from windowagg.engine.rolling.online import key_time_order
+    from windowagg.engine.rolling.online import in_key_time_order, key_time_order
 
     rng = np.random.default_rng(21)
     n = 5000
@@ -519,4 +546,11 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
         times = np.where(rng.random(n) < 0.5, big.min, big.max - rng.integers(0, 3, n))
     if span == "floats":
         times = rng.integers(0, 50, n) / 4.0
-    assert np.array_equal(key_time_order(keys, times), np.lexsort((times, keys)))
+    order = np.lexsort((times, keys))
+    assert np.array_equal(key_time_order(keys, times), order)
+    assert in_key_time_order(keys[order], times[order])
+    assert not in_key_time_order(keys, times)
+    if span == "extreme":  # a step from the largest key to the smallest is out of order
+        big = np.iinfo(np.int64)
+        assert not in_key_time_order(np.array([big.max, big.min]), np.array([0, 0]))
+        assert not in_key_time_order(np.array([0, 0]), np.array([big.max, big.min]))

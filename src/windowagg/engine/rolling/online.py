@@ -122,8 +122,10 @@ class Held:
         integer column, in key and time order with ties in arrival order: a saved state's,
         or those kept when events are let go) and nothing else."""
         self.parts, self.index = [], []
-        if events.num_rows:
-            self._hold(events)
+        for batch in events.to_batches():  # each the run of arrivals of a part, or of one
+            if batch.num_rows:
+                self._hold(pa.Table.from_batches([batch]))
+                self._merge()
 
     def _hold(self, part: pa.Table) -> None:
         """Hold ``part`` as the newest part: in key and time order where the key is one
@@ -132,8 +134,8 @@ class Held:
         if self.indexed:
             keys = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
             times, _ = times_as_numbers(part.column(self.plan.time))
-            order = key_time_order(keys, times)
-            if (order[1:] < order[:-1]).any():  # not in that order already
+            if not in_key_time_order(keys, times):
+                order = key_time_order(keys, times)
                 part, keys, times = part.take(pa.array(order)), keys[order], times[order]
             self.index.append((keys, times))
         self.parts.append(part)
@@ -258,6 +260,12 @@ class Held:
         if len(tables) < 2:
             return tables[0] if tables else self.schema.empty_table()
         return pa.concat_tables(tables).combine_chunks().take(pa.array(at))
+
+
+def in_key_time_order(keys: np.ndarray, times: np.ndarray) -> bool:
+    """Whether the rows are in order by key, then time already (one linear check)."""
+    a, b = keys[:-1], keys[1:]
+    return bool((a <= b).all() and ((a < b) | (times[:-1] <= times[1:])).all())
 
 
 def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:
