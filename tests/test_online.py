@@ -375,24 +375,30 @@ def test_int64_times_nan_values_and_nan_times() -> None:
 
 @pytest.fixture
 def seen(monkeypatch) -> list[int]:
-    """The number of events each evaluation of the online state was given; the evaluation's
-    sort by key and time fails the test (the state hands it its events in that order)."""
+    """The number of events each evaluation of the online state was given; arranging them
+    by key and time there fails the test (the state hands them over in that order, with
+    their keys' segments)."""
     import windowagg.engine.columns as columns
+    import windowagg.engine.rolling.at as at_module
     import windowagg.engine.rolling.online as held_module
 
     counts: list[int] = []
-    real = held_module.compute_at
 
     def no_sort(*args):
         raise AssertionError("the online state's events were sorted again for a query")
 
-    def counting(plan, events, *args):
-        counts.append(events.num_rows)
-        with pytest.MonkeyPatch.context() as inside:
-            inside.setattr(columns, "keyed_sort", no_sort)
-            return real(plan, events, *args)
+    def counting(real):
+        def evaluation(plan, events, *args):
+            counts.append(events.num_rows)
+            with pytest.MonkeyPatch.context() as inside:
+                inside.setattr(columns, "keyed_sort", no_sort)
+                inside.setattr(at_module, "arrange", no_sort)
+                return real(plan, events, *args)
 
-    monkeypatch.setattr(held_module, "compute_at", counting)
+        return evaluation
+
+    for name in ("compute_at", "evaluate_at"):
+        monkeypatch.setattr(held_module, name, counting(getattr(held_module, name)))
     return counts
 
 
@@ -534,7 +540,8 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
     """A part's order by key and time (one sort of the two packed into a word where they
     fit, else two stable sorts) is what a stable sort of the pair gives: ties keep their
     order, keys and times at the ends of int64, float times."""
-    from windowagg.engine.rolling.online import in_key_time_order, key_time_order
+    from windowagg.engine.keys import in_key_order
+    from windowagg.engine.rolling.online import key_time_order
 
     rng = np.random.default_rng(21)
     n = 5000
@@ -548,9 +555,9 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
         times = rng.integers(0, 50, n) / 4.0
     order = np.lexsort((times, keys))
     assert np.array_equal(key_time_order(keys, times), order)
-    assert in_key_time_order(keys[order], times[order])
-    assert not in_key_time_order(keys, times)
+    assert in_key_order(keys[order], times[order])
+    assert not in_key_order(keys, times)
     if span == "extreme":  # a step from the largest key to the smallest is out of order
         big = np.iinfo(np.int64)
-        assert not in_key_time_order(np.array([big.max, big.min]), np.array([0, 0]))
-        assert not in_key_time_order(np.array([0, 0]), np.array([big.max, big.min]))
+        assert not in_key_order(np.array([big.max, big.min]), np.array([0, 0]))
+        assert not in_key_order(np.array([0, 0]), np.array([big.max, big.min]))

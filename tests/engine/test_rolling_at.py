@@ -275,3 +275,41 @@ def test_bad_queries_are_refused_before_any_work(kw, error, match) -> None:
     args |= kw
     with pytest.raises(error, match=match):
         windowagg.rolling_aggregate(table, at=query_table(queries(2)), **args)
+
+
+def test_queries_in_key_and_time_order_are_not_sorted_again(monkeypatch) -> None:
+    """Queries that come in (key, time) order (one query, or queries asked in turn) are
+    evaluated in that order with no sort of them, and answer what the same queries in any
+    other order answer (a non-commutative aggregation, a rows frame, ties, a key without
+    events: its queries come first in that order, as they are sorted)."""
+    import windowagg.engine.rolling.at as at_module
+
+    rng = np.random.default_rng(5)
+    n = 4000
+    events = pa.table(
+        {"k": rng.integers(0, 5, n), "t": rng.integers(0, 500, n), "v": rng.normal(size=n)}
+    )
+    aggs = {
+        "s": ("sum", "v", "range:40"),
+        "f": ("first", "v", "range:-30,-1"),
+        "l": ("last", "v", "rows:3"),
+    }
+    ordered = pa.table(
+        {"k": np.repeat(np.arange(-1, 5), 30), "t": np.tile(np.sort(rng.integers(0, 520, 30)), 6)}
+    )
+    shuffled = ordered.take(rng.permutation(ordered.num_rows))
+    back = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=shuffled)
+    sorts: list[int] = []
+    real = at_module.keyed_sort
+
+    def counted(keyed, *args):
+        sorts.append(len(keyed.codes))
+        return real(keyed, *args)
+
+    monkeypatch.setattr(at_module, "keyed_sort", counted)
+    got = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=ordered)
+    assert sorts == []
+    want = back.sort_by([("k", "ascending"), ("t", "ascending")])  # ties: equal rows
+    assert got.equals(want)
+    windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=shuffled)
+    assert sorts == [shuffled.num_rows]  # the same queries out of order are sorted

@@ -32,8 +32,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..engine.columns import times_of
 from ..engine.memory import engine_memory
-from ..engine.rolling.at import compute_at
+from ..engine.rolling.at import evaluate_at
 from ..online import OnlineFeatures
 from ..tables import rolling_aggregate
 from .core import Row, checking_now, measure_interleaved
@@ -144,9 +145,10 @@ def _single(
     state: OnlineFeatures, held: pa.Table, zipf: bool, at: int, calls: int, budget_s: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One-row queries through ``query``, one call at a time, as many as fit in ``budget_s``;
-    then the same queries as the floor: the batch engine's evaluation (``compute_at``, with the
-    state's plan) over the asked key's events alone, found before the clock starts. ``query``
-    finds those events and then runs that evaluation, so no query through it is faster.
+    then the same queries as the floor: the batch engine's evaluation (``evaluate_at``, with
+    the state's plan) over the asked key's events alone, found in key and time order with
+    their times before the clock starts. ``query`` finds those events and then runs that
+    evaluation, so no query through it is faster.
     Returns both sides' times and the answers' checksum (the same on both sides; the sides run
     apart, as a serving process runs one of them)."""
     keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
@@ -180,9 +182,12 @@ def _single(
     plan = state._held.plan
     floor: list[float] = []
     for q, own in zip(asked, owns):
+        times = times_of(plan, own)
+        seg = np.array([0, own.num_rows] if own.num_rows else [0], np.int64)  # one key or none
+        qseg = np.array([0 if own.num_rows else -1], np.int64)
         start = time.perf_counter()
         with engine_memory():  # as query runs it
-            alone = compute_at(plan, own, q, "ts", ("k",))
+            alone = evaluate_at(plan, own, times, seg, qseg, q, "ts")
         floor.append(time.perf_counter() - start)
         totals[1] += _total(pa.table(dict(zip([e.name for e in plan.entries], alone))))
     assert math.isclose(totals[0], totals[1], rel_tol=1e-12), totals

@@ -27,7 +27,7 @@ from .stages import stage
 #: imports this module)
 NULL_TIME = int(np.iinfo(np.int64).min)
 
-__all__ = ["Keyed", "key_codes", "keyed_sort"]
+__all__ = ["Keyed", "in_key_order", "key_codes", "keyed_sort"]
 
 
 class Keyed(NamedTuple):
@@ -179,6 +179,13 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: in
 
 
 @stage("sort")
+def in_key_order(keys: np.ndarray, times: np.ndarray) -> bool:
+    """Whether the rows are in order by key, then time already (one linear check: what
+    :func:`keyed_sort` would not move)."""
+    a, b = keys[:-1], keys[1:]
+    return bool((a <= b).all() and ((a < b) | (times[:-1] <= times[1:])).all())
+
+
 def keyed_sort(
     keyed: Keyed, times: np.ndarray | None, sortable: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

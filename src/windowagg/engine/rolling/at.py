@@ -13,6 +13,9 @@ leaving a frame once. A query whose key has no event, or whose key or time is nu
 empty frame: count 0, every other aggregation null (SQL's rule). An event whose time is null
 lies in no query's frame, whatever the frame (as a null key matches nothing). Keys compare
 by value across types: a query key that no event key's type can hold matches nothing.
+:func:`compute_at` does all of it; :func:`evaluate_at` is its second half, for events already
+in key and time order with their segments and each query's found (an online state holds its
+events so: :mod:`.online`); queries already in (segment, time) order are not sorted.
 """
 
 from __future__ import annotations
@@ -28,13 +31,13 @@ from ...kernels.bounds import at_bounds
 from .. import parallel
 from ..columns import arrange, as_floats, as_ints, limits, moved, take, times_of
 from ..evaluate import evaluate
-from ..keys import Keyed, key_codes, keyed_sort
+from ..keys import Keyed, in_key_order, key_codes, keyed_sort
 from ..memory import empty, zeros
 from ..stages import stage
 from ..sweep import FrameBounds, offsets
 from .plan import RollingPlan
 
-__all__ = ["check_queries", "compute_at"]
+__all__ = ["check_queries", "compute_at", "evaluate_at"]
 
 
 def check_queries(
@@ -165,34 +168,64 @@ def compute_at(
     if when.null_count:
         events = events.filter(pc.is_valid(when))
     order, times, seg = arrange(plan, events)
-    timing = events.select([plan.time])  # the events' time column's type
     firsts = seg[:-1] if order is None else order[seg[:-1]]  # each segment's first event
     keys = events.select(list(plan.keys)).take(pa.array(firsts))
-    inputs = {c for e in plan.entries for c in e.inputs}
-    # what the entries read (the times where an entry reads them, or where nothing else is)
-    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
-    read = inputs | ({plan.time} if timed else set())
-    events = events.select([n for n in events.column_names if n in read])
-    events = events.combine_chunks()
+    schema = events.schema
+    events = _read(plan, events).combine_chunks()
     if order is not None:  # gathered on the cores
         events = pa.table({c: take(events.column(c), order) for c in events.column_names})
     qseg = _segments(plan, seg, keys, queries, at_keys)
-    qtimes = times_of(replace(plan, time=at_time), in_events_unit(plan, timing, queries, at_time))
+    return evaluate_at(plan, events, times, seg, qseg, queries, at_time, schema)
+
+
+def _read(plan: RollingPlan, events: pa.Table) -> pa.Table:
+    """The columns the entries read: their inputs, and the times where an entry reads them
+    or where nothing else is (kept first: the time column's type for the queries' times)."""
+    inputs = {c for e in plan.entries for c in e.inputs}
+    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
+    read = [n for n in events.column_names if n in inputs and n != plan.time]
+    return events.select([plan.time, *read] if timed else read)
+
+
+def evaluate_at(
+    plan: RollingPlan,
+    events: pa.Table,
+    times: np.ndarray,
+    seg: np.ndarray,
+    qseg: np.ndarray,
+    queries: pa.Table,
+    at_time: str,
+    timing: pa.Schema | None = None,
+) -> list[pa.Array]:
+    """Every entry's column at the rows of ``queries`` (in their order), over ``events`` in
+    key and time order (ties in arrival order): ``times``, their times
+    (:func:`~windowagg.engine.columns.times_of`); ``seg``, the key segments; ``qseg``, each
+    query's segment, -1 for none (what :func:`compute_at` finds, and an online state holds
+    found); ``timing``, the events' schema (where ``events`` may lack the time column)."""
+    timing = events.schema if timing is None else timing
+    events = _read(plan, events)
+    when = timing.empty_table().select([plan.time])  # the events' time column's type
+    qtimes = times_of(replace(plan, time=at_time), in_events_unit(plan, when, queries, at_time))
     if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side
-        kinds = timing.schema.field(plan.time).type, queries.schema.field(at_time).type
+        kinds = timing.field(plan.time).type, queries.schema.field(at_time).type
         both = as_floats if any(pa.types.is_floating(k) for k in kinds) else as_ints
         times, qtimes = both(times), both(qtimes)
-    # the queries by segment (none first), then time: the events' sort, on the cores
+    # the queries by segment (none first), then time: the events' sort, on the cores (none
+    # where they come in that order: one query, or queries as they were asked in turn)
     groups = len(seg) - 1
-    qorder, qtimes, _ = keyed_sort(Keyed(qseg + 1, groups + 1, np.empty(0, np.int64)), qtimes)
-    qseg = qseg[qorder]
+    qorder = None
+    if not in_key_order(qseg, qtimes):
+        keyed = Keyed(qseg + 1, groups + 1, np.empty(0, np.int64))
+        qorder, qtimes, _ = keyed_sort(keyed, qtimes)
+        qseg = qseg[qorder]
     frames = {
         f: FrameBounds.given(times, *_at_bounds(f, times, seg, qseg, qtimes), alone=True)
         for f in plan.frames
     }
+    timed = plan.time in events.column_names
     times_col = events.column(plan.time) if timed else None
     columns = evaluate(plan.entries, events, frames, times_col)
-    return [moved(c, qorder) for c in columns]
+    return columns if qorder is None else [moved(c, qorder) for c in columns]
 
 
 @stage("bounds")

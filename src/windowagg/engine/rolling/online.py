@@ -32,8 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_order import gathered_runs, merged_rows
+from ..columns import times_of
+from ..keys import in_key_order
 from ..memory import empty, zeros
-from .at import compute_at, in_events_unit
+from .at import compute_at, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
 
@@ -134,7 +136,7 @@ class Held:
         if self.indexed:
             keys = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
             times, _ = times_as_numbers(part.column(self.plan.time))
-            if not in_key_time_order(keys, times):
+            if not in_key_order(keys, times):
                 order = key_time_order(keys, times)
                 part, keys, times = part.take(pa.array(order)), keys[order], times[order]
             self.index.append((keys, times))
@@ -204,20 +206,34 @@ class Held:
                     "or later (the newest event time less the allowed lateness, when it last "
                     "let events go); allow more lateness to answer queries further back"
                 )
-        events = self._asked(queries, at_keys)
-        return compute_at(self.plan, events, queries, at_time, at_keys)
-
-    def _asked(self, queries: pa.Table, at_keys: tuple) -> pa.Table:
-        """The held events of the keys ``queries`` ask for (the others lie in no query's
-        frame): found through each part's keys in order where the key is one integer column
-        of the queries' type (:meth:`_by_index`), else :func:`of_keys`."""
         keys = self.plan.keys
         if self.indexed and self.parts:
-            col, asked = self.parts[0].column(keys[0]), queries.column(at_keys[0])
-            if col.type == asked.type:
-                wanted = pc.unique(asked).drop_null().to_numpy()
-                return self._by_index(np.sort(wanted.astype(np.int64)))
-        return of_keys(self.table(), keys, queries, at_keys)
+            asked = queries.column(at_keys[0])
+            if self.parts[0].column(keys[0]).type == asked.type:
+                return self._by_key(queries, asked, at_time)
+        events = of_keys(self.table(), keys, queries, at_keys)
+        return compute_at(self.plan, events, queries, at_time, at_keys)
+
+    def _by_key(self, queries: pa.Table, asked: pa.ChunkedArray, at_time: str) -> list[pa.Array]:
+        """The answers where the key is one integer column of the queries' type: the held
+        events of the keys asked for alone (the others lie in no query's frame), found in
+        key and time order with each key's count (:meth:`_by_index`), so the evaluation
+        (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
+        each query's, and neither sorts the events nor matches keys again."""
+        valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
+        filled = pc.fill_null(asked, 0) if asked.null_count else asked
+        q = np.asarray(filled.to_numpy(zero_copy_only=False), np.int64)
+        wanted = np.unique(q[valid])
+        events, counts = self._by_index(wanted)
+        has = counts > 0
+        seg = np.r_[0, np.cumsum(counts[has])].astype(np.int64)
+        qseg = np.full(len(q), -1, np.int64)
+        if len(wanted):
+            at = np.searchsorted(wanted, q).clip(0, len(wanted) - 1)
+            of_key = (np.cumsum(has) - 1)[at]
+            qseg[valid & has[at]] = of_key[valid & has[at]]
+        times = times_of(self.plan, events)
+        return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time)
 
     @property
     def nbytes(self) -> int:
@@ -225,9 +241,9 @@ class Held:
         index = sum(k.nbytes + t.nbytes for k, t in self.index)
         return sum(p.nbytes for p in self.parts) + index
 
-    def _by_index(self, wanted: np.ndarray) -> pa.Table:
-        """The held events whose key is in ``wanted`` (sorted), in key and time order, ties
-        in arrival order, as the evaluation would sort them (so it does not): each part's
+    def _by_index(self, wanted: np.ndarray) -> tuple[pa.Table, np.ndarray]:
+        """The held events whose key is in ``wanted`` (sorted, distinct), in key and time
+        order, ties in arrival order, and how many of each key: each part's
         run of each key (two binary searches per key and part), merged key by key, the
         newest part's first (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays
         from the engine's reserve), then each part's rows taken (a part whole where it is
@@ -258,14 +274,8 @@ class Held:
                 taken += len(mine)
             off += part.num_rows
         if len(tables) < 2:
-            return tables[0] if tables else self.schema.empty_table()
-        return pa.concat_tables(tables).combine_chunks().take(pa.array(at))
-
-
-def in_key_time_order(keys: np.ndarray, times: np.ndarray) -> bool:
-    """Whether the rows are in order by key, then time already (one linear check)."""
-    a, b = keys[:-1], keys[1:]
-    return bool((a <= b).all() and ((a < b) | (times[:-1] <= times[1:])).all())
+            return (tables[0] if tables else self.schema.empty_table()), counts
+        return pa.concat_tables(tables).combine_chunks().take(pa.array(at)), counts
 
 
 def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:
