@@ -8,7 +8,9 @@ first deque entry inside it. Frames that end at the same row but start at differ
 suffixes of the longest one: frame j's answer is the first entry at or after its start, found by
 a pointer that only moves forward, and moved back to the entry being added when a push removes
 the one it points at. Each row is pushed and removed once, each pointer moves O(rows) in all:
-O(rows x frames) for every frame together, whatever their lengths.
+O(rows x frames) for every frame together, whatever their lengths. Rows before every frame's
+start are never pushed (the deque starts afresh there): frames with gaps between them, as
+point-in-time queries leave, cost the rows of the frames alone.
 """
 
 from .jit import kernel
@@ -27,6 +29,14 @@ def select_frames(keys, lo, hi, a, b, first, dq, ptr, out):
         ptr[j] = 0
     for i in range(a, b):
         h = hi[i]
+        start = lo[0, i]
+        for j in range(1, k):
+            start = min(start, lo[j, i])
+        if pushed < start:  # the rows before lie in no frame from here on: a fresh deque
+            pushed = start
+            tail = 0
+            for j in range(k):
+                ptr[j] = 0
         while pushed < h:
             x = keys[pushed]
             if x == x:

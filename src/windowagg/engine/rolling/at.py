@@ -37,7 +37,7 @@ from ..stages import stage
 from ..sweep import FrameBounds, offsets
 from .plan import RollingPlan
 
-__all__ = ["check_queries", "compute_at", "evaluate_at"]
+__all__ = ["check_queries", "compute_at", "entries_read", "evaluate_at"]
 
 
 def check_queries(
@@ -171,14 +171,14 @@ def compute_at(
     firsts = seg[:-1] if order is None else order[seg[:-1]]  # each segment's first event
     keys = events.select(list(plan.keys)).take(pa.array(firsts))
     schema = events.schema
-    events = _read(plan, events).combine_chunks()
+    events = entries_read(plan, events).combine_chunks()
     if order is not None:  # gathered on the cores
         events = pa.table({c: take(events.column(c), order) for c in events.column_names})
     qseg = _segments(plan, seg, keys, queries, at_keys)
     return evaluate_at(plan, events, times, seg, qseg, queries, at_time, schema)
 
 
-def _read(plan: RollingPlan, events: pa.Table) -> pa.Table:
+def entries_read(plan: RollingPlan, events: pa.Table) -> pa.Table:
     """The columns the entries read: their inputs, and the times where an entry reads them
     or where nothing else is (kept first: the time column's type for the queries' times)."""
     inputs = {c for e in plan.entries for c in e.inputs}
@@ -203,7 +203,7 @@ def evaluate_at(
     query's segment, -1 for none (what :func:`compute_at` finds, and an online state holds
     found); ``timing``, the events' schema (where ``events`` may lack the time column)."""
     timing = events.schema if timing is None else timing
-    events = _read(plan, events)
+    events = entries_read(plan, events)
     when = timing.empty_table().select([plan.time])  # the events' time column's type
     qtimes = times_of(replace(plan, time=at_time), in_events_unit(plan, when, queries, at_time))
     if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side

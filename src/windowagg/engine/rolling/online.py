@@ -35,7 +35,7 @@ from ...kernels.key_order import gathered_runs, merged_rows
 from ..columns import times_of
 from ..keys import in_key_order
 from ..memory import empty, zeros
-from .at import compute_at, evaluate_at, in_events_unit
+from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .plan import RollingPlan
 
@@ -219,12 +219,14 @@ class Held:
         events of the keys asked for alone (the others lie in no query's frame), found in
         key and time order with each key's count (:meth:`_by_index`), so the evaluation
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
-        each query's, and neither sorts the events nor matches keys again."""
+        each query's, and neither sorts the events nor matches keys again; only the columns
+        the entries read are gathered (the times come with the keys found)."""
         valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
         filled = pc.fill_null(asked, 0) if asked.null_count else asked
         q = np.asarray(filled.to_numpy(zero_copy_only=False), np.int64)
         wanted = np.unique(q[valid])
-        events, counts = self._by_index(wanted)
+        read = entries_read(self.plan, self.schema.empty_table()).column_names
+        events, counts, numbers = self._by_index(wanted, read)
         has = counts > 0
         seg = np.r_[0, np.cumsum(counts[has])].astype(np.int64)
         qseg = np.full(len(q), -1, np.int64)
@@ -232,8 +234,8 @@ class Held:
             at = np.searchsorted(wanted, q).clip(0, len(wanted) - 1)
             of_key = (np.cumsum(has) - 1)[at]
             qseg[valid & has[at]] = of_key[valid & has[at]]
-        times = times_of(self.plan, events)
-        return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time)
+        times = times_of(self.plan, pa.table({self.plan.time: numbers}))  # as the column's
+        return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time, self.schema)
 
     @property
     def nbytes(self) -> int:
@@ -241,9 +243,12 @@ class Held:
         index = sum(k.nbytes + t.nbytes for k, t in self.index)
         return sum(p.nbytes for p in self.parts) + index
 
-    def _by_index(self, wanted: np.ndarray) -> tuple[pa.Table, np.ndarray]:
-        """The held events whose key is in ``wanted`` (sorted, distinct), in key and time
-        order, ties in arrival order, and how many of each key: each part's
+    def _by_index(
+        self, wanted: np.ndarray, columns: list[str]
+    ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        """The ``columns`` of the held events whose key is in ``wanted`` (sorted, distinct),
+        in key and time order, ties in arrival order, how many of each key, and their times
+        as numbers (:func:`times_as_numbers`): each part's
         run of each key (two binary searches per key and part), merged key by key, the
         newest part's first (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays
         from the engine's reserve), then each part's rows taken (a part whole where it is
@@ -264,7 +269,8 @@ class Held:
         tables: list[pa.Table] = []
         at, taken = empty(len(rows), np.int64), 0
         off = 0
-        for part in self.parts:
+        for whole_part in self.parts:
+            part = whole_part.select(columns)
             of_part = (rows >= off) & (rows < off + part.num_rows)
             mine = rows[of_part] - off
             if len(mine):
@@ -274,8 +280,10 @@ class Held:
                 taken += len(mine)
             off += part.num_rows
         if len(tables) < 2:
-            return (tables[0] if tables else self.schema.empty_table()), counts
-        return pa.concat_tables(tables).combine_chunks().take(pa.array(at)), counts
+            found = tables[0] if tables else self.schema.empty_table().select(columns)
+        else:
+            found = pa.concat_tables(tables).combine_chunks().take(pa.array(at))
+        return found, counts, times
 
 
 def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:
