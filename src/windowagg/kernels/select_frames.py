@@ -29,14 +29,15 @@ def select_frames(keys, lo, hi, a, b, first, dq, ptr, out):
         ptr[j] = 0
     for i in range(a, b):
         h = hi[i]
-        start = lo[0, i]
-        for j in range(1, k):
-            start = min(start, lo[j, i])
-        if pushed < start:  # the rows before lie in no frame from here on: a fresh deque
-            pushed = start
-            tail = 0
-            for j in range(k):
-                ptr[j] = 0
+        if pushed < lo[0, i]:  # (one compare where frames overlap, as rolling frames do)
+            start = lo[0, i]
+            for j in range(1, k):
+                start = min(start, lo[j, i])
+            if pushed < start:  # the rows before lie in no frame from here on: a fresh deque
+                pushed = start
+                tail = 0
+                for j in range(k):
+                    ptr[j] = 0
         while pushed < h:
             x = keys[pushed]
             if x == x:
