@@ -12,7 +12,8 @@ row order.
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
   parts, as they merge); :func:`gathered_runs`: some keys' rows of several such runs, merged
-  (what a query asks of them), stably.
+  (what a query asks of them), stably; :func:`rows_by_run`: those rows split by run again,
+  for one take from each.
 """
 
 import numpy as np
@@ -108,6 +109,39 @@ def gathered_runs(rows, times, counts, t, lo, hi, off, out_rows, out_times, out_
                 j += 1
             o += 1
         out_counts[w] = counts[w] + hi[w] - lo[w]
+
+
+@inline
+def _run_of(starts, x):
+    """The run that place ``x`` lies in (runs from ``starts[r]`` to ``starts[r + 1] - 1``;
+    a few runs: a linear scan)."""
+    r = 0
+    while x >= starts[r + 1]:
+        r += 1
+    return r
+
+
+@kernel
+def rows_by_run(rows, starts, local, at, bounds, fill):
+    """``rows`` (places among runs laid one after another, run ``r`` from ``starts[r]``),
+    split by run: ``local`` holds each run's rows (within it) one run after another, in the
+    order of ``rows``; ``at[o]``: where row ``o`` went in ``local``; ``bounds``: where each
+    run's rows begin in ``local`` (one more than the runs); ``fill``: work space, one per
+    run."""
+    runs = len(starts) - 1
+    for r in range(runs + 1):
+        bounds[r] = 0
+    for o in range(len(rows)):
+        bounds[_run_of(starts, rows[o]) + 1] += 1
+    for r in range(runs):
+        bounds[r + 1] += bounds[r]
+        fill[r] = bounds[r]
+    for o in range(len(rows)):
+        r = _run_of(starts, rows[o])
+        p = fill[r]
+        local[p] = rows[o] - starts[r]
+        at[o] = p
+        fill[r] = p + 1
 
 
 @kernel

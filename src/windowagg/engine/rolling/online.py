@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import gathered_runs, merged_rows
+from ...kernels.key_order import gathered_runs, merged_rows, rows_by_run
 from ..columns import times_of
 from ..keys import in_key_order
 from ..memory import empty, zeros
@@ -266,19 +266,16 @@ class Held:
             rows, times, counts = more
         # each part's rows, then put in the merged order (a take over the parts one after
         # another would join them first)
+        starts = np.cumsum([0, *(p.num_rows for p in self.parts)]).astype(np.int64)
+        local, at = empty(len(rows), np.int64), empty(len(rows), np.int64)
+        bounds = empty(len(self.parts) + 1, np.int64)
+        rows_by_run(rows, starts, local, at, bounds, empty(len(self.parts), np.int64))
         tables: list[pa.Table] = []
-        at, taken = empty(len(rows), np.int64), 0
-        off = 0
-        for whole_part in self.parts:
-            part = whole_part.select(columns)
-            of_part = (rows >= off) & (rows < off + part.num_rows)
-            mine = rows[of_part] - off
-            if len(mine):
-                at[of_part] = np.arange(taken, taken + len(mine))
-                whole = len(mine) == part.num_rows  # every row, in order
-                tables.append(part if whole else part.take(pa.array(mine)))
-                taken += len(mine)
-            off += part.num_rows
+        for part, a, b in zip(self.parts, bounds[:-1].tolist(), bounds[1:].tolist()):
+            if b > a:
+                whole = b - a == part.num_rows  # every row, in order
+                mine = part.select(columns)
+                tables.append(mine if whole else mine.take(pa.array(local[a:b])))
         if len(tables) < 2:
             found = tables[0] if tables else self.schema.empty_table().select(columns)
         else:
