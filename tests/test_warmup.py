@@ -20,7 +20,8 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            key_order.unpacked, key_order.refined, cells.step_keys, cells.run_cells,
            passes.gather, passes.scatter, passes.doubles_of, passes.int_span, cells.step_span,
            cells.compact_cells, cells.renumbered, cells.key_spans,
-           cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments]
+           cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments,
+           key_order.merged_rows, key_order.gathered_runs, key_order.rows_by_run]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

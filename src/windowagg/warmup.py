@@ -17,6 +17,7 @@ import pyarrow as pa
 from .aggregations import AGGREGATIONS, AggregationProtocol, facts
 from .fifo import ALGORITHMS
 from .kernels.layout import COUNT, OP_INSERT
+from .online import OnlineFeatures
 from .storage.btree_state import BTreeState
 from .storage.fifo_state import FifoState
 from .tables import rolling_aggregate, window_aggregate
@@ -71,7 +72,7 @@ def _tables() -> None:
     """The table engine's kernels, through the calls users make: windows of every kind and
     rolling frames over float and integer values, timestamps and numbers as times (and
     nanosecond epochs, whole numbers beyond doubles), in and out of order, over the rows and
-    over their slices, with and without point-in-time queries."""
+    over their slices, with and without point-in-time queries, and the online state."""
     rng = np.random.default_rng(0)
     n = 2_000
     t = rng.permutation(n) * 1_000_000
@@ -105,6 +106,11 @@ def _tables() -> None:
             queries = {"k": table["k"][:100], "t": table["t"][:100]}
             rolling_aggregate(table, time="t", key="k", aggs=frames, at=queries)
             rolling_aggregate(table, time="t", key="k", aggs={"hi": ("max", "v", frame)})
+        # the online state: parts merged as updates come, a batch gathered across them
+        online = OnlineFeatures(time="t", key="k", aggs=frames, allowed_lateness=10**7)
+        for lo in range(0, n, 500):
+            online.update({c: v[lo : lo + 500] for c, v in table.items()})
+        online.query(queries)
     big = {"k": rng.integers(0, 20, 200_000), "t": rng.permutation(200_000) * 1.0}
     big["v"] = np.where(rng.random(200_000) < 0.01, np.nan, rng.random(200_000))
     for values in (big["v"], pa.array(big["v"], from_pandas=True)):  # gathers on both cores
