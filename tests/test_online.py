@@ -561,3 +561,41 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
         big = np.iinfo(np.int64)
         assert not in_key_order(np.array([big.max, big.min]), np.array([0, 0]))
         assert not in_key_order(np.array([0, 0]), np.array([big.max, big.min]))
+
+
+def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:
+    """Requests with a null key or a key without events, among others, through the integer
+    key's path: what the batch call answers (count 0, every other entry null), value and
+    type, with NaN values and nanosecond times beyond what a double holds."""
+    rng = np.random.default_rng(17)
+    n = 600
+    base = 1_800_000_000_000_000_000
+    events = pa.table(
+        {
+            "k": rng.integers(0, 4, n),
+            "ts": pa.array(base + rng.integers(0, 10**12, n), pa.timestamp("ns")),
+            "v": np.where(rng.random(n) < 0.1, np.nan, rng.random(n)),
+        }
+    )
+    aggs = {
+        "s": ("sum", "v", "range:5m"),
+        "c": ("count", "v", "rows:4"),
+        "m": ("max", "v", "range:1m"),
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
+    for lo in range(0, n, 150):
+        state.update(events.slice(lo, 150))
+    queries = pa.table(
+        {
+            "k": pa.array([2, None, 9, 0, None, 3], pa.int64()),
+            "ts": pa.array(base + rng.integers(0, 10**12, 6), pa.timestamp("ns")),
+        }
+    )
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="ts", key="k", aggs=aggs, at=queries)
+    assert len(seen) == 1  # answered through the integer key's path
+    assert got.schema == want.schema
+    for name in aggs:  # NaN equals NaN
+        pairs = zip(got.column(name).to_pylist(), want.column(name).to_pylist())
+        assert all(a == b or (a != a and b != b) for a, b in pairs)
+    assert got.column("c").to_pylist()[1:3] == [0, 0]

@@ -200,3 +200,19 @@ def test_fractional_times_take_the_merge_sort(monkeypatch) -> None:
     want = np.lexsort((times, codes))
     assert np.array_equal(order, want) and np.array_equal(ordered, times[want])
     assert calls == []
+
+
+def test_the_key_sort_is_timed_as_the_sort_stage() -> None:
+    """A call's profile names the key sort's time ``sort`` (and the linear check of whether
+    rows are in order already is not counted as one)."""
+    import windowagg
+    from windowagg.engine.keys import in_key_order
+    from windowagg.engine.stages import profile
+
+    rng = np.random.default_rng(3)
+    table = {"k": rng.integers(0, 9, 5000), "t": rng.permutation(5000), "v": rng.random(5000)}
+    aggs = {"s": ("sum", "v", "rows:3")}
+    _, stages = profile(lambda: windowagg.rolling_aggregate(table, time="t", key="k", aggs=aggs))
+    assert "sort" in stages
+    _, stages = profile(lambda: in_key_order(table["k"], table["t"]))
+    assert "sort" not in stages

@@ -178,7 +178,6 @@ def _by_code(keyed: Keyed, keys: np.ndarray, seg: np.ndarray, ib: int, shift: in
     return rows
 
 
-@stage("sort")
 def in_key_order(keys: np.ndarray, times: np.ndarray) -> bool:
     """Whether the rows are in order by key, then time already (one linear check: what
     :func:`keyed_sort` would not move)."""
@@ -186,6 +185,7 @@ def in_key_order(keys: np.ndarray, times: np.ndarray) -> bool:
     return bool((a <= b).all() and ((a < b) | (times[:-1] <= times[1:])).all())
 
 
+@stage("sort")
 def keyed_sort(
     keyed: Keyed, times: np.ndarray | None, sortable: tuple | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

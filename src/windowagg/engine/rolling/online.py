@@ -79,6 +79,8 @@ class Held:
         #: keys and times as numbers, part by part
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.index: list[tuple[np.ndarray, np.ndarray]] = []
+        #: the columns the entries read, all a query gathers
+        self.read = entries_read(plan, schema.empty_table()).column_names
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -225,10 +227,9 @@ class Held:
         filled = pc.fill_null(asked, 0) if asked.null_count else asked
         q = np.asarray(filled.to_numpy(zero_copy_only=False), np.int64)
         wanted = np.unique(q[valid])
-        read = entries_read(self.plan, self.schema.empty_table()).column_names
-        events, counts, numbers = self._by_index(wanted, read)
+        events, counts, numbers = self._by_index(wanted, self.read)
         has = counts > 0
-        seg = np.r_[0, np.cumsum(counts[has])].astype(np.int64)
+        seg = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
         qseg = np.full(len(q), -1, np.int64)
         if len(wanted):
             at = np.searchsorted(wanted, q).clip(0, len(wanted) - 1)
@@ -248,11 +249,11 @@ class Held:
     ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """The ``columns`` of the held events whose key is in ``wanted`` (sorted, distinct),
         in key and time order, ties in arrival order, how many of each key, and their times
-        as numbers (:func:`times_as_numbers`): each part's
-        run of each key (two binary searches per key and part), merged key by key, the
-        newest part's first (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays
-        from the engine's reserve), then each part's rows taken (a part whole where it is
-        all asked) and put in that order."""
+        as numbers (:func:`times_as_numbers`): each part's run of each key (two binary
+        searches per key and part), merged key by key, the newest part's first
+        (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays from the engine's
+        reserve), then each part's rows taken (a part whole where it is all asked) and put
+        in that order."""
         rows = empty(0, np.int64)
         times = empty(0, self.index[0][1].dtype)
         counts = zeros(len(wanted), np.int64)
