@@ -563,6 +563,33 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
         assert not in_key_order(np.array([0, 0]), np.array([big.max, big.min]))
 
 
+@pytest.mark.parametrize("span", ["narrow", "extreme"])
+def test_each_asked_keys_run_is_found_among_a_parts_distinct_keys(span) -> None:
+    """A part's distinct keys and their runs (``runs_of``) find each asked key's rows
+    (``key_runs``) where two binary searches over every row find them, keys without rows
+    (before, between and after the part's) included."""
+    from windowagg.engine.rolling.online import runs_of
+    from windowagg.kernels.key_order import key_runs
+
+    rng = np.random.default_rng(29)
+    keys = np.sort(rng.integers(-20, 20, 3000) * 3)
+    wanted = np.arange(-70, 70)
+    if span == "extreme":
+        big = np.iinfo(np.int64)
+        keys = np.sort(np.r_[np.full(5, big.min), keys, np.full(7, big.max)])
+        wanted = np.r_[big.min, big.min + 1, wanted, big.max - 1, big.max]
+    lo, hi = np.empty(len(wanted), np.int64), np.empty(len(wanted), np.int64)
+    key_runs(*runs_of(keys), wanted, lo, hi)
+    want_lo, want_hi = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
+    empty_run = want_lo == want_hi
+    assert np.array_equal(lo[~empty_run], want_lo[~empty_run])
+    assert np.array_equal(hi[~empty_run], want_hi[~empty_run])
+    assert np.array_equal(lo[empty_run], hi[empty_run]) and empty_run.any()
+    none_lo, none_hi = np.empty(1, np.int64), np.empty(1, np.int64)
+    key_runs(*runs_of(keys[:0]), wanted[:1], none_lo, none_hi)  # a part of no rows
+    assert none_lo[0] == none_hi[0]
+
+
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:
     """Requests with a null key or a key without events, among others, through the integer
     key's path: what the batch call answers (count 0, every other entry null), value and
@@ -599,3 +626,65 @@ def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:
         pairs = zip(got.column(name).to_pylist(), want.column(name).to_pylist())
         assert all(a == b or (a != a and b != b) for a, b in pairs)
     assert got.column("c").to_pylist()[1:3] == [0, 0]
+
+
+def test_columns_of_every_kind_gathered_across_parts(monkeypatch) -> None:
+    """A batch gathers the columns its entries read from every part: those of a fixed width
+    as words with their nulls, others (strings, decimals, truth values) with Arrow's take;
+    what the batch call answers, value and type, for each."""
+    import decimal
+
+    import windowagg.engine.rolling.online as held_module
+
+    rng = np.random.default_rng(23)
+    n = 3000
+    hole = rng.random(n) < 0.15  # nulls in every column but the key and the time
+    events = pa.table(
+        {
+            "k": rng.integers(0, 40, n),
+            "t": rng.integers(0, 5000, n),
+            "i8": pa.array(rng.integers(-100, 100, n).astype(np.int8), mask=hole),
+            "f32": pa.array(rng.random(n).astype(np.float32)),
+            "ts": pa.array(
+                T0 + rng.integers(0, 10**9, n).astype("timedelta64[us]"), mask=hole
+            ).cast(pa.timestamp("us", "UTC")),
+            "d": pa.array(rng.integers(0, 20000, n).astype("datetime64[D]"), pa.date32()),
+            "dec": pa.array(
+                [
+                    None if h else decimal.Decimal(int(x)) / 100
+                    for x, h in zip(rng.integers(0, 10**6, n), hole)
+                ],
+                pa.decimal128(9, 2),
+            ),
+            "s": pa.array([None if h else f"w{x}" for x, h in zip(rng.integers(0, 50, n), hole)]),
+            "b": pa.array(rng.random(n) < 0.5, mask=hole),
+        }
+    )
+    aggs = {
+        "i8_last": ("last", "i8", "rows:5"),
+        "f32_max": ("max", "f32", "range:300"),
+        "ts_first": ("first", "ts", "range:400"),
+        "d_min": ("min", "d", "range:800"),
+        "dec_sum": ("sum", "dec", "range:600"),
+        "s_max": ("max", "s", "range:700"),
+        "b_or": ("bool_or", "b", "range:500"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**6)
+    for lo in range(0, n, 700):  # several parts
+        state.update(events.slice(lo, 700))
+    assert len(state._held.parts) > 1
+    arrow_taken: list[pa.DataType] = []
+    original = held_module.taken
+
+    def recording(columns, spans, local, at, type_):
+        arrow_taken.append(type_)
+        return original(columns, spans, local, at, type_)
+
+    monkeypatch.setattr(held_module, "taken", recording)
+    queries = pa.table({"k": rng.integers(0, 45, 400), "t": rng.integers(0, 5500, 400)})
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert got.schema == want.schema
+    for name in aggs:
+        assert got.column(name).equals(want.column(name)), name
+    assert sorted(map(str, arrow_taken)) == ["bool", "decimal128(9, 2)", "string"]

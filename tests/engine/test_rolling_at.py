@@ -313,3 +313,38 @@ def test_queries_in_key_and_time_order_are_not_sorted_again(monkeypatch) -> None
     assert got.equals(want)
     windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=shuffled)
     assert sorts == [shuffled.num_rows]  # the same queries out of order are sorted
+
+
+def test_the_times_are_read_where_an_entry_needs_them() -> None:
+    """The evaluation reads the time column only where an entry does: an ``arg`` result (the
+    FIFO sweep's argmax: the time of the row) equals its definition over the events, with the
+    time read; a distinct count (not an SQL aggregate, but counted per value) reads only its
+    column."""
+    from windowagg.engine.rolling.at import entries_read
+    from windowagg.engine.rolling.plan import plan_rolling
+
+    rng = np.random.default_rng(31)
+    n = 400
+    events = pa.table(
+        {"k": rng.integers(0, 3, n), "t": rng.integers(0, 100, n), "v": rng.random(n)}
+    )
+    queries = pa.table({"k": [0, 1, 2, 5], "t": [50, 60, 99, 3]})
+
+    def read(aggs: dict) -> list[str]:
+        plan = plan_rolling(
+            events.schema, time="t", key="k", aggs=aggs, order_by=None, onto_events=False
+        )
+        return entries_read(plan, events).column_names
+
+    assert read({"d": ("count_distinct", "v", "range:30")}) == ["v"]
+    assert read({"am": ("argmax", "v", "range:20")}) == ["t", "v"]
+    got = windowagg.rolling_aggregate(
+        events, time="t", key="k", aggs={"am": ("argmax", "v", "range:20")}, at=queries
+    )
+    for k, t, am in zip(*(got.column(c).to_pylist() for c in ("k", "t", "am"))):
+        inside = [
+            (v, -i, tt)  # the largest value, the oldest on ties
+            for i, (kk, tt, v) in enumerate(zip(*(events.column(c).to_pylist() for c in "ktv")))
+            if kk == k and t - 20 <= tt <= t
+        ]
+        assert am == (max(inside)[2] if inside else None)

@@ -266,7 +266,7 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
-def _words(array: ArrowColumn) -> list[np.ndarray] | None:
+def words(array: ArrowColumn) -> list[np.ndarray] | None:
     """A fixed-width array as unsigned words of its width (its own memory), with, where it
     has nulls, whether each value is valid; None for any other array."""
     if isinstance(array, pa.ChunkedArray):
@@ -289,7 +289,7 @@ def _words(array: ArrowColumn) -> list[np.ndarray] | None:
     return parts
 
 
-def _from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
+def from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
     validity = pa.array(parts[1]).buffers()[1] if len(parts) > 1 else None
     return pa.Array.from_buffers(type_, len(parts[0]), [validity, pa.py_buffer(parts[0])])
 
@@ -312,10 +312,10 @@ def _each(
 def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
     gathered on both cores into the engine's memory."""
-    parts = _words(array)
+    parts = words(array)
     if parts is None or len(rows) < parallel.PARALLEL_ROWS:
         return pc.take(array, pa.array(rows))
-    return _from_words(array.type, _each(gather, parts, rows))
+    return from_words(array.type, _each(gather, parts, rows))
 
 
 @stage("scatter")
@@ -323,12 +323,12 @@ def moved(array: ArrowColumn, order: np.ndarray) -> ArrowColumn:
     """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
     input's order: a fixed-width column scattered on both cores into the engine's memory,
     any other by a take of the inverse order."""
-    parts = _words(array)
+    parts = words(array)
     if parts is None or len(order) < parallel.PARALLEL_ROWS:
         back = empty(len(order), np.int64)
         back[order] = np.arange(len(order))
         return pc.take(array, pa.array(back))
-    return _from_words(array.type, _each(scatter, parts, order))
+    return from_words(array.type, _each(scatter, parts, order))
 
 
 class Column:

@@ -11,9 +11,10 @@ row order.
   :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
-  parts, as they merge); :func:`gathered_runs`: some keys' rows of several such runs, merged
+  parts, as they merge); :func:`key_runs`: each asked key's rows in such a run, found among its
+  distinct keys; :func:`gathered_runs`: some keys' rows of several such runs, merged
   (what a query asks of them), stably; :func:`rows_by_run`: those rows split by run again,
-  for one take from each.
+  for one gather from each.
 """
 
 import numpy as np
@@ -111,6 +112,33 @@ def gathered_runs(rows, times, counts, t, lo, hi, off, out_rows, out_times, out_
         out_counts[w] = counts[w] + hi[w] - lo[w]
 
 
+@kernel
+def key_runs(keys, starts, wanted, lo, hi):
+    """Each wanted key's run in a table sorted by key: ``keys``, its distinct keys (sorted),
+    key ``keys[j]``'s rows ``starts[j]`` to ``starts[j + 1] - 1``; ``wanted`` sorted and
+    distinct, key ``wanted[w]``'s rows ``lo[w]`` to ``hi[w] - 1`` (an empty run where it has
+    none). A binary search per wanted key among the distinct keys, from where the one before
+    was found."""
+    j = 0
+    n = len(keys)
+    for w in range(len(wanted)):
+        x = wanted[w]
+        a, b = j, n  # the first distinct key >= x lies in [a, b]
+        while a < b:
+            m = (a + b) >> 1
+            if keys[m] < x:
+                a = m + 1
+            else:
+                b = m
+        j = a
+        if j < n and keys[j] == x:
+            lo[w] = starts[j]
+            hi[w] = starts[j + 1]
+        else:
+            lo[w] = 0
+            hi[w] = 0
+
+
 @inline
 def _run_of(starts, x):
     """The run that place ``x`` lies in (runs from ``starts[r]`` to ``starts[r + 1] - 1``;
@@ -122,12 +150,12 @@ def _run_of(starts, x):
 
 
 @kernel
-def rows_by_run(rows, starts, local, at, bounds, fill):
+def rows_by_run(rows, starts, local, at, origin, bounds, fill):
     """``rows`` (places among runs laid one after another, run ``r`` from ``starts[r]``),
     split by run: ``local`` holds each run's rows (within it) one run after another, in the
-    order of ``rows``; ``at[o]``: where row ``o`` went in ``local``; ``bounds``: where each
-    run's rows begin in ``local`` (one more than the runs); ``fill``: work space, one per
-    run."""
+    order of ``rows``; ``at[o]``: where row ``o`` went in ``local``, and ``origin[at[o]] =
+    o``; ``bounds``: where each run's rows begin in ``local`` (one more than the runs);
+    ``fill``: work space, one per run."""
     runs = len(starts) - 1
     for r in range(runs + 1):
         bounds[r] = 0
@@ -141,6 +169,7 @@ def rows_by_run(rows, starts, local, at, bounds, fill):
         p = fill[r]
         local[p] = rows[o] - starts[r]
         at[o] = p
+        origin[p] = o
         fill[r] = p + 1
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.bounds import at_bounds
 from .. import parallel
@@ -179,10 +180,12 @@ def compute_at(
 
 
 def entries_read(plan: RollingPlan, events: pa.Table) -> pa.Table:
-    """The columns the entries read: their inputs, and the times where an entry reads them
-    or where nothing else is (kept first: the time column's type for the queries' times)."""
+    """The columns the entries read: their inputs, and the times where an entry reads them,
+    where the FIFO sweep serves an entry (an ``arg`` result is the time of its row) or where
+    nothing else is (kept first: the time column's type for the queries' times)."""
     inputs = {c for e in plan.entries for c in e.inputs}
-    timed = plan.time in inputs or any(e.sql is None for e in plan.entries) or not inputs
+    swept = any(e.evaluation is Evaluation.SWEEP for e in plan.entries)
+    timed = plan.time in inputs or swept or not inputs
     read = [n for n in events.column_names if n in inputs and n != plan.time]
     return events.select([plan.time, *read] if timed else read)
 

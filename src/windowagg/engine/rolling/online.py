@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import gathered_runs, merged_rows, rows_by_run
-from ..columns import times_of
+from ...kernels.key_order import gathered_runs, key_runs, merged_rows, rows_by_run
+from ..columns import from_words, times_of, words
 from ..keys import in_key_order
 from ..memory import empty, zeros
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
@@ -76,11 +76,17 @@ class Held:
         field = schema.field(plan.keys[0]) if len(plan.keys) == 1 else None
         #: where the key is one integer column, each part is in key and time order (ties in
         #: arrival order: the order the evaluation puts them in), and ``index`` holds its
-        #: keys and times as numbers, part by part
+        #: keys and times as numbers, part by part, and ``runs`` its distinct keys and where
+        #: each one's rows start (a small table to search: the keys' runs)
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.index: list[tuple[np.ndarray, np.ndarray]] = []
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
         #: the columns the entries read, all a query gathers
         self.read = entries_read(plan, schema.empty_table()).column_names
+        #: part by part (where indexed), the read columns of a fixed width as words and
+        #: validity (:func:`~windowagg.engine.columns.words`): gathered in NumPy, not with
+        #: Arrow's take
+        self.views: list[dict[str, list[np.ndarray]]] = []
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -125,7 +131,7 @@ class Held:
         """Hold ``events`` (every one in time, in arrival order or, where the key is one
         integer column, in key and time order with ties in arrival order: a saved state's,
         or those kept when events are let go) and nothing else."""
-        self.parts, self.index = [], []
+        self.parts, self.index, self.runs, self.views = [], [], [], []
         for batch in events.to_batches():  # each the run of arrivals of a part, or of one
             if batch.num_rows:
                 self._hold(pa.Table.from_batches([batch]))
@@ -142,7 +148,15 @@ class Held:
                 order = key_time_order(keys, times)
                 part, keys, times = part.take(pa.array(order)), keys[order], times[order]
             self.index.append((keys, times))
+            self.runs.append(runs_of(keys))
+            self.views.append(self._views(part))
         self.parts.append(part)
+
+    def _views(self, part: pa.Table) -> dict[str, list[np.ndarray]]:
+        """The read columns of ``part`` that have a fixed width, as words and validity
+        (:func:`~windowagg.engine.columns.words`)."""
+        found = {name: words(part.column(name)) for name in self.read}
+        return {name: view for name, view in found.items() if view is not None}
 
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
@@ -165,6 +179,11 @@ class Held:
                 self.index[-1] = (keys, times)
                 both = both.take(pa.array(rows))
             parts[-1] = both.combine_chunks()
+            if self.indexed:
+                self.runs.pop()
+                self.runs[-1] = runs_of(self.index[-1][0])
+                self.views.pop()
+                self.views[-1] = self._views(parts[-1])
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
@@ -241,7 +260,8 @@ class Held:
     @property
     def nbytes(self) -> int:
         """The bytes the state holds: the events' columns and each part's keys and times."""
-        index = sum(k.nbytes + t.nbytes for k, t in self.index)
+        index = sum(k.nbytes + t.nbytes for k, t in [*self.index, *self.runs])
+        index += sum(v[1].nbytes for views in self.views for v in views.values() if len(v) > 1)
         return sum(p.nbytes for p in self.parts) + index
 
     def _by_index(
@@ -249,39 +269,93 @@ class Held:
     ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """The ``columns`` of the held events whose key is in ``wanted`` (sorted, distinct),
         in key and time order, ties in arrival order, how many of each key, and their times
-        as numbers (:func:`times_as_numbers`): each part's run of each key (two binary
-        searches per key and part), merged key by key, the newest part's first
+        as numbers (:func:`times_as_numbers`): each part's run of each key (a binary search
+        among the part's distinct keys, :func:`~windowagg.kernels.key_order.key_runs`),
+        merged key by key, the newest part's first
         (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays from the engine's
-        reserve), then each part's rows taken (a part whole where it is all asked) and put
-        in that order."""
+        reserve), then each part's rows gathered (:meth:`_gathered`) and put in that
+        order."""
         rows = empty(0, np.int64)
         times = empty(0, self.index[0][1].dtype)
         counts = zeros(len(wanted), np.int64)
         off = self.count
-        for part, (k, t) in zip(self.parts[::-1], self.index[::-1]):  # newest first
+        lo, hi = empty(len(wanted), np.int64), empty(len(wanted), np.int64)
+        for part, (_, t), (distinct, starts) in zip(
+            self.parts[::-1], self.index[::-1], self.runs[::-1]
+        ):  # newest first
             off -= part.num_rows
-            lo, hi = np.searchsorted(k, wanted, "left"), np.searchsorted(k, wanted, "right")
+            key_runs(distinct, starts, wanted, lo, hi)
             n = len(rows) + int((hi - lo).sum())
             more = empty(n, np.int64), empty(n, t.dtype), empty(len(wanted), np.int64)
             gathered_runs(rows, times, counts, t, lo, hi, off, *more)
             rows, times, counts = more
-        # each part's rows, then put in the merged order (a take over the parts one after
-        # another would join them first)
+        # each part's rows, then put in the merged order
         starts = np.cumsum([0, *(p.num_rows for p in self.parts)]).astype(np.int64)
-        local, at = empty(len(rows), np.int64), empty(len(rows), np.int64)
+        local, at, origin = (empty(len(rows), np.int64) for _ in range(3))
         bounds = empty(len(self.parts) + 1, np.int64)
-        rows_by_run(rows, starts, local, at, bounds, empty(len(self.parts), np.int64))
-        tables: list[pa.Table] = []
-        for part, a, b in zip(self.parts, bounds[:-1].tolist(), bounds[1:].tolist()):
-            if b > a:
-                whole = b - a == part.num_rows  # every row, in order
-                mine = part.select(columns)
-                tables.append(mine if whole else mine.take(pa.array(local[a:b])))
-        if len(tables) < 2:
-            found = tables[0] if tables else self.schema.empty_table().select(columns)
-        else:
-            found = pa.concat_tables(tables).combine_chunks().take(pa.array(at))
+        rows_by_run(rows, starts, local, at, origin, bounds, empty(len(self.parts), np.int64))
+        spans = [
+            (p, a, b)
+            for p, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+            if b > a
+        ]
+        found = pa.table({c: self._gathered(c, spans, local, at, origin) for c in columns})
         return found, counts, times
+
+    def _gathered(
+        self,
+        name: str,
+        spans: list[tuple[int, int, int]],
+        local: np.ndarray,
+        at: np.ndarray,
+        origin: np.ndarray,
+    ) -> pa.Array:
+        """Column ``name`` at the rows found: ``local[a:b]`` of part ``p`` for each span
+        ``(p, a, b)``, which go to ``origin[a:b]`` of the result (row ``o`` of the result
+        is ``at[o]`` of them all, one span after another). A column of a fixed width is
+        gathered from its words part by part (no copy of a part, one of the rows); another
+        one is taken part by part with Arrow's take and put in order (:func:`taken`)."""
+        type_ = self.schema.field(name).type
+        views = [self.views[p].get(name) for p, _, _ in spans]
+        if not spans or any(v is None for v in views):
+            return taken([self.parts[p].column(name) for p, _, _ in spans], spans, local, at, type_)
+        n = len(at)
+        nulls = any(len(v) > 1 for v in views)  # type: ignore[arg-type]
+        out = [empty(n, views[0][0].dtype), *([empty(n, bool)] if nulls else [])]  # type: ignore[index]
+        for (_, a, b), view in zip(spans, views):
+            rows, to = local[a:b], origin[a:b]
+            out[0][to] = view[0][rows]  # type: ignore[index]
+            if nulls:
+                out[1][to] = view[1][rows] if len(view) > 1 else True  # type: ignore[arg-type,index]
+        return from_words(type_, out)
+
+
+def taken(
+    columns: list[pa.ChunkedArray],
+    spans: list[tuple[int, int, int]],
+    local: np.ndarray,
+    at: np.ndarray,
+    type_: pa.DataType,
+) -> pa.Array:
+    """The rows ``local[a:b]`` of each part's column (one per span ``(p, a, b)``), put at
+    ``at[a:b]`` of the result, with Arrow's take (a part whole where all its rows are
+    asked)."""
+    pieces = []
+    for col, (_, a, b) in zip(columns, spans):
+        whole = col.combine_chunks()
+        pieces.append(whole if b - a == len(whole) else whole.take(pa.array(local[a:b])))
+    if not pieces:
+        return pa.array([], type_)
+    if len(pieces) == 1:  # one part: its rows already in order
+        return pieces[0]
+    return pa.concat_arrays(pieces).take(pa.array(at))
+
+
+def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of ``keys`` (sorted) and where each one's run starts (and, last,
+    where the last one ends)."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
+    return keys[starts], np.append(starts, len(keys)).astype(np.int64)
 
 
 def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:
