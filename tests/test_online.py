@@ -478,8 +478,9 @@ def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) ->
     # each part holds a run of the arrivals, in what a fresh stable sort by key and time
     # gives (the values tell the events apart), and its keys and times beside it
     held, arrived = state._held, 0
-    assert len(held.index) == len(held.parts)
-    for part, (keys, times) in zip(held.parts, held.index):
+    assert held.index.parts == len(held.parts)
+    for p, part in enumerate(held.parts):
+        keys, times = held.index.part(p)
         run = events.slice(arrived, part.num_rows)
         order = np.lexsort((run["t"].to_numpy(), run["k"].to_numpy()))
         assert part.equals(run.select(part.column_names).take(order))
@@ -564,30 +565,49 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
 
 
 @pytest.mark.parametrize("span", ["narrow", "extreme"])
-def test_each_asked_keys_run_is_found_among_a_parts_distinct_keys(span) -> None:
-    """A part's distinct keys and their runs (``runs_of``) find each asked key's rows
-    (``key_runs``) where two binary searches over every row find them, keys without rows
-    (before, between and after the part's) included."""
-    from windowagg.engine.rolling.online import runs_of
-    from windowagg.kernels.key_order import key_runs
+def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
+    """The parts' index (keys, times and fixed-width columns laid one after another) finds the
+    asked keys' rows in every part, key by key in time order with ties in arrival order (an
+    earlier part's first), as a stable sort of every part's rows one after another gives:
+    keys without rows (before, between and after a part's) and a part merged again (laid
+    anew at the end) included; a column's nulls, first seen in a later part, gathered with
+    it."""
+    from windowagg.engine.rolling.online import key_time_order
+    from windowagg.engine.rolling.part_index import PartIndex
 
     rng = np.random.default_rng(29)
-    keys = np.sort(rng.integers(-20, 20, 3000) * 3)
+    big = np.iinfo(np.int64)
+    schema = pa.schema([("k", pa.int64()), ("t", pa.int64()), ("v", pa.float64())])
+    index = PartIndex(np.int64, schema, ["t", "v"])
+    parts = []
+    for p, n in enumerate([3000, 1500, 700, 0, 40]):
+        keys = rng.integers(-20, 20, n) * 3
+        if span == "extreme":
+            keys = np.where(
+                rng.random(n) < 0.1, np.where(rng.random(n) < 0.5, big.min, big.max), keys
+            )
+        times = rng.integers(0, 30, n)
+        order = key_time_order(keys, times)
+        v = pa.array(rng.random(n), mask=(rng.random(n) < 0.2) if p == 2 else None)
+        part = pa.table({"k": keys, "t": times, "v": v}).take(pa.array(order))
+        index.push(keys[order], times[order], part)
+        parts.append(part)
+    index.pop(2)  # the last two parts laid again, as a merge lays them
+    for part in parts[-2:]:
+        index.push(part["k"].to_numpy(), part["t"].to_numpy(), part)
+    every = pa.concat_tables(parts)
     wanted = np.arange(-70, 70)
     if span == "extreme":
-        big = np.iinfo(np.int64)
-        keys = np.sort(np.r_[np.full(5, big.min), keys, np.full(7, big.max)])
         wanted = np.r_[big.min, big.min + 1, wanted, big.max - 1, big.max]
-    lo, hi = np.empty(len(wanted), np.int64), np.empty(len(wanted), np.int64)
-    key_runs(*runs_of(keys), wanted, lo, hi)
-    want_lo, want_hi = np.searchsorted(keys, wanted, "left"), np.searchsorted(keys, wanted, "right")
-    empty_run = want_lo == want_hi
-    assert np.array_equal(lo[~empty_run], want_lo[~empty_run])
-    assert np.array_equal(hi[~empty_run], want_hi[~empty_run])
-    assert np.array_equal(lo[empty_run], hi[empty_run]) and empty_run.any()
-    none_lo, none_hi = np.empty(1, np.int64), np.empty(1, np.int64)
-    key_runs(*runs_of(keys[:0]), wanted[:1], none_lo, none_hi)  # a part of no rows
-    assert none_lo[0] == none_hi[0]
+    rows, times, counts = index.find(wanted)
+    keys = every["k"].to_numpy()
+    asked = np.flatnonzero(np.isin(keys, wanted))
+    want = asked[np.lexsort((every["t"].to_numpy()[asked], keys[asked]))]  # stable
+    assert np.array_equal(rows, want)
+    assert np.array_equal(times, every["t"].to_numpy()[want])
+    assert np.array_equal(counts, [(keys == w).sum() for w in wanted]) and (counts == 0).any()
+    assert index.gathered("v", rows).equals(every["v"].combine_chunks().take(pa.array(want)))
+    assert index.gathered("k", rows) is None  # not read
 
 
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:

@@ -42,6 +42,8 @@ __all__ = [
     "arrange",
     "as_floats",
     "as_ints",
+    "from_words",
+    "gathered_words",
     "limits",
     "moved",
     "running",
@@ -49,6 +51,8 @@ __all__ = [
     "take",
     "times_of",
     "totals",
+    "word_type",
+    "words",
 ]
 
 
@@ -266,30 +270,38 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+def word_type(type_: pa.DataType) -> np.dtype | None:
+    """The unsigned word a value of ``type_`` is held in where it has a fixed width of 8, 16,
+    32 or 64 bits (numbers and times); None for any other type."""
+    if not (
+        pa.types.is_integer(type_) or pa.types.is_floating(type_) or pa.types.is_temporal(type_)
+    ):
+        return None
+    width = type_.bit_width
+    return np.dtype(f"u{width // 8}") if width in (8, 16, 32, 64) else None
+
+
 def words(array: ArrowColumn) -> list[np.ndarray] | None:
-    """A fixed-width array as unsigned words of its width (its own memory), with, where it
-    has nulls, whether each value is valid; None for any other array."""
+    """A fixed-width array (:func:`word_type`) as unsigned words of its width (its own
+    memory), with, where it has nulls, whether each value is valid; None for any other
+    array."""
     if isinstance(array, pa.ChunkedArray):
         if array.num_chunks != 1:
             return None
         array = array.chunk(0)
-    if not (
-        pa.types.is_integer(array.type)
-        or pa.types.is_floating(array.type)
-        or pa.types.is_temporal(array.type)
-    ):
+    dtype = word_type(array.type)
+    if dtype is None:
         return None
-    width = array.type.bit_width
-    if width not in (8, 16, 32, 64):
-        return None
-    words = np.frombuffer(array.buffers()[1], np.dtype(f"u{width // 8}"))
-    parts = [words[array.offset : array.offset + len(array)]]
+    values = np.frombuffer(array.buffers()[1], dtype)
+    parts = [values[array.offset : array.offset + len(array)]]
     if array.null_count:  # a null's word is any value: its validity travels with it
         parts.append(~array.is_null().to_numpy(zero_copy_only=False))
     return parts
 
 
 def from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
+    """The array of ``type_`` whose words (and validity, where given) ``parts`` hold: no
+    copy of the words."""
     validity = pa.array(parts[1]).buffers()[1] if len(parts) > 1 else None
     return pa.Array.from_buffers(type_, len(parts[0]), [validity, pa.py_buffer(parts[0])])
 
@@ -308,6 +320,12 @@ def _each(
     return out
 
 
+def gathered_words(parts: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
+    """Words (and validity) at ``rows`` (:func:`words`), gathered on the cores into the
+    engine's memory."""
+    return _each(gather, parts, rows)
+
+
 @stage("gather")
 def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
@@ -315,7 +333,7 @@ def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     parts = words(array)
     if parts is None or len(rows) < parallel.PARALLEL_ROWS:
         return pc.take(array, pa.array(rows))
-    return from_words(array.type, _each(gather, parts, rows))
+    return from_words(array.type, gathered_words(parts, rows))
 
 
 @stage("scatter")

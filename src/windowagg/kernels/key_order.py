@@ -11,10 +11,10 @@ row order.
   :func:`order_of_code` and :func:`sort_segments`, for other times: a counting sort by code,
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
-  parts, as they merge); :func:`key_runs`: each asked key's rows in such a run, found among its
-  distinct keys; :func:`gathered_runs`: some keys' rows of several such runs, merged
-  (what a query asks of them), stably; :func:`rows_by_run`: those rows split by run again,
-  for one gather from each.
+  parts, as they merge); :func:`part_runs`: each asked key's rows in several such runs laid one
+  after another, found among each run's distinct keys; :func:`merged_runs`: those rows
+  merged key by key in time order, stably (what a query asks of them); :func:`rows_by_run`:
+  rows split by run again, for one take from each.
 """
 
 import numpy as np
@@ -88,55 +88,61 @@ def merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows):
 
 
 @kernel
-def gathered_runs(rows, times, counts, t, lo, hi, off, out_rows, out_times, out_counts):
-    """One more run's rows merged into rows gathered key by key: ``rows``/``times`` hold the
-    gathered rows of each key one after another (``counts`` per key), in time order; key
-    ``w``'s rows of the run (sorted by key, then time ``t``) are ``lo[w]`` to ``hi[w] - 1``,
-    placed at ``off`` and on among the gathered. The run's first on ties (the runs come
-    newest first: the smaller first, so that fewer rows are merged again)."""
-    i = 0
-    o = 0
-    for w in range(len(lo)):
-        e = i + counts[w]
-        j = lo[w]
-        while i < e or j < hi[w]:
-            if j >= hi[w] or (i < e and times[i] < t[j]):
-                out_rows[o] = rows[i]
-                out_times[o] = times[i]
-                i += 1
+def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
+    """Each wanted key's run in each part of rows laid one after another (part ``p``: rows
+    ``bounds[p]`` to ``bounds[p + 1] - 1``, sorted by key), found among the part's distinct
+    keys (sorted: ``distinct[doff[p]:doff[p + 1]]``, key ``distinct[j]``'s rows from
+    ``starts[j]`` to the next one's start, or the part's end); ``wanted`` sorted and
+    distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``
+    (an empty run where it has none). A binary search per key and part, from where the key
+    before was found."""
+    for p in range(len(doff) - 1):
+        j = doff[p]
+        n = doff[p + 1]
+        for w in range(len(wanted)):
+            x = wanted[w]
+            a, b = j, n  # the first distinct key >= x lies in [a, b]
+            while a < b:
+                m = (a + b) >> 1
+                if distinct[m] < x:
+                    a = m + 1
+                else:
+                    b = m
+            j = a
+            if j < n and distinct[j] == x:
+                lo[p, w] = starts[j]
+                hi[p, w] = starts[j + 1] if j + 1 < n else bounds[p + 1]
             else:
-                out_rows[o] = off + j
-                out_times[o] = t[j]
-                j += 1
-            o += 1
-        out_counts[w] = counts[w] + hi[w] - lo[w]
+                lo[p, w] = 0
+                hi[p, w] = 0
 
 
 @kernel
-def key_runs(keys, starts, wanted, lo, hi):
-    """Each wanted key's run in a table sorted by key: ``keys``, its distinct keys (sorted),
-    key ``keys[j]``'s rows ``starts[j]`` to ``starts[j + 1] - 1``; ``wanted`` sorted and
-    distinct, key ``wanted[w]``'s rows ``lo[w]`` to ``hi[w] - 1`` (an empty run where it has
-    none). A binary search per wanted key among the distinct keys, from where the one before
-    was found."""
-    j = 0
-    n = len(keys)
-    for w in range(len(wanted)):
-        x = wanted[w]
-        a, b = j, n  # the first distinct key >= x lies in [a, b]
-        while a < b:
-            m = (a + b) >> 1
-            if keys[m] < x:
-                a = m + 1
-            else:
-                b = m
-        j = a
-        if j < n and keys[j] == x:
-            lo[w] = starts[j]
-            hi[w] = starts[j + 1]
-        else:
-            lo[w] = 0
-            hi[w] = 0
+def merged_runs(times, lo, hi, rows, out_times, counts, head):
+    """Each wanted key's runs (``lo[p, w]`` to ``hi[p, w] - 1`` of part ``p``: rows in time
+    order, ``times``) merged in time order, the earlier part's row first on ties (parts in
+    arrival order: ties in arrival order): key after key, the rows into ``rows`` and their
+    times into ``out_times``, each key's count into ``counts``; ``head``: work space, one
+    per part."""
+    parts = lo.shape[0]
+    o = 0
+    for w in range(lo.shape[1]):
+        start = o
+        for p in range(parts):
+            head[p] = lo[p, w]
+        while True:
+            best = -1
+            for p in range(parts):
+                if head[p] < hi[p, w] and (best < 0 or times[head[p]] < times[head[best]]):
+                    best = p
+            if best < 0:
+                break
+            r = head[best]
+            rows[o] = r
+            out_times[o] = times[r]
+            o += 1
+            head[best] = r + 1
+        counts[w] = o - start
 
 
 @inline
@@ -150,12 +156,12 @@ def _run_of(starts, x):
 
 
 @kernel
-def rows_by_run(rows, starts, local, at, origin, bounds, fill):
+def rows_by_run(rows, starts, local, at, bounds, fill):
     """``rows`` (places among runs laid one after another, run ``r`` from ``starts[r]``),
     split by run: ``local`` holds each run's rows (within it) one run after another, in the
-    order of ``rows``; ``at[o]``: where row ``o`` went in ``local``, and ``origin[at[o]] =
-    o``; ``bounds``: where each run's rows begin in ``local`` (one more than the runs);
-    ``fill``: work space, one per run."""
+    order of ``rows``; ``at[o]``: where row ``o`` went in ``local``; ``bounds``: where each
+    run's rows begin in ``local`` (one more than the runs); ``fill``: work space, one per
+    run."""
     runs = len(starts) - 1
     for r in range(runs + 1):
         bounds[r] = 0
@@ -169,7 +175,6 @@ def rows_by_run(rows, starts, local, at, origin, bounds, fill):
         p = fill[r]
         local[p] = rows[o] - starts[r]
         at[o] = p
-        origin[p] = o
         fill[r] = p + 1
 
 

@@ -16,11 +16,13 @@ order as in the batch call over the events in that order. Where the key is one i
 column, the state holds its events in parts (merged as a binary counter, so that many small
 updates leave O(log n) of them), each part in key and time order with ties in arrival order:
 an update's events are sorted once, and two parts merge in one compiled pass
-(:func:`~windowagg.kernels.key_order.merged_rows`). A batch then finds each asked key's run
-in each part by two binary searches, merges the parts' runs key by key, and hands the
-evaluation the events of the keys it asks for alone, already in the order it would sort them
-into, so it does not sort them. Each batch costs time in proportion to the events it reads,
-not O(log d) per query.
+(:func:`~windowagg.kernels.key_order.merged_rows`). The parts' keys, times and the
+fixed-width columns the entries read are also laid one after another in one index
+(:class:`~.part_index.PartIndex`). A batch then finds each asked key's run in every part
+among the part's distinct keys, merges the runs key by key in one compiled pass, gathers
+the columns at those rows, and hands the evaluation the events of the keys it asks for
+alone, already in the order it would sort them into, so it does not sort them. Each batch
+costs time in proportion to the events it reads, not O(log d) per query.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import gathered_runs, key_runs, merged_rows, rows_by_run
-from ..columns import from_words, times_of, words
+from ...kernels.key_order import merged_rows, rows_by_run
+from ..columns import times_of
 from ..keys import in_key_order
-from ..memory import empty, zeros
+from ..memory import empty
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
+from .part_index import PartIndex
 from .plan import RollingPlan
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
@@ -74,19 +77,13 @@ class Held:
             pa.Table
         ] = []  # in arrival order, each half the size of the one before or more
         field = schema.field(plan.keys[0]) if len(plan.keys) == 1 else None
-        #: where the key is one integer column, each part is in key and time order (ties in
-        #: arrival order: the order the evaluation puts them in), and ``index`` holds its
-        #: keys and times as numbers, part by part, and ``runs`` its distinct keys and where
-        #: each one's rows start (a small table to search: the keys' runs)
-        self.indexed = field is not None and pa.types.is_signed_integer(field.type)
-        self.index: list[tuple[np.ndarray, np.ndarray]] = []
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []
         #: the columns the entries read, all a query gathers
         self.read = entries_read(plan, schema.empty_table()).column_names
-        #: part by part (where indexed), the read columns of a fixed width as words and
-        #: validity (:func:`~windowagg.engine.columns.words`): gathered in NumPy, not with
-        #: Arrow's take
-        self.views: list[dict[str, list[np.ndarray]]] = []
+        #: where the key is one integer column, each part is in key and time order (ties in
+        #: arrival order: the order the evaluation puts them in), and ``index`` holds the
+        #: parts' keys and times, distinct keys and fixed-width columns read
+        self.indexed = field is not None and pa.types.is_signed_integer(field.type)
+        self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
         self.answers_from: float | None = None
@@ -131,7 +128,7 @@ class Held:
         """Hold ``events`` (every one in time, in arrival order or, where the key is one
         integer column, in key and time order with ties in arrival order: a saved state's,
         or those kept when events are let go) and nothing else."""
-        self.parts, self.index, self.runs, self.views = [], [], [], []
+        self.parts, self.index = [], self._fresh()
         for batch in events.to_batches():  # each the run of arrivals of a part, or of one
             if batch.num_rows:
                 self._hold(pa.Table.from_batches([batch]))
@@ -147,16 +144,13 @@ class Held:
             if not in_key_order(keys, times):
                 order = key_time_order(keys, times)
                 part, keys, times = part.take(pa.array(order)), keys[order], times[order]
-            self.index.append((keys, times))
-            self.runs.append(runs_of(keys))
-            self.views.append(self._views(part))
+            self.index.push(keys, times, part)
         self.parts.append(part)
 
-    def _views(self, part: pa.Table) -> dict[str, list[np.ndarray]]:
-        """The read columns of ``part`` that have a fixed width, as words and validity
-        (:func:`~windowagg.engine.columns.words`)."""
-        found = {name: words(part.column(name)) for name in self.read}
-        return {name: view for name, view in found.items() if view is not None}
+    def _fresh(self) -> PartIndex:
+        """An index of no part, for this state's times and read columns."""
+        numbers = times_as_numbers(self.schema.empty_table().column(self.plan.time))[0]
+        return PartIndex(numbers.dtype, self.schema, self.read)
 
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
@@ -168,7 +162,8 @@ class Held:
             newer, older = parts.pop(), parts[-1]
             both = pa.concat_tables([older, newer])
             if self.indexed:
-                (ka, ta), (kb, tb) = self.index[-2], self.index.pop()
+                index = self.index
+                (ka, ta), (kb, tb) = index.part(index.parts - 2), index.part(index.parts - 1)
                 n = both.num_rows
                 keys, times, rows = (
                     np.empty(n, np.int64),
@@ -176,14 +171,10 @@ class Held:
                     np.empty(n, np.int64),
                 )
                 merged_rows(ka, ta, kb, tb, keys, times, rows)
-                self.index[-1] = (keys, times)
-                both = both.take(pa.array(rows))
+                both = both.take(pa.array(rows)).combine_chunks()
+                index.pop(2)  # laid again, merged
+                index.push(keys, times, both)
             parts[-1] = both.combine_chunks()
-            if self.indexed:
-                self.runs.pop()
-                self.runs[-1] = runs_of(self.index[-1][0])
-                self.views.pop()
-                self.views[-1] = self._views(parts[-1])
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
@@ -260,74 +251,33 @@ class Held:
     @property
     def nbytes(self) -> int:
         """The bytes the state holds: the events' columns and each part's keys and times."""
-        index = sum(k.nbytes + t.nbytes for k, t in [*self.index, *self.runs])
-        index += sum(v[1].nbytes for views in self.views for v in views.values() if len(v) > 1)
-        return sum(p.nbytes for p in self.parts) + index
+        return sum(p.nbytes for p in self.parts) + (self.index.nbytes if self.indexed else 0)
 
     def _by_index(
         self, wanted: np.ndarray, columns: list[str]
     ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """The ``columns`` of the held events whose key is in ``wanted`` (sorted, distinct),
         in key and time order, ties in arrival order, how many of each key, and their times
-        as numbers (:func:`times_as_numbers`): each part's run of each key (a binary search
-        among the part's distinct keys, :func:`~windowagg.kernels.key_order.key_runs`),
-        merged key by key, the newest part's first
-        (:func:`~windowagg.kernels.key_order.gathered_runs`; the arrays from the engine's
-        reserve), then each part's rows gathered (:meth:`_gathered`) and put in that
-        order."""
-        rows = empty(0, np.int64)
-        times = empty(0, self.index[0][1].dtype)
-        counts = zeros(len(wanted), np.int64)
-        off = self.count
-        lo, hi = empty(len(wanted), np.int64), empty(len(wanted), np.int64)
-        for part, (_, t), (distinct, starts) in zip(
-            self.parts[::-1], self.index[::-1], self.runs[::-1]
-        ):  # newest first
-            off -= part.num_rows
-            key_runs(distinct, starts, wanted, lo, hi)
-            n = len(rows) + int((hi - lo).sum())
-            more = empty(n, np.int64), empty(n, t.dtype), empty(len(wanted), np.int64)
-            gathered_runs(rows, times, counts, t, lo, hi, off, *more)
-            rows, times, counts = more
-        # each part's rows, then put in the merged order
-        starts = np.cumsum([0, *(p.num_rows for p in self.parts)]).astype(np.int64)
-        local, at, origin = (empty(len(rows), np.int64) for _ in range(3))
-        bounds = empty(len(self.parts) + 1, np.int64)
-        rows_by_run(rows, starts, local, at, origin, bounds, empty(len(self.parts), np.int64))
-        spans = [
-            (p, a, b)
-            for p, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
-            if b > a
-        ]
-        found = pa.table({c: self._gathered(c, spans, local, at, origin) for c in columns})
-        return found, counts, times
-
-    def _gathered(
-        self,
-        name: str,
-        spans: list[tuple[int, int, int]],
-        local: np.ndarray,
-        at: np.ndarray,
-        origin: np.ndarray,
-    ) -> pa.Array:
-        """Column ``name`` at the rows found: ``local[a:b]`` of part ``p`` for each span
-        ``(p, a, b)``, which go to ``origin[a:b]`` of the result (row ``o`` of the result
-        is ``at[o]`` of them all, one span after another). A column of a fixed width is
-        gathered from its words part by part (no copy of a part, one of the rows); another
-        one is taken part by part with Arrow's take and put in order (:func:`taken`)."""
-        type_ = self.schema.field(name).type
-        views = [self.views[p].get(name) for p, _, _ in spans]
-        if not spans or any(v is None for v in views):
-            return taken([self.parts[p].column(name) for p, _, _ in spans], spans, local, at, type_)
-        n = len(at)
-        nulls = any(len(v) > 1 for v in views)  # type: ignore[arg-type]
-        out = [empty(n, views[0][0].dtype), *([empty(n, bool)] if nulls else [])]  # type: ignore[index]
-        for (_, a, b), view in zip(spans, views):
-            rows, to = local[a:b], origin[a:b]
-            out[0][to] = view[0][rows]  # type: ignore[index]
-            if nulls:
-                out[1][to] = view[1][rows] if len(view) > 1 else True  # type: ignore[arg-type,index]
-        return from_words(type_, out)
+        as numbers (:func:`times_as_numbers`): found and merged across the parts by the
+        index (:meth:`~.part_index.PartIndex.find`), the fixed-width columns gathered from
+        it, any other column taken from each part (:func:`taken`) and put in that order."""
+        rows, times, counts = self.index.find(wanted)
+        found = {c: self.index.gathered(c, rows) for c in columns}
+        other = [c for c, col in found.items() if col is None]
+        if other:  # each part's rows of them, taken from the part, then put in order
+            starts = np.array(self.index.bounds, np.int64)
+            local, at = empty(len(rows), np.int64), empty(len(rows), np.int64)
+            bounds = empty(len(self.parts) + 1, np.int64)
+            rows_by_run(rows, starts, local, at, bounds, empty(len(self.parts), np.int64))
+            spans = [
+                (p, a, b)
+                for p, (a, b) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+                if b > a
+            ]
+            for c in other:
+                parts = [self.parts[p].column(c) for p, _, _ in spans]
+                found[c] = taken(parts, spans, local, at, self.schema.field(c).type)
+        return pa.table(found), counts, times
 
 
 def taken(
@@ -349,13 +299,6 @@ def taken(
     if len(pieces) == 1:  # one part: its rows already in order
         return pieces[0]
     return pa.concat_arrays(pieces).take(pa.array(at))
-
-
-def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys of ``keys`` (sorted) and where each one's run starts (and, last,
-    where the last one ends)."""
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
-    return keys[starts], np.append(starts, len(keys)).astype(np.int64)
 
 
 def key_time_order(keys: np.ndarray, times: np.ndarray) -> np.ndarray:

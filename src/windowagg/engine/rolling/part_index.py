@@ -1,0 +1,143 @@
+"""What an online state (:mod:`.online`) knows of its parts where the key is one integer column:
+each part's keys, times and fixed-width columns, laid one after another in arrays grown by
+doubling, so that one compiled pass reads every part. The parts merge as a binary counter,
+the newest with the one before, so a merge rewrites the end of the arrays in place.
+
+A batch of queries finds each asked key's run in every part by a binary search among the
+part's distinct keys (:func:`~windowagg.kernels.key_order.part_runs`), merges the runs key by
+key in time order, ties in arrival order (:func:`~windowagg.kernels.key_order.merged_runs`),
+and gathers the fixed-width columns the entries read at those rows in one pass each
+(:func:`~windowagg.engine.columns.gathered_words`): each row read once, from where it lies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from ...kernels.key_order import merged_runs, part_runs
+from ..columns import from_words, gathered_words, word_type, words
+from ..memory import empty
+
+__all__ = ["Growing", "PartIndex", "runs_of"]
+
+
+class Growing:
+    """An array grown by doubling, of which the first ``n`` entries hold values."""
+
+    __slots__ = ("data", "n")
+
+    def __init__(self, dtype: npt.DTypeLike) -> None:
+        self.data = np.empty(0, dtype)
+        self.n = 0
+
+    def view(self) -> np.ndarray:
+        return self.data[: self.n]
+
+    def extend(self, x: np.ndarray) -> None:
+        need = self.n + len(x)
+        if need > len(self.data):
+            grown = np.empty(max(need, 2 * len(self.data)), self.data.dtype)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+        self.data[self.n : need] = x
+        self.n = need
+
+
+def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys of ``keys`` (sorted) and where each one's run starts."""
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
+    return keys[starts], starts.astype(np.int64)
+
+
+class PartIndex:
+    """Each part's keys and times as numbers (``times``: int64 or float64), its distinct keys
+    and their runs' starts, and the columns of ``schema`` named in ``read`` that have a fixed
+    width (:func:`~windowagg.engine.columns.word_type`) as words with their validity; part
+    ``p`` is rows ``bounds[p]`` to ``bounds[p + 1] - 1``."""
+
+    def __init__(self, times: npt.DTypeLike, schema: pa.Schema, read: list[str]) -> None:
+        self.keys, self.times = Growing(np.int64), Growing(times)
+        self.distinct, self.starts = Growing(np.int64), Growing(np.int64)
+        self.bounds, self.doff = [0], [0]  # the parts' first rows, and first distinct keys
+        #: the fixed-width columns read: their type, words and validity (None: no null yet)
+        dtypes = {n: word_type(schema.field(n).type) for n in read}
+        self.types = {n: schema.field(n).type for n, d in dtypes.items() if d is not None}
+        self.words = {n: Growing(d) for n, d in dtypes.items() if d is not None}
+        self.valid: dict[str, Growing | None] = dict.fromkeys(self.types)
+
+    @property
+    def parts(self) -> int:
+        return len(self.bounds) - 1
+
+    @property
+    def nbytes(self) -> int:
+        arrays = [self.keys, self.times, self.distinct, self.starts, *self.words.values()]
+        arrays += [v for v in self.valid.values() if v is not None]
+        return sum(a.data.nbytes for a in arrays)
+
+    def part(self, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """Part ``p``'s keys and times."""
+        a, b = self.bounds[p], self.bounds[p + 1]
+        return self.keys.view()[a:b], self.times.view()[a:b]
+
+    def push(self, keys: np.ndarray, times: np.ndarray, part: pa.Table) -> None:
+        """Lay a part after the others: its keys and times (sorted by key, then time) and
+        ``part``, its rows in that order (one chunk per column)."""
+        at = self.keys.n
+        self.keys.extend(keys)
+        self.times.extend(times)
+        distinct, starts = runs_of(keys)
+        self.distinct.extend(distinct)
+        self.starts.extend(starts + at)
+        self.doff.append(self.distinct.n)
+        for name, laid in self.words.items():
+            found = words(part.column(name))
+            assert found is not None  # a fixed width, in one chunk
+            laid.extend(found[0])
+            valid = self.valid[name]
+            if valid is None and len(found) > 1:  # the first null: the rows before had values
+                valid = self.valid[name] = Growing(bool)
+                valid.extend(np.ones(at, bool))
+            if valid is not None:
+                valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
+        self.bounds.append(self.keys.n)
+
+    def pop(self, parts: int) -> None:
+        """Forget the last ``parts`` parts (to lay them again merged)."""
+        del self.bounds[len(self.bounds) - parts :]
+        del self.doff[len(self.doff) - parts :]
+        at = self.bounds[-1]
+        self.keys.n = self.times.n = at
+        self.distinct.n = self.starts.n = self.doff[-1]
+        for name, laid in self.words.items():
+            laid.n = at
+            valid = self.valid[name]
+            if valid is not None:
+                valid.n = at
+
+    def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows (numbered across the parts) of the keys ``wanted`` (sorted, distinct),
+        key by key in time order, ties in arrival order; their times; how many of each key."""
+        w = len(wanted)
+        lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
+        doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
+        part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
+        n = int((hi - lo).sum())
+        rows, times, counts = (
+            empty(n, np.int64),
+            empty(n, self.times.data.dtype),
+            empty(w, np.int64),
+        )
+        merged_runs(self.times.view(), lo, hi, rows, times, counts, empty(self.parts, np.int64))
+        return rows, times, counts
+
+    def gathered(self, name: str, rows: np.ndarray) -> pa.Array | None:
+        """Column ``name`` at ``rows`` where it has a fixed width (None where not)."""
+        laid = self.words.get(name)
+        if laid is None:
+            return None
+        valid = self.valid[name]
+        parts = [laid.view(), *([] if valid is None else [valid.view()])]
+        return from_words(self.types[name], gathered_words(parts, rows))
