@@ -263,6 +263,8 @@ def test_a_loaded_state_holds_the_saved_parts_without_sorting_them(tmp_path, mon
     again = OnlineFeatures.load(tmp_path / "state.arrow")
     assert [p.num_rows for p in again._held.parts] == sizes
     assert all(a.equals(b) for a, b in zip(again._held.parts, state._held.parts))
+    index = again._held.index  # laid out in arrays of the events' size: none grown
+    assert len(index.keys.data) == len(index.times.data) == sum(sizes)
     newest = max(events.column("ts").to_pylist())
     q = pa.table({"k": range(7), "ts": pa.array([newest] * 7, pa.timestamp("us"))})
     assert again.query(q).equals(state.query(q))

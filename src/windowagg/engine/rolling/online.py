@@ -129,6 +129,8 @@ class Held:
         integer column, in key and time order with ties in arrival order: a saved state's,
         or those kept when events are let go) and nothing else."""
         self.parts, self.index = [], self._fresh()
+        if self.indexed:
+            self.index.reserve(events.num_rows)
         for batch in events.to_batches():  # each the run of arrivals of a part, or of one
             if batch.num_rows:
                 self._hold(pa.Table.from_batches([batch]))

@@ -35,12 +35,17 @@ class Growing:
     def view(self) -> np.ndarray:
         return self.data[: self.n]
 
+    def reserve(self, size: int) -> None:
+        """Room for ``size`` entries in all."""
+        if size > len(self.data):
+            grown = np.empty(size, self.data.dtype)
+            grown[: self.n] = self.data[: self.n]
+            self.data = grown
+
     def extend(self, x: np.ndarray) -> None:
         need = self.n + len(x)
         if need > len(self.data):
-            grown = np.empty(max(need, 2 * len(self.data)), self.data.dtype)
-            grown[: self.n] = self.data[: self.n]
-            self.data = grown
+            self.reserve(max(need, 2 * len(self.data)))
         self.data[self.n : need] = x
         self.n = need
 
@@ -76,6 +81,11 @@ class PartIndex:
         arrays = [self.keys, self.times, self.distinct, self.starts, *self.words.values()]
         arrays += [v for v in self.valid.values() if v is not None]
         return sum(a.data.nbytes for a in arrays)
+
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` rows in all (a state restored at once grows no array)."""
+        for laid in (self.keys, self.times, *self.words.values()):
+            laid.reserve(rows)
 
     def part(self, p: int) -> tuple[np.ndarray, np.ndarray]:
         """Part ``p``'s keys and times."""
