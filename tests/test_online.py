@@ -566,14 +566,14 @@ def test_the_order_a_part_is_held_in_is_a_stable_sort_by_key_and_time(span) -> N
         assert not in_key_order(np.array([0, 0]), np.array([big.max, big.min]))
 
 
-@pytest.mark.parametrize("span", ["narrow", "extreme"])
+@pytest.mark.parametrize("span", ["narrow", "extreme", "arrival"])
 def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     """The parts' index (keys, times and fixed-width columns laid one after another) finds the
     asked keys' rows in every part, key by key in time order with ties in arrival order (an
     earlier part's first), as a stable sort of every part's rows one after another gives:
     keys without rows (before, between and after a part's) and a part merged again (laid
     anew at the end) included; a column's nulls, first seen in a later part, gathered with
-    it."""
+    it; parts that overlap in time, or hardly (in arrival order), alike."""
     from windowagg.engine.rolling.online import key_time_order
     from windowagg.engine.rolling.part_index import PartIndex
 
@@ -589,6 +589,8 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
                 rng.random(n) < 0.1, np.where(rng.random(n) < 0.5, big.min, big.max), keys
             )
         times = rng.integers(0, 30, n)
+        if span == "arrival":  # each part a little later than the one before: few overlaps
+            times = rng.integers(10 * p, 10 * p + 14, n)
         order = key_time_order(keys, times)
         v = pa.array(rng.random(n), mask=(rng.random(n) < 0.2) if p == 2 else None)
         part = pa.table({"k": keys, "t": times, "v": v}).take(pa.array(order))

@@ -123,7 +123,9 @@ def merged_runs(times, lo, hi, rows, out_times, counts, head):
     order, ``times``) merged in time order, the earlier part's row first on ties (parts in
     arrival order: ties in arrival order): key after key, the rows into ``rows`` and their
     times into ``out_times``, each key's count into ``counts``; ``head``: work space, one
-    per part."""
+    per part. Once a part's row is next, its rows that come before every other part's next
+    row follow in one tight loop (parts that arrived in about time order hardly
+    interleave)."""
     parts = lo.shape[0]
     o = 0
     for w in range(lo.shape[1]):
@@ -138,10 +140,29 @@ def merged_runs(times, lo, hi, rows, out_times, counts, head):
             if best < 0:
                 break
             r = head[best]
-            rows[o] = r
-            out_times[o] = times[r]
-            o += 1
-            head[best] = r + 1
+            # the other parts' next times: an earlier part's comes first on a tie, a later's
+            # after
+            earlier = later = times[r]
+            any_earlier = any_later = False
+            for p in range(parts):
+                if p != best and head[p] < hi[p, w]:
+                    t = times[head[p]]
+                    if p < best and (not any_earlier or t < earlier):
+                        earlier, any_earlier = t, True
+                    elif p > best and (not any_later or t < later):
+                        later, any_later = t, True
+            end = hi[best, w]
+            while True:
+                rows[o] = r
+                out_times[o] = times[r]
+                o += 1
+                r += 1
+                if r >= end:
+                    break
+                t = times[r]
+                if (any_earlier and t >= earlier) or (any_later and t > later):
+                    break
+            head[best] = r
         counts[w] = o - start
 
 
