@@ -712,3 +712,34 @@ def test_columns_of_every_kind_gathered_across_parts(monkeypatch) -> None:
     for name in aggs:
         assert got.column(name).equals(want.column(name)), name
     assert sorted(map(str, arrow_taken)) == ["bool", "decimal128(9, 2)", "string"]
+
+
+@pytest.mark.parametrize("times", ["floats", "huge whole numbers"])
+def test_plain_number_times_through_the_integer_keys_index(seen, times) -> None:
+    """Times that are plain numbers go through the index as they are: floats (ties, negative
+    times, -0.0 beside 0.0) and whole numbers beyond what a double holds exactly (2**62 and
+    neighbours one apart); what the batch call answers, over several parts."""
+    rng = np.random.default_rng(37)
+    n = 2000
+    if times == "floats":
+        t = rng.integers(-40, 40, n) / 4.0
+        t[rng.random(n) < 0.05] = -0.0
+        frame, lateness = "range:2.5", 100.0
+    else:
+        t = 2**62 + rng.integers(0, 200, n)
+        frame, lateness = "range:7", 10**3
+    events = pa.table({"k": rng.integers(0, 12, n), "t": t, "v": rng.random(n)})
+    aggs = {"s": ("sum", "v", frame), "c": ("count", "v", frame), "m": ("max", "v", "rows:5")}
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=lateness)
+    for lo in range(0, n, 300):
+        state.update(events.slice(lo, 300))
+    assert len(state._held.parts) > 1
+    q = 60
+    qt = rng.choice(t, q)  # an event's own instant
+    queries = pa.table({"k": rng.integers(0, 14, q), "t": pa.array(qt, events["t"].type)})
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert len(seen) == 1  # through the integer key's index
+    assert got.schema == want.schema
+    for name in aggs:
+        assert got.column(name).equals(want.column(name)), name

@@ -173,10 +173,11 @@ class Held:
                     np.empty(n, np.int64),
                 )
                 merged_rows(ka, ta, kb, tb, keys, times, rows)
-                both = both.take(pa.array(rows)).combine_chunks()
-                index.pop(2)  # laid again, merged
-                index.push(keys, times, both)
+                both = both.take(pa.array(rows))
             parts[-1] = both.combine_chunks()
+            if self.indexed:
+                self.index.pop(2)  # laid again, merged
+                self.index.push(keys, times, parts[-1])
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches
