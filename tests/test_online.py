@@ -614,6 +614,21 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     assert index.gathered("k", rows) is None  # not read
 
 
+def test_each_request_finds_its_keys_segment() -> None:
+    """The segments of the asked keys that hold rows, and each request's: -1 for a null key
+    or a key without rows; a key asked twice shares its segment."""
+    from windowagg.kernels.key_order import query_segments
+
+    wanted = np.array([-(2**63), 2, 5, 9, 2**63 - 1])
+    counts = np.array([1, 3, 0, 2, 4])
+    q = np.array([9, 2, 0, 5, 2**63 - 1, 9, -(2**63)])
+    valid = np.array([True, True, False, True, True, True, True])
+    seg, qseg = np.full(6, 99), np.full(7, 99)
+    m = query_segments(q, valid, wanted, counts, seg, qseg, np.empty(5, np.int64))
+    assert m == 4 and seg[: m + 1].tolist() == [0, 1, 4, 6, 10]
+    assert qseg.tolist() == [2, 1, -1, -1, 3, 2, 0]
+
+
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:
     """Requests with a null key or a key without events, among others, through the integer
     key's path: what the batch call answers (count 0, every other entry null), value and

@@ -21,7 +21,8 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            passes.gather, passes.scatter, passes.doubles_of, passes.int_span, cells.step_span,
            cells.compact_cells, cells.renumbered, cells.key_spans,
            cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments,
-           key_order.merged_rows, key_order.part_runs, key_order.merged_runs]
+           key_order.merged_rows, key_order.part_runs, key_order.merged_runs,
+           key_order.query_segments]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

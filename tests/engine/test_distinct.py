@@ -11,6 +11,7 @@ import pytest
 
 from windowagg import rolling_aggregate
 from windowagg.engine import sweep
+from windowagg.kernels.order_stats import sorted_ids
 
 
 @pytest.fixture
@@ -64,25 +65,45 @@ def test_few_values_are_numbered_by_a_sort(hashed: list[int]) -> None:
     _check_ids(values, ids, m)
 
 
+def test_few_values_are_numbered_in_one_compiled_pass() -> None:
+    """Fewer values than a hash table pays for: their ascending order walked once, compiled
+    (NaN, sorted last, numbered -1)."""
+    rng = np.random.default_rng(6)
+    values = rng.permutation(np.array([*SPECIAL, *SPECIAL[::2], np.nan, np.nan]))
+    ids = np.full(len(values), 99, np.int64)
+    m = sorted_ids(values, np.argsort(values), ids)
+    nan = np.isnan(values)
+    assert sorted_ids.signatures  # the compiled kernel ran
+    assert (ids[nan] == -1).all() and m == len(SPECIAL) - 1
+    _check_ids(values[~nan], ids[~nan], m)
+
+
 @pytest.mark.parametrize("kind", ["arrow", "polars"])
 @pytest.mark.parametrize("frame", ["rows:40", "range:25"])
+@pytest.mark.parametrize("n", [30_000, 3_000])
 def test_distinct_counts_of_repeated_values_equal_a_brute_force(
-    hashed: list[int], frame: str, kind: str
+    hashed: list[int], frame: str, kind: str, n: int, monkeypatch
 ) -> None:
-    """Rolling distinct counts over 30,000 rows of a few values (NaN and null missing, -0.0
-    equal to 0.0), in two keys, on int64 times, against a count of each frame's set."""
+    """Rolling distinct counts over rows of a few values (NaN and null missing, -0.0 equal to
+    0.0), in two keys, on int64 times, against a count of each frame's set: 30,000 rows
+    numbered by the hash table, 3,000 by one compiled pass over their order."""
+    walked: list[int] = []
+    walk = sweep.sorted_ids
+    monkeypatch.setattr(sweep, "sorted_ids", lambda v, *a: walked.append(len(v)) or walk(v, *a))
     rng = np.random.default_rng(5)
-    n = 30_000
     values = rng.choice(np.array([*SPECIAL, np.nan]), n)
     null = rng.random(n) < 0.05
     keys = rng.integers(0, 2, n)
-    times = np.sort(rng.integers(0, 20_000, n))
+    times = np.sort(rng.integers(0, 2 * n // 3, n))
     table = pa.table({"k": keys, "t": times, "v": pa.array(values, mask=null)})
     events = table if kind == "arrow" else pl.from_arrow(table)
     out = rolling_aggregate(
         events, time="t", key="k", aggs={"d": ("count_distinct", "v", frame)}, order_by=None
     )
-    assert hashed and max(hashed) > n // 4
+    if n > sweep.HASHED_FROM:
+        assert hashed and max(hashed) > n // 4 and not walked
+    else:
+        assert walked == [n] and not hashed
     got = np.asarray(out["d"].to_numpy())
     want = np.empty(n, np.int64)
     for k in (0, 1):

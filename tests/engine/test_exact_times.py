@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 import windowagg
 from tests.aggs import Concat
+from windowagg.engine.columns import column_times, numbers_as_times, times_of
 from windowagg.frames import frame, whole
 
 MIN, MAX = -(2**63), 2**63 - 1
@@ -461,3 +463,48 @@ def test_point_in_time_across_time_units(events_type, queries_type) -> None:
         for w in when
     ]
     assert out.column("s").to_pylist() == want
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([5, -3, 2**52, 0, 5], np.int64),  # exact in doubles
+        np.array([2**53 + 1, 7, MIN + 1, MAX], np.int64),  # beyond: int64
+        np.array([1.5, np.nan, -np.inf, -0.0, np.inf]),  # NaN sorted last: +inf
+    ],
+)
+def test_held_numbers_are_the_times_of_their_column(values) -> None:
+    """The online state's times, held as numbers, read as a time column of them reads."""
+    plan = SimpleNamespace(keys=(), time="t", order_by=())
+    want = times_of(plan, pa.table({"t": values}))
+    got = numbers_as_times("t", values)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_held_numbers_refuse_the_null_times_int64_as_the_column_does() -> None:
+    values = np.array([MIN, 0], np.int64)
+    with pytest.raises(ValueError, match="stands for a null time") as column:
+        times_of(SimpleNamespace(keys=(), time="t", order_by=()), pa.table({"t": values}))
+    with pytest.raises(ValueError, match="stands for a null time") as held:
+        numbers_as_times("t", values)
+    assert str(column.value) == str(held.value)
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_timestamps_with_nulls_in_chunks_read_as_their_int64(big) -> None:
+    """A timestamp column is read through its own buffers as int64: nulls -inf among
+    doubles, the null time's int64 among whole numbers beyond them."""
+    base = 2**60 if big else 0
+    col = pa.chunked_array(
+        [
+            pa.array([base + 1, None], pa.timestamp("ns")),
+            pa.array([None, base + 3], pa.timestamp("ns")),
+        ]
+    )
+    got = column_times("t", col)
+    if big:
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, [base + 1, MIN, MIN, base + 3])
+    else:
+        np.testing.assert_array_equal(got, [1.0, -np.inf, -np.inf, 3.0])

@@ -42,10 +42,13 @@ __all__ = [
     "arrange",
     "as_floats",
     "as_ints",
+    "column_times",
     "from_words",
     "gathered_words",
     "limits",
     "moved",
+    "numbers_as_times",
+    "one_array",
     "running",
     "segments",
     "take",
@@ -138,7 +141,6 @@ def segments(plan: Ordered, table: pa.Table) -> np.ndarray:
     )
 
 
-@stage("time column")
 def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
     """The time column as numbers in its own unit (a timestamp's own: s, ms, us or ns since
     the epoch; microseconds for a date), exactly:
@@ -151,38 +153,63 @@ def times_of(plan: Ordered, table: pa.Table) -> np.ndarray:
       null times :data:`NULL_TIME`; every bound is then computed in integers, clamped to the
       int64 range (:func:`windowagg.kernels.bounds.shifted`)."""
 
-    col = table.column(plan.time)
+    return column_times(plan.time, table.column(plan.time))
+
+
+@stage("time column")
+def column_times(name: str, col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """:func:`times_of` of a time column ``name``, ``col``."""
     if pa.types.is_date(col.type):
         col = pc.cast(col, pa.timestamp("us"))
-    if pa.types.is_timestamp(col.type):
-        col = pc.cast(col, pa.int64())
-    whole = pa.types.is_integer(col.type)
+    stamps = pa.types.is_timestamp(col.type)
+    whole = stamps or pa.types.is_integer(col.type)
     if not (whole or pa.types.is_floating(col.type)):
         col = pc.cast(col, pa.float64())
-    t, at = empty(len(col)), 0
+    chunks = col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+    if stamps:  # the same buffers, read as int64
+        chunks = [c.view(pa.int64()) for c in chunks]
+    return _times(name, col, [c.fill_null(0) if c.null_count else c for c in chunks], whole)
+
+
+@stage("time column")
+def numbers_as_times(name: str, x: np.ndarray) -> np.ndarray:
+    """Times held as numbers (int64 or float64, none null) as :func:`times_of` gives a time
+    column ``name`` of them."""
+    return _times(name, None, [x], x.dtype.kind in "iu")
+
+
+def _times(
+    name: str, col: pa.Array | pa.ChunkedArray | None, chunks: list, whole: bool
+) -> np.ndarray:
+    """:func:`times_of`'s times of ``chunks`` (arrays of numbers, nulls filled; ``col``, the
+    column with its nulls, None where there are none)."""
+    n = sum(len(c) for c in chunks)
+    t, at = empty(n), 0
     lo = hi = 0  # whole numbers: their smallest and largest (a null counts as 0)
-    for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else [col]:
-        values = chunk.fill_null(0) if chunk.null_count else chunk
-        x = values.to_numpy(zero_copy_only=False)  # no copy before this
+    for chunk in chunks:
+        x = chunk if isinstance(chunk, np.ndarray) else chunk.to_numpy(zero_copy_only=False)
         if whole and len(x):  # converted and measured in one pass, in chunks on the cores
-            spans = parallel.by_chunks(_converted(x, t[at : at + len(chunk)]), len(x))
+            spans = parallel.by_chunks(_converted(x, t[at : at + len(x)]), len(x))
             lo = min(lo, *(a for a, _ in spans))
             hi = max(hi, *(b for _, b in spans))
         else:
-            t[at : at + len(chunk)] = x
-        at += len(chunk)
+            t[at : at + len(x)] = x
+        at += len(x)
     if whole and max(-lo, hi) > EXACT:
         if lo == NULL_TIME:
             raise ValueError(
-                f"time column {plan.time!r} holds {NULL_TIME}, the int64 that stands "
+                f"time column {name!r} holds {NULL_TIME}, the int64 that stands "
                 "for a null time (numpy's NaT): make it null"
             )
-        t = empty(len(col), np.int64)
-        t[:] = pc.fill_null(pc.cast(col, pa.int64()), NULL_TIME).to_numpy(zero_copy_only=False)
+        t = empty(n, np.int64)
+        if col is None:
+            t[:] = np.concatenate(chunks) if len(chunks) != 1 else chunks[0]
+        else:
+            t[:] = pc.fill_null(pc.cast(col, pa.int64()), NULL_TIME).to_numpy(zero_copy_only=False)
         return t
-    if pa.types.is_floating(col.type):
+    if not whole:
         t[np.isnan(t)] = np.inf
-    if col.null_count:
+    if col is not None and col.null_count:
         t[pc.is_null(col).to_numpy(zero_copy_only=False)] = -np.inf
     return t
 
@@ -199,10 +226,13 @@ EXACT = 2**52
 
 def limits(times: np.ndarray) -> np.ndarray:
     """What the compiled bounds read of times of either kind (:data:`NULL_TIME` or -inf for
-    a null; the smallest and the largest bound a non-null time may have), in their type."""
-    if times.dtype == np.int64:
-        return np.array([NULL_TIME, NULL_TIME + 1, np.iinfo(np.int64).max], np.int64)
-    return np.array([-np.inf, -np.inf, np.inf])
+    a null; the smallest and the largest bound a non-null time may have), in their type
+    (read-only)."""
+    return _INT_LIMITS if times.dtype == np.int64 else _FLOAT_LIMITS
+
+
+_INT_LIMITS = read_only(np.array([NULL_TIME, NULL_TIME + 1, np.iinfo(np.int64).max], np.int64))
+_FLOAT_LIMITS = read_only(np.array([-np.inf, -np.inf, np.inf]))
 
 
 def as_ints(times: np.ndarray) -> np.ndarray:
@@ -270,6 +300,13 @@ def totals(prefix: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return out
 
 
+def one_array(col: ArrowColumn) -> pa.Array:
+    """A column as one array: its one chunk itself, else its chunks combined."""
+    if isinstance(col, pa.Array):
+        return col
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+
+
 def word_type(type_: pa.DataType) -> np.dtype | None:
     """The unsigned word a value of ``type_`` is held in where it has a fixed width of 8, 16,
     32 or 64 bits (numbers and times); None for any other type."""
@@ -322,16 +359,18 @@ def _each(
 
 def gathered_words(parts: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray]:
     """Words (and validity) at ``rows`` (:func:`words`), gathered on the cores into the
-    engine's memory."""
+    engine's memory (by NumPy for few rows)."""
+    if len(rows) < parallel.PARALLEL_ROWS:
+        return [p[rows] for p in parts]
     return _each(gather, parts, rows)
 
 
 @stage("gather")
 def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows`` (``pyarrow.compute.take``): a fixed-width column
-    gathered on both cores into the engine's memory."""
+    gathered on both cores into the engine's memory (by NumPy for few rows)."""
     parts = words(array)
-    if parts is None or len(rows) < parallel.PARALLEL_ROWS:
+    if parts is None:
         return pc.take(array, pa.array(rows))
     return from_words(array.type, gathered_words(parts, rows))
 
@@ -398,7 +437,9 @@ class Column:
                     if not pa.types.is_date(a.type)
                     else pc.cast(pc.cast(a, pa.int32()), pa.int64())
                 )
-            f = pc.cast(a, pa.float64(), safe=False).to_numpy(zero_copy_only=False)
+            if a.type != pa.float64():
+                a = pc.cast(a, pa.float64(), safe=False)
+            f = a.to_numpy(zero_copy_only=False)
             self._cache["f"] = read_only(np.ascontiguousarray(f, float))
         return self._cache["f"]
 

@@ -22,7 +22,7 @@ from typing import Protocol
 import pyarrow as pa
 
 from ..aggregations import ONE_ROW
-from .columns import ArrowColumn, Column, take
+from .columns import ArrowColumn, Column, one_array, take
 from .entries import Entry
 from .evaluators import moments, orders, select, sums, sweep, values
 from .evaluators.common import Inputs
@@ -88,6 +88,6 @@ def evaluate(
             continue
         for c in (e.column, e.other, e.counts, *e.states):
             if c is not None and c not in inputs.columns:
-                inputs.columns[c] = Column(table.column(c).combine_chunks())
+                inputs.columns[c] = Column(one_array(table.column(c)))
         out.append(evaluator_of(e).evaluate(inputs.columns[e.column], fr, e, inputs))
     return out

@@ -169,8 +169,10 @@ def chunks(n: int, most: int | None = None) -> list[np.ndarray]:
     sweep starts empty), each as a segment array ``[a, b]``; one part for few answers;
     ``most``: at most that many parts."""
 
+    if n < PARALLEL_ROWS:
+        return [np.array([0, n], np.int64)]
     cores = get_threads() if most is None else max(1, min(most, get_threads()))
-    if cores < 2 or n < PARALLEL_ROWS:
+    if cores < 2:
         return [np.array([0, n], np.int64)]
     cuts = [n * c // cores for c in range(cores + 1)]
     return [np.array([a, b], np.int64) for a, b in itertools.pairwise(cuts)]
@@ -192,6 +194,8 @@ def by_chunks(run: Callable[[int, int], R], n: int) -> list[R]:
     """``run(a, b)`` for the rows ``[a, b)`` of each of :func:`chunks` of ``0..n-1``, on the
     cores, in order: a compiled pass over views ``x[a:b]`` of its arrays (a view of a
     contiguous array is contiguous: the same compiled code), its results then combined."""
+    if n < PARALLEL_ROWS:  # one chunk
+        return [run(0, n)]
     return on_cores(lambda c: run(int(c[0]), int(c[1])), chunks(n))
 
 

@@ -18,6 +18,7 @@ means are exactly rounded instead: :mod:`windowagg.kernels.exact_sums`).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,12 +30,12 @@ from ..fifo import fifo
 from ..frames import Frame
 from ..kernels import order_stats
 from ..kernels.bounds import range_bounds, rows_bounds
-from ..kernels.order_stats import NEAREST, distinct_frames
+from ..kernels.order_stats import NEAREST, distinct_frames, sorted_ids
 from ..storage import kernel_of
 from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
 from .columns import limits
-from .memory import empty, float_input, zeros
+from .memory import empty, float_input, read_only, zeros
 from .stages import stage
 
 __all__ = ["FrameBounds", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
@@ -56,16 +57,21 @@ def offsets(f: Frame, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A frame's start and end offsets in the times' type, each as two parts whose sum it is
     (an int64 offset beyond the int64 range, as ``range:-1e19,0`` over int64 times, in two
     halves; any beyond twice that reaches past every time anyway): what
-    :func:`windowagg.kernels.bounds.shifted` adds, clamped, to a time."""
+    :func:`windowagg.kernels.bounds.shifted` adds, clamped, to a time (read-only: found
+    once per frame and type)."""
+    return _offsets(f, times.dtype == np.int64)
 
+
+@functools.lru_cache(maxsize=256)
+def _offsets(f: Frame, whole: bool) -> tuple[np.ndarray, np.ndarray]:
     def parts(x: float | None) -> np.ndarray:
-        if times.dtype != np.int64:
+        if not whole:
             return np.array([0.0 if x is None else float(x), 0.0])
         x = 0 if x is None else max(-(2**64) + 2, min(2**64 - 2, int(x)))
         half = x // 2 if abs(x) > 2**63 - 1 else x
         return np.array([half, x - half], np.int64)
 
-    return parts(f.start), parts(f.end)
+    return read_only(parts(f.start)), read_only(parts(f.end))
 
 
 class FrameBounds:
@@ -363,9 +369,13 @@ def distinct(values: np.ndarray, frames: FrameBounds) -> np.ndarray:
     (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
 
     values = np.asarray(values, float)
-    valid = ~np.isnan(values)
-    ids = np.full(len(values), -1, np.int64)
-    ids[valid], m = value_ids(values[valid])
+    ids = empty(len(values), np.int64)
+    if len(values) < HASHED_FROM:  # few: numbered in their order, in one compiled pass
+        m = sorted_ids(read_only(values), np.argsort(values), ids)
+    else:
+        valid = ~np.isnan(values)
+        ids[~valid] = -1
+        ids[valid], m = value_ids(values[valid])
     lo, hi = frames.bounds()
     out = empty(len(lo), np.int64)
     distinct_frames(ids, lo, hi, zeros(m, np.int64), out)

@@ -14,7 +14,8 @@ row order.
   parts, as they merge); :func:`part_runs`: each asked key's rows in several such runs laid one
   after another, found among each run's distinct keys; :func:`merged_runs`: those rows
   merged key by key in time order, stably (what a query asks of them); :func:`rows_by_run`:
-  rows split by run again, for one take from each.
+  rows split by run again, for one take from each; :func:`query_segments`: each query's
+  segment among those keys' rows.
 """
 
 import numpy as np
@@ -88,6 +89,29 @@ def merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows):
 
 
 @kernel
+def query_segments(q, valid, wanted, counts, seg, qseg, of_key):
+    """The segments of the keys asked for (``wanted``, sorted and distinct, holding
+    ``counts`` rows each, in that order) that hold rows: ``seg[:m + 1]``; ``qseg[i]``, query
+    ``i``'s (its key ``q[i]``), -1 where its key is null (not ``valid``) or holds no rows;
+    ``of_key`` is work space, one per key asked for. Returns ``m``."""
+    m = 0
+    seg[0] = 0
+    for j in range(wanted.shape[0]):
+        of_key[j] = -1
+        if counts[j] > 0:
+            of_key[j] = m
+            seg[m + 1] = seg[m] + counts[j]
+            m += 1
+    for i in range(q.shape[0]):
+        qseg[i] = -1
+        if valid[i]:
+            j = np.searchsorted(wanted, q[i])
+            if j < wanted.shape[0] and wanted[j] == q[i]:
+                qseg[i] = of_key[j]
+    return m
+
+
+@kernel
 def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
     """Each wanted key's run in each part of rows laid one after another (part ``p``: rows
     ``bounds[p]`` to ``bounds[p + 1] - 1``, sorted by key), found among the part's distinct
@@ -95,7 +119,8 @@ def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
     ``starts[j]`` to the next one's start, or the part's end); ``wanted`` sorted and
     distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``
     (an empty run where it has none). A binary search per key and part, from where the key
-    before was found."""
+    before was found. Returns how many rows the runs hold."""
+    total = 0
     for p in range(len(doff) - 1):
         j = doff[p]
         n = doff[p + 1]
@@ -112,9 +137,11 @@ def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
             if j < n and distinct[j] == x:
                 lo[p, w] = starts[j]
                 hi[p, w] = starts[j + 1] if j + 1 < n else bounds[p + 1]
+                total += hi[p, w] - lo[p, w]
             else:
                 lo[p, w] = 0
                 hi[p, w] = 0
+    return total
 
 
 @kernel

@@ -44,12 +44,16 @@ def counted(col: Column, fr: FrameBounds) -> tuple[np.ndarray, np.ndarray, np.nd
     return lo, hi, col._cache[key]
 
 
+#: the output types whose values are held as they come, in their own memory
+_WIDTHS = {pa.float64(): np.float64, pa.int64(): np.int64}
+
+
 @stage("output arrays")
 def with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``values`` as an Arrow array of ``type_``, null where ``null``: a float64 or int64
     array of their own memory with validity bits packed from ``null``."""
     some = bool(null.any())
-    width = {pa.float64(): np.float64, pa.int64(): np.int64}.get(type_)
+    width = _WIDTHS.get(type_)
     if width is None or values.dtype != width or not values.flags.c_contiguous:
         return pa.array(values, type=type_, mask=null if some else None)
     bits = pa.py_buffer(np.packbits(~null, bitorder="little")) if some else None

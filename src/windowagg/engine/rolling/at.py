@@ -20,17 +20,14 @@ events so: :mod:`.online`); queries already in (segment, time) order are not sor
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.bounds import at_bounds
 from .. import parallel
-from ..columns import arrange, as_floats, as_ints, limits, moved, take, times_of
+from ..columns import arrange, as_floats, as_ints, column_times, limits, moved, take
 from ..evaluate import evaluate
 from ..keys import Keyed, in_key_order, key_codes, keyed_sort
 from ..memory import empty, zeros
@@ -137,12 +134,12 @@ def _segments(
 
 
 def in_events_unit(
-    plan: RollingPlan, events: pa.Table, queries: pa.Table, at_time: str
+    plan: RollingPlan, events: pa.Schema, queries: pa.Table, at_time: str
 ) -> pa.Table:
-    """The queries with their time in the unit of the events' time (a timestamp's own, a
-    date's microseconds: the frames are in it), exactly; a query time finer than that unit is
-    an error that says so."""
-    want, have = events.schema.field(plan.time).type, queries.schema.field(at_time).type
+    """The queries with their time in the unit of the events' time (``events``, the events'
+    schema; a timestamp's own unit, a date's microseconds: the frames are in it), exactly; a
+    query time finer than that unit is an error that says so."""
+    want, have = events.field(plan.time).type, queries.schema.field(at_time).type
     if not all(pa.types.is_timestamp(t) or pa.types.is_date(t) for t in (want, have)):
         return queries  # numbers: compared as they are
     unit = want.unit if pa.types.is_timestamp(want) else "us"  # a date: microseconds
@@ -183,11 +180,8 @@ def entries_read(plan: RollingPlan, events: pa.Table) -> pa.Table:
     """The columns the entries read: their inputs, and the times where an entry reads them,
     where the FIFO sweep serves an entry (an ``arg`` result is the time of its row) or where
     nothing else is (kept first: the time column's type for the queries' times)."""
-    inputs = {c for e in plan.entries for c in e.inputs}
-    swept = any(e.evaluation is Evaluation.SWEEP for e in plan.entries)
-    timed = plan.time in inputs or swept or not inputs
-    read = [n for n in events.column_names if n in inputs and n != plan.time]
-    return events.select([plan.time, *read] if timed else read)
+    read = [n for n in events.column_names if n in plan.inputs and n != plan.time]
+    return events.select([plan.time, *read] if plan.reads_times else read)
 
 
 def evaluate_at(
@@ -207,8 +201,7 @@ def evaluate_at(
     found); ``timing``, the events' schema (where ``events`` may lack the time column)."""
     timing = events.schema if timing is None else timing
     events = entries_read(plan, events)
-    when = timing.empty_table().select([plan.time])  # the events' time column's type
-    qtimes = times_of(replace(plan, time=at_time), in_events_unit(plan, when, queries, at_time))
+    qtimes = column_times(at_time, in_events_unit(plan, timing, queries, at_time).column(at_time))
     if times.dtype != qtimes.dtype:  # whole numbers beyond doubles on one side
         kinds = timing.field(plan.time).type, queries.schema.field(at_time).type
         both = as_floats if any(pa.types.is_floating(k) for k in kinds) else as_ints

@@ -33,10 +33,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import merged_rows, rows_by_run
-from ..columns import times_of
+from ...kernels.key_order import merged_rows, query_segments, rows_by_run
+from ..columns import numbers_as_times
 from ..keys import in_key_order
-from ..memory import empty
+from ..memory import empty, read_only
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex
@@ -208,9 +208,8 @@ class Held:
         query's frame reaches events let go."""
         start = self.answers_from
         if start is not None:
-            timing = self.schema.empty_table()
             q, timed = times_as_numbers(
-                in_events_unit(self.plan, timing, queries, at_time).column(at_time)
+                in_events_unit(self.plan, self.schema, queries, at_time).column(at_time)
             )
             early = timed & (q < start)  # NaN compares false: no frame reaches back
             if early.any():
@@ -236,19 +235,20 @@ class Held:
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
         each query's, and neither sorts the events nor matches keys again; only the columns
         the entries read are gathered (the times come with the keys found)."""
-        valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
         filled = pc.fill_null(asked, 0) if asked.null_count else asked
         q = np.asarray(filled.to_numpy(zero_copy_only=False), np.int64)
-        wanted = np.unique(q[valid])
+        if asked.null_count:
+            valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
+            wanted = np.unique(q[valid])
+        else:
+            valid = np.ones(len(q), bool)
+            wanted = q if len(q) == 1 else np.unique(q)
         events, counts, numbers = self._by_index(wanted, self.read)
-        has = counts > 0
-        seg = np.concatenate([[0], np.cumsum(counts[has])]).astype(np.int64)
-        qseg = np.full(len(q), -1, np.int64)
-        if len(wanted):
-            at = np.searchsorted(wanted, q).clip(0, len(wanted) - 1)
-            of_key = (np.cumsum(has) - 1)[at]
-            qseg[valid & has[at]] = of_key[valid & has[at]]
-        times = times_of(self.plan, pa.table({self.plan.time: numbers}))  # as the column's
+        seg, qseg = empty(len(wanted) + 1, np.int64), empty(len(q), np.int64)
+        asked_at = read_only(q), read_only(valid), read_only(wanted)  # one compile
+        m = query_segments(*asked_at, counts, seg, qseg, empty(len(wanted), np.int64))
+        seg = seg[: m + 1]
+        times = numbers_as_times(self.plan.time, numbers)  # as the column's
         return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time, self.schema)
 
     @property

@@ -133,8 +133,7 @@ class PartIndex:
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
         doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
-        part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
-        n = int((hi - lo).sum())
+        n = part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
         rows, times, counts = (
             empty(n, np.int64),
             empty(n, self.times.data.dtype),

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 
 import pyarrow as pa
 
+from ...aggregations import Evaluation
 from ...durations import unit_of
 from ...frames import Frame, FrameError, frame, whole
 from ..entries import (
@@ -34,10 +36,23 @@ class RollingPlan:
     timestamp: bool  # times are timestamps (microseconds inside), else plain numbers
     entries: tuple[Entry, ...]
 
-    @property
+    @cached_property
     def frames(self) -> list[Frame]:
         """The distinct frames, each found once however many entries share it."""
         return list(dict.fromkeys(e.frame for e in self.entries if e.frame is not None))
+
+    @cached_property
+    def inputs(self) -> frozenset[str]:
+        """The columns the entries read."""
+        return frozenset(c for e in self.entries for c in e.inputs)
+
+    @cached_property
+    def reads_times(self) -> bool:
+        """Whether an evaluation reads the time column: where an entry reads it, where the
+        FIFO sweep serves an entry (an ``arg`` result is the time of its row), or where no
+        entry reads any column (the queries' times then take the column's type from it)."""
+        swept = any(e.evaluation is Evaluation.SWEEP for e in self.entries)
+        return self.time in self.inputs or swept or not self.inputs
 
     @property
     def looks_forward(self) -> bool:
