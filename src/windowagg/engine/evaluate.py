@@ -56,11 +56,22 @@ def add_evaluator(evaluator: Evaluator) -> None:
 
 
 def evaluator_of(e: Entry) -> Evaluator:
-    """The one evaluator that serves entry ``e``."""
-    found = [m for m in EVALUATORS if e.evaluation in m.SERVES]
-    if len(found) != 1:
-        raise AssertionError(f"{len(found)} evaluators serve {e.evaluation} ({e.name!r})")
-    return found[0]
+    """The one evaluator that serves entry ``e`` (found once per evaluation while
+    :data:`EVALUATORS` stays the list it was, of the length it had)."""
+    global _served
+    if _served[0] is not EVALUATORS or _served[1] != len(EVALUATORS):
+        _served = EVALUATORS, len(EVALUATORS), {}
+    found = _served[2].get(e.evaluation)
+    if found is None:
+        serving = [m for m in EVALUATORS if e.evaluation in m.SERVES]
+        if len(serving) != 1:
+            raise AssertionError(f"{len(serving)} evaluators serve {e.evaluation} ({e.name!r})")
+        found = _served[2][e.evaluation] = serving[0]
+    return found
+
+
+#: the list :func:`evaluator_of` last read, its length, and the evaluator of each evaluation
+_served: tuple[list, int, dict] = ([], 0, {})
 
 
 @stage("evaluate")

@@ -107,6 +107,8 @@ def engine_memory() -> Iterator[None]:
 
 #: arrays of at least this many bytes come from the engine's reserve (:func:`empty`)
 LARGE = 1 << 20
+#: arrays of fewer values than this are small whatever their type (of up to 64 bytes)
+SMALL = LARGE // 64
 #: the most the reserve holds, in bytes
 RESERVE_BYTES = 2 << 30
 #: seconds after the engine's last call at which the reserve lets its buffers go
@@ -208,6 +210,8 @@ def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> np.ndar
     default memory pool (arrays that become output columns are Arrow's memory already);
     small ones from NumPy."""
 
+    if type(shape) is int and shape < SMALL:  # at once: the engine asks for many such
+        return np.empty(shape, dtype)
     dtype = np.dtype(dtype)
     count = math.prod(shape) if isinstance(shape, tuple) else int(shape)
     if count * dtype.itemsize < LARGE or dtype.hasobject:

@@ -24,6 +24,7 @@ from ..entries import Entry
 from ..memory import empty, read_only
 from ..sweep import FrameBounds
 from .common import (
+    NO_NULLS,
     Inputs,
     counted,
     decimal_array,
@@ -47,7 +48,7 @@ SERVES = frozenset(
 def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array:
     """Entry ``e``'s column over its frames' bounds ``fr`` (its input column ``col``)."""
     if e.evaluation is Evaluation.COUNT:
-        return pa.array(counted(col, fr)[2], pa.int64())
+        return with_nulls(counted(col, fr)[2], NO_NULLS, pa.int64())
     if e.evaluation in (Evaluation.SUM, Evaluation.MEAN):
         return _sum(col, fr, e, None if e.counts is None else inputs.columns[e.counts])
     return _truths(col, fr, e)
@@ -96,7 +97,7 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
     if nan is not None:
         out[nan > 0] = np.nan
     if not col.array.null_count and fr.holds_own_row():  # no frame without a value
-        return with_nulls(out, np.zeros(0, bool), entry.type)
+        return with_nulls(out, NO_NULLS, entry.type)
     return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
 
 
