@@ -80,19 +80,20 @@ def test_few_values_are_numbered_in_one_compiled_pass() -> None:
 
 @pytest.mark.parametrize("kind", ["arrow", "polars"])
 @pytest.mark.parametrize("frame", ["rows:40", "range:25"])
-@pytest.mark.parametrize("n", [30_000, 3_000])
+@pytest.mark.parametrize(("n", "nan"), [(30_000, True), (20_000, False), (3_000, True)])
 def test_distinct_counts_of_repeated_values_equal_a_brute_force(
-    hashed: list[int], frame: str, kind: str, n: int, monkeypatch
+    hashed: list[int], frame: str, kind: str, n: int, nan: bool, monkeypatch
 ) -> None:
     """Rolling distinct counts over rows of a few values (NaN and null missing, -0.0 equal to
     0.0), in two keys, on int64 times, against a count of each frame's set: 30,000 rows
-    numbered by the hash table, 3,000 by one compiled pass over their order."""
+    numbered by the hash table (20,000 without NaN or null: every value numbered as it is), 3,000 by
+    one compiled pass over their order."""
     walked: list[int] = []
     walk = sweep.sorted_ids
     monkeypatch.setattr(sweep, "sorted_ids", lambda v, *a: walked.append(len(v)) or walk(v, *a))
     rng = np.random.default_rng(5)
-    values = rng.choice(np.array([*SPECIAL, np.nan]), n)
-    null = rng.random(n) < 0.05
+    values = rng.choice(np.array([*SPECIAL, np.nan] if nan else SPECIAL), n)
+    null = rng.random(n) < (0.05 if nan else 0)  # a null is NaN to the numbering
     keys = rng.integers(0, 2, n)
     times = np.sort(rng.integers(0, 2 * n // 3, n))
     table = pa.table({"k": keys, "t": times, "v": pa.array(values, mask=null)})
@@ -102,6 +103,7 @@ def test_distinct_counts_of_repeated_values_equal_a_brute_force(
     )
     if n > sweep.HASHED_FROM:
         assert hashed and max(hashed) > n // 4 and not walked
+        assert (max(hashed) == n) != nan  # without NaN, the values as they are
     else:
         assert walked == [n] and not hashed
     got = np.asarray(out["d"].to_numpy())

@@ -369,13 +369,17 @@ def distinct(values: np.ndarray, frames: FrameBounds) -> np.ndarray:
     (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
 
     values = np.asarray(values, float)
-    ids = empty(len(values), np.int64)
     if len(values) < HASHED_FROM:  # few: numbered in their order, in one compiled pass
+        ids = empty(len(values), np.int64)
         m = sorted_ids(read_only(values), np.argsort(values), ids)
     else:
-        valid = ~np.isnan(values)
-        ids[~valid] = -1
-        ids[valid], m = value_ids(values[valid])
+        nan = np.isnan(values)
+        if nan.any():
+            ids = empty(len(values), np.int64)
+            ids[nan] = -1
+            ids[~nan], m = value_ids(values[~nan])
+        else:  # every value numbered as it is
+            ids, m = value_ids(values)
     lo, hi = frames.bounds()
     out = empty(len(lo), np.int64)
     distinct_frames(ids, lo, hi, zeros(m, np.int64), out)
