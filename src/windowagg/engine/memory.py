@@ -41,8 +41,6 @@ import platform
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import numpy.typing as npt
@@ -93,15 +91,17 @@ def _libc():
     return ctypes.CDLL("libc.so.6")
 
 
-@contextmanager
-def engine_memory() -> Iterator[None]:
-    """One call of the engine: the reserve's buffers from the pool of the user's choice
-    (:func:`keep_freed_memory`: glibc's malloc; else Arrow's default pool), let go
-    :data:`RELEASE_AFTER` seconds after the call ends."""
-    _reserve.pool = pa.system_memory_pool() if _kept_now() else None
-    try:
-        yield
-    finally:
+class engine_memory:
+    """One call of the engine (``with engine_memory():``): the reserve's buffers from the pool
+    of the user's choice (:func:`keep_freed_memory`: glibc's malloc; else Arrow's default
+    pool), let go :data:`RELEASE_AFTER` seconds after the call ends."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        _reserve.pool = pa.system_memory_pool() if _kept_now() else None
+
+    def __exit__(self, *exc: object) -> None:
         _reserve.later()
 
 

@@ -129,8 +129,9 @@ class FrameBounds:
     def one_row(self) -> np.ndarray | bool | None:
         """Where given bounds hold one row each (windows of one slice each, over a table of
         partials): True where those rows are every row in order, else the rows; None where
-        some frame holds another number of rows, and for per-row frames."""
-        if self.frame is not None:
+        some frame holds another number of rows, for per-row frames and for frames each
+        answered alone (point-in-time queries: their evaluators read the row as it is)."""
+        if self.frame is not None or self.alone:
             return None
         if self._one_row is None:
             lo, hi = self.bounds()
