@@ -95,6 +95,24 @@ def test_each_builtin_is_served_by_exactly_one_evaluator(name) -> None:
     assert [m for m in EVALUATORS if entry.evaluation in m.SERVES] == [evaluator_of(entry)]
 
 
+def test_an_evaluator_added_after_a_lookup_is_seen(monkeypatch) -> None:
+    """Each evaluation's evaluator is found once, and found again once an evaluator is added:
+    a second one serving the same evaluation is refused, not hidden by the first lookup."""
+    from windowagg.engine import evaluate
+
+    monkeypatch.setattr(evaluate, "EVALUATORS", list(EVALUATORS))
+    entry = Entry("o", AGGREGATIONS["sum"](), "sum", "v", None, pa.float64())
+    first = evaluate.evaluator_of(entry)
+    assert evaluate.evaluator_of(entry) is first
+
+    class Twin:
+        SERVES = frozenset({entry.evaluation})
+
+    evaluate.add_evaluator(Twin)  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match="2 evaluators serve"):
+        evaluate.evaluator_of(entry)
+
+
 def test_every_evaluation_has_its_evaluator() -> None:
     for evaluation in Evaluation:
         served = [m for m in EVALUATORS if evaluation in m.SERVES]

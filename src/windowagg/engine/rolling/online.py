@@ -235,12 +235,12 @@ class Held:
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
         each query's, and neither sorts the events nor matches keys again; only the columns
         the entries read are gathered (the times come with the keys found)."""
-        filled = pc.fill_null(asked, 0) if asked.null_count else asked
-        q = np.asarray(filled.to_numpy(zero_copy_only=False), np.int64)
         if asked.null_count:
+            q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
             valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
             wanted = np.unique(q[valid])
         else:
+            q = np.asarray(asked.to_numpy(zero_copy_only=False), np.int64)
             valid = np.ones(len(q), bool)
             wanted = q if len(q) == 1 else np.unique(q)
         events, counts, numbers = self._by_index(wanted, self.read)
