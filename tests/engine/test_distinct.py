@@ -3,6 +3,8 @@ where nearly every value is new: the same counts either way, against a brute for
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -11,7 +13,7 @@ import pytest
 
 from windowagg import rolling_aggregate
 from windowagg.engine import sweep
-from windowagg.kernels.order_stats import sorted_ids
+from windowagg.kernels.order_stats import sorted_ids, span_ids
 
 
 @pytest.fixture
@@ -120,3 +122,89 @@ def test_distinct_counts_of_repeated_values_equal_a_brute_force(
             }
             want[r] = len(seen)
     np.testing.assert_array_equal(got, want)
+
+
+def _column(kind: str, n: int, rng: np.random.Generator) -> pa.Array:
+    """``n`` values of one kind, about 5% null: whole doubles of a small range (with -0.0 and
+    NaN), int64 and decimals whose neighbours a double cannot tell apart, decimals beyond
+    64 bits, truth values."""
+    null = rng.random(n) < 0.05
+    small = rng.integers(-40, 40, n)
+    if kind == "whole doubles":
+        values = np.where(small == 7, np.nan, np.where(small == 0, -0.0, small.astype(float)))
+        return pa.array(values, mask=null)
+    if kind == "int64 near 2**62":
+        return pa.array(2**62 + small, mask=null)
+    if kind == "int64 far apart":
+        return pa.array(
+            rng.choice(np.array([2**53, 2**53 + 1, -(2**63), 2**63 - 1, 0]), n), mask=null
+        )
+    if kind == "int8":
+        return pa.array(small.astype(np.int8), mask=null)
+    if kind == "bool":
+        return pa.array(small > 0, mask=null)
+    scale = 10 if kind == "decimal(38, 10)" else 1
+    base = 1234567890123456789 if scale == 10 else 10**30  # unscaled: in 64 bits, or not
+    values = [None if z else Decimal(base + int(s)).scaleb(-scale) for s, z in zip(small, null)]
+    return pa.array(values, pa.decimal128(38, scale))
+
+
+KINDS = [
+    "whole doubles",
+    "int64 near 2**62",
+    "int64 far apart",
+    "int8",
+    "bool",
+    "decimal(38, 10)",
+    "decimal beyond 64 bits",
+]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [300, 20_000])
+def test_distinct_counts_are_exact_for_every_kind_of_value(kind: str, n: int, monkeypatch) -> None:
+    """Each kind of value numbered as itself, not as a double (which takes 2**53 + 1 for
+    2**53): rolling distinct counts against Python sets of the values. Whole numbers of a
+    small range are numbered by their distance from the smallest, compiled, with no hash or
+    sort; values far apart are not."""
+    spans: list[int] = []
+    span = sweep.span_ids
+    monkeypatch.setattr(sweep, "span_ids", lambda v, *a: spans.append(span(v, *a)) or spans[-1])
+    rng = np.random.default_rng(8)
+    column = _column(kind, n, rng)
+    times = np.sort(rng.integers(0, n, n))
+    out = rolling_aggregate(
+        pa.table({"t": times, "v": column}),
+        time="t",
+        aggs={"d": ("count_distinct", "v", "range:30")},
+    )
+    direct = kind not in ("int64 far apart", "decimal beyond 64 bits")
+    assert (
+        bool(spans) and spans[0] > 0
+    ) == direct and span_ids.signatures  # the compiled kernel ran
+    values = column.to_pylist()
+    want = []
+    for t in times:
+        window = [values[j] for j in np.flatnonzero((times >= t - 30) & (times <= t))]
+        want.append(len({v for v in window if v is not None and v == v}))
+    assert out["d"].to_pylist() == want
+
+
+def test_span_ids_refuses_what_it_cannot_number() -> None:
+    """A value that is not whole, a span as wide as the limit, whole numbers at both ends of
+    int64 (whose distance overflows) and infinities: -1, the caller numbers them otherwise."""
+    nothing = np.zeros(0, bool)
+    cases = [
+        (np.array([1.0, 1.5]), 10),
+        (np.array([0.0, 10.0]), 10),
+        (np.array([-(2**63), 2**63 - 1], np.int64), 10),
+        (np.array([np.inf, 1.0]), 10),
+        (np.array([np.inf, np.inf]), 10),
+    ]
+    for values, limit in cases:
+        assert span_ids(values, nothing, limit, np.empty(len(values), np.int64)) == -1
+    ids = np.empty(4, np.int64)
+    assert span_ids(np.array([3.0, -0.0, np.nan, 0.0]), nothing, 10, ids) == 4
+    assert ids.tolist() == [3, 0, -1, 0]
+    assert span_ids(np.array([5, 9], np.int64), np.array([False, True]), 10, ids[:2]) == 1
+    assert ids[:2].tolist() == [-1, 0]

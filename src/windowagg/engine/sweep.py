@@ -30,15 +30,23 @@ from ..fifo import fifo
 from ..frames import Frame
 from ..kernels import order_stats
 from ..kernels.bounds import range_bounds, rows_bounds
-from ..kernels.order_stats import NEAREST, distinct_frames, sorted_ids
+from ..kernels.order_stats import NEAREST, distinct_frames, sorted_ids, span_ids
 from ..storage import kernel_of
 from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
-from .columns import limits
+from .columns import Column, limits
 from .memory import empty, float_input, read_only, zeros
 from .stages import stage
 
-__all__ = ["FrameBounds", "distinct", "order_statistic", "quantiles", "ranks_of", "rolling"]
+__all__ = [
+    "FrameBounds",
+    "distinct",
+    "distinct_ids",
+    "order_statistic",
+    "quantiles",
+    "ranks_of",
+    "rolling",
+]
 
 #: the times of a sweep over bounds found before (it reads none)
 _NO_TIMES = np.empty(0)
@@ -365,26 +373,62 @@ def quantiles(values: np.ndarray, frames: FrameBounds, q: float) -> np.ndarray:
     return out
 
 
-def distinct(values: np.ndarray, frames: FrameBounds) -> np.ndarray:
-    """The number of distinct values (NaN is missing) of every frame, exactly, compiled
+def distinct(col: Column, frames: FrameBounds) -> np.ndarray:
+    """The number of distinct values (null and NaN missing) of every frame, exactly, compiled
     (:func:`windowagg.kernels.order_stats.distinct_frames`): O(1) per row and frame."""
-
-    values = np.asarray(values, float)
-    if len(values) < HASHED_FROM:  # few: numbered in their order, in one compiled pass
-        ids = empty(len(values), np.int64)
-        m = sorted_ids(read_only(values), np.argsort(values), ids)
-    else:
-        nan = np.isnan(values)
-        if nan.any():
-            ids = empty(len(values), np.int64)
-            ids[nan] = -1
-            ids[~nan], m = value_ids(values[~nan])
-        else:  # every value numbered as it is
-            ids, m = value_ids(values)
+    ids, m = distinct_ids(col)
     lo, hi = frames.bounds()
     out = empty(len(lo), np.int64)
     distinct_frames(ids, lo, hi, zeros(m, np.int64), out)
     return out
+
+
+#: whole numbers spanning fewer than this many values more than there are rows are numbered
+#: by their distance from the smallest (:func:`~windowagg.kernels.order_stats.span_ids`)
+SPAN = 1024
+#: no row is null (an empty validity, for the kernels)
+_EVERY = read_only(np.zeros(0, bool))
+
+
+@stage("distinct ids")
+def distinct_ids(col: Column) -> tuple[np.ndarray, int]:
+    """Every row's value as an id (-1: null or NaN), equal exactly for equal values
+    (``-0.0`` is ``0.0``), and ``m``, the ids' bound (every id below it). Integers, times,
+    truth values and decimals are numbered as their own whole numbers (a double would merge
+    those beyond 2**53), floats as doubles: by their distance from the smallest where they
+    are whole numbers of a small range (two compiled passes), else in their order for few
+    (one compiled pass) or by :func:`value_ids`."""
+    whole = None if pa.types.is_floating(col.type) else col.ints()[0]
+    if whole is None and pa.types.is_decimal(col.type):  # beyond 64 bits: Arrow's hash
+        enc = pc.dictionary_encode(col.array)
+        return pc.fill_null(enc.indices, -1).to_numpy().astype(np.int64), len(enc.dictionary)
+    if whole is None:
+        values, valid = col.floats(), _EVERY  # null is NaN
+    else:
+        values = read_only(whole)
+        valid = read_only(col.valid) if col.array.null_count else _EVERY
+    n = len(values)
+    ids = empty(n, np.int64)
+    m = span_ids(values, valid, n + SPAN, ids) if n else 0
+    if m >= 0:
+        return ids, m
+    counted = values if not len(valid) else values[valid]
+    if len(counted) < HASHED_FROM:  # few: numbered in their order, in one compiled pass
+        some = empty(len(counted), np.int64)
+        m = sorted_ids(read_only(counted), np.argsort(counted), some)
+    else:
+        nan = np.isnan(counted) if counted.dtype.kind == "f" else None
+        if nan is not None and nan.any():
+            some = empty(len(counted), np.int64)
+            some[nan] = -1
+            some[~nan], m = value_ids(counted[~nan])
+        else:  # every value numbered as it is
+            some, m = value_ids(counted)
+    if not len(valid):
+        return some, m
+    ids[:] = -1
+    ids[valid] = some
+    return ids, m
 
 
 #: fewer values than this are numbered by a sort (a hash table's set-up costs more)
@@ -394,11 +438,11 @@ SAMPLE = 4096
 
 
 def value_ids(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """Each value's id (no NaN among them), dense in ``0..m-1`` and equal for equal values
-    (``-0.0`` is ``0.0``), and ``m``. By a hash table (Arrow's dictionary encoding, O(n))
-    where a sample of the values repeats (then the table stays small: 20x faster than a sort
-    for 10M values of 100 or 10,000 distinct ones), else by a sort (numpy's ``unique``, which
-    beats the table where nearly every value is new)."""
+    """Each value's id (doubles without NaN, or int64), dense in ``0..m-1`` and equal for
+    equal values (``-0.0`` is ``0.0``), and ``m``. By a hash table (Arrow's dictionary
+    encoding, O(n)) where a sample of the values repeats (then the table stays small: 20x
+    faster than a sort for 10M values of 100 or 10,000 distinct ones), else by a sort (numpy's
+    ``unique``, which beats the table where nearly every value is new)."""
     n = len(values)
     if n >= HASHED_FROM:
         sample = values[:: n // SAMPLE]
@@ -406,7 +450,8 @@ def value_ids(values: np.ndarray) -> tuple[np.ndarray, int]:
         # a sample of s values from d distinct ones repeats about s^2 / 2d times (the
         # birthday bound): hashed where that puts d below a quarter of the values
         if 2 * repeats * n > 4 * len(sample) ** 2:
-            enc = pc.dictionary_encode(pa.array(values + 0.0))  # -0.0 + 0.0 is 0.0
+            whole = values.dtype.kind != "f"
+            enc = pc.dictionary_encode(pa.array(values if whole else values + 0.0))  # -0.0 + 0.0
             return enc.indices.to_numpy().astype(np.int64, copy=False), len(enc.dictionary)
     uniq, inverse = np.unique(values, return_inverse=True)
     return inverse.astype(np.int64, copy=False), len(uniq)

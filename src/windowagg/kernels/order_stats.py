@@ -160,21 +160,58 @@ def distinct_frames(ids, lo, hi, counts, out):
 def sorted_ids(values, order, ids):
     """Each value's id (``ids``, as ``value_ids`` numbers them: dense in ``0..m-1``, equal for
     equal values, ``-0.0`` as ``0.0``; -1 for NaN), given ``order``, the values' ascending
-    order (NaN last); returns ``m``. One pass: few values are numbered faster by it than by
-    ``numpy.unique``, whose fixed cost dominates them."""
+    order (NaN last); returns ``m``. One pass, each value compared with the one before in its
+    own type (whole numbers beyond 2**53 exactly): few values are numbered faster by it than
+    by ``numpy.unique``, whose fixed cost dominates them."""
     m = 0
-    prev = 0.0
+    last = 0
     for i in range(order.shape[0]):
         r = order[i]
         x = values[r]
-        if np.isnan(x):
+        if x != x:  # NaN
             ids[r] = -1
             continue
-        if m == 0 or x != prev:
+        if m == 0 or x != values[last]:
             m += 1
-            prev = x
+            last = r
         ids[r] = m - 1
     return m
+
+
+@kernel
+def span_ids(values, valid, limit, ids):
+    """Each value's id as its distance from the smallest (``ids``: -1 where ``valid`` is
+    False, an empty ``valid`` meaning every row, or the value is NaN), where every counted
+    value is a whole number and they span fewer than ``limit`` values; returns the span
+    ``m`` (ids in ``0..m-1``, equal exactly for equal values, ``-0.0`` as ``0.0``), or -1 where
+    they do not fit (``ids`` then unset). Two passes and no hash or sort: the values of a
+    small range of whole numbers (codes, counts, small ids) numbered directly."""
+    n = values.shape[0]
+    every = valid.shape[0] == 0
+    lo = values[0]
+    hi = values[0]
+    seen = False
+    for i in range(n):
+        x = values[i]
+        if (every or valid[i]) and x == x:
+            if x != np.floor(x):
+                return -1
+            if not seen or x < lo:
+                lo = x
+            if not seen or x > hi:
+                hi = x
+            seen = True
+    if not seen:
+        for i in range(n):
+            ids[i] = -1
+        return 0
+    # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow)
+    if not float(hi) - float(lo) < limit + 4096.0 or not hi - lo < limit:
+        return -1
+    for i in range(n):
+        x = values[i]
+        ids[i] = np.int64(x - lo) if (every or valid[i]) and x == x else -1
+    return np.int64(hi - lo) + 1
 
 
 @kernel

@@ -29,7 +29,7 @@ def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array
         return _collected(col, fr, e)
     if e.evaluation is Evaluation.SET:
         return _set(col, fr, e)
-    return pa.array(distinct(col.floats(), fr), e.type)
+    return pa.array(distinct(col, fr), e.type)
 
 
 def _collected(
