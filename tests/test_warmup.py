@@ -11,7 +11,8 @@ from windowagg import warmup
 #: in a fresh process, the table engine's kernels that the tables job must have run
 CHECK = """
 from windowagg import warmup
-from windowagg.kernels import bounds, cells, exact_moments, key_order, passes, select_frames
+from windowagg.kernels import bounds, cells, exact_moments, key_order, order_stats, passes
+from windowagg.kernels import select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -22,7 +23,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            cells.compact_cells, cells.renumbered, cells.key_spans,
            cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments,
            key_order.merged_rows, key_order.part_runs, key_order.merged_runs,
-           key_order.query_segments]
+           key_order.query_segments, passes.stretched, order_stats.span_ids]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

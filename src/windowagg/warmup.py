@@ -106,6 +106,8 @@ def _tables() -> None:
             queries = {"k": table["k"][:100], "t": table["t"][:100]}
             rolling_aggregate(table, time="t", key="k", aggs=frames, at=queries)
             rolling_aggregate(table, time="t", key="k", aggs={"hi": ("max", "v", frame)})
+            distinct = {f"d_{c}": ("count_distinct", c, frame) for c in ("v", "i")}
+            rolling_aggregate(table, time="t", key="k", aggs=distinct)
         # the online state: parts merged as updates come, a batch gathered across them
         online = OnlineFeatures(time="t", key="k", aggs=frames, allowed_lateness=10**7)
         for lo in range(0, n, 500):

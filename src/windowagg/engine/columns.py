@@ -24,6 +24,7 @@ from ..kernels.passes import (
     odd_count,
     prefix_sums,
     scatter,
+    stretched,
 )
 from . import parallel
 from .keys import NULL_TIME, key_codes, keyed_sort
@@ -363,6 +364,18 @@ def gathered_words(parts: list[np.ndarray], rows: np.ndarray) -> list[np.ndarray
     if len(rows) < parallel.PARALLEL_ROWS:
         return [p[rows] for p in parts]
     return _each(gather, parts, rows)
+
+
+def stretched_words(
+    parts: list[np.ndarray], starts: np.ndarray, sizes: np.ndarray, n: int
+) -> list[np.ndarray]:
+    """Words (and validity) of stretches of rows, ``n`` in all (stretch ``s``: ``sizes[s]``
+    rows from ``starts[s]``), laid one after another into the engine's memory
+    (:func:`~windowagg.kernels.passes.stretched`: copies of runs, no index per row)."""
+    out = [empty(n, p.dtype) for p in parts]
+    for p, o in zip(parts, out):
+        stretched(p, starts, sizes, 0, len(starts), 0, o)
+    return out
 
 
 @stage("gather")

@@ -144,17 +144,34 @@ def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
     return total
 
 
+@inline
+def _first_at(times, a, b, x, after):
+    """The first place in ``[a, b)`` (``times`` sorted there) whose time is ``x`` or more
+    (``after``: more than ``x``); ``b`` where none is."""
+    while a < b:
+        m = (a + b) >> 1
+        t = times[m]
+        if t > x or (not after and t == x):
+            b = m
+        else:
+            a = m + 1
+    return a
+
+
 @kernel
-def merged_runs(times, lo, hi, rows, out_times, counts, head):
+def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
     """Each wanted key's runs (``lo[p, w]`` to ``hi[p, w] - 1`` of part ``p``: rows in time
     order, ``times``) merged in time order, the earlier part's row first on ties (parts in
-    arrival order: ties in arrival order): key after key, the rows into ``rows`` and their
-    times into ``out_times``, each key's count into ``counts``; ``head``: work space, one
-    per part. Once a part's row is next, its rows that come before every other part's next
-    row follow in one tight loop (parts that arrived in about time order hardly
-    interleave)."""
+    arrival order: ties in arrival order), key after key, as stretches of rows that lie one
+    after another: stretch ``s`` is rows ``starts[s]`` to ``starts[s] + sizes[s] - 1``. The
+    rows' times go into ``out_times``, each key's count into ``counts``; ``head``: work
+    space, one per part. Returns the number of stretches. Once a part's row is next, its rows
+    that come before every other part's next row are found by a binary search: parts that
+    arrived in about time order hardly interleave, so a key's run in each part is mostly one
+    stretch, and a column is gathered by copying stretches (:func:`~.passes.stretched`)."""
     parts = lo.shape[0]
     o = 0
+    m = 0
     for w in range(lo.shape[1]):
         start = o
         for p in range(parts):
@@ -167,30 +184,22 @@ def merged_runs(times, lo, hi, rows, out_times, counts, head):
             if best < 0:
                 break
             r = head[best]
-            # the other parts' next times: an earlier part's comes first on a tie, a later's
-            # after
-            earlier = later = times[r]
-            any_earlier = any_later = False
-            for p in range(parts):
-                if p != best and head[p] < hi[p, w]:
-                    t = times[head[p]]
-                    if p < best and (not any_earlier or t < earlier):
-                        earlier, any_earlier = t, True
-                    elif p > best and (not any_later or t < later):
-                        later, any_later = t, True
             end = hi[best, w]
-            while True:
-                rows[o] = r
-                out_times[o] = times[r]
-                o += 1
-                r += 1
-                if r >= end:
-                    break
-                t = times[r]
-                if (any_earlier and t >= earlier) or (any_later and t > later):
-                    break
-            head[best] = r
+            for p in range(parts):  # an earlier part's next row comes first on a tie
+                if p != best and head[p] < hi[p, w]:
+                    end = _first_at(times, r + 1, end, times[head[p]], p > best)
+            k = end - r
+            starts[m] = r
+            sizes[m] = k
+            m += 1
+            # over slices from 0 (no wraparound to test: the loop runs faster)
+            dst, src = out_times[o : o + k], times[r:end]
+            for i in range(k):
+                dst[i] = src[i]
+            o += k
+            head[best] = end
         counts[w] = o - start
+    return m
 
 
 @inline

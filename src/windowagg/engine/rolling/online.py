@@ -19,9 +19,10 @@ an update's events are sorted once, and two parts merge in one compiled pass
 (:func:`~windowagg.kernels.key_order.merged_rows`). The parts' keys, times and the
 fixed-width columns the entries read are also laid one after another in one index
 (:class:`~.part_index.PartIndex`). A batch then finds each asked key's run in every part
-among the part's distinct keys, merges the runs key by key in one compiled pass, gathers
-the columns at those rows, and hands the evaluation the events of the keys it asks for
-alone, already in the order it would sort them into, so it does not sort them. Each batch
+among the part's distinct keys, merges the runs key by key in one compiled pass (as
+stretches of rows that lie one after another), copies those stretches of the columns, and
+hands the evaluation the events of the keys it asks for alone, already in the order it
+would sort them into, so it does not sort them. Each batch
 costs time in proportion to the events it reads, not O(log d) per query.
 """
 
@@ -264,10 +265,11 @@ class Held:
         as numbers (:func:`times_as_numbers`): found and merged across the parts by the
         index (:meth:`~.part_index.PartIndex.find`), the fixed-width columns gathered from
         it, any other column taken from each part (:func:`taken`) and put in that order."""
-        rows, times, counts = self.index.find(wanted)
-        found = {c: self.index.gathered(c, rows) for c in columns}
+        stretches, times, counts = self.index.find(wanted)
+        found = {c: self.index.gathered(c, stretches) for c in columns}
         other = [c for c, col in found.items() if col is None]
         if other:  # each part's rows of them, taken from the part, then put in order
+            rows = stretches.rows()
             starts = np.array(self.index.bounds, np.int64)
             local, at = empty(len(rows), np.int64), empty(len(rows), np.int64)
             bounds = empty(len(self.parts) + 1, np.int64)

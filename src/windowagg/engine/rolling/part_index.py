@@ -5,22 +5,26 @@ the newest with the one before, so a merge rewrites the end of the arrays in pla
 
 A batch of queries finds each asked key's run in every part by a binary search among the
 part's distinct keys (:func:`~windowagg.kernels.key_order.part_runs`), merges the runs key by
-key in time order, ties in arrival order (:func:`~windowagg.kernels.key_order.merged_runs`),
-and gathers the fixed-width columns the entries read at those rows in one pass each
-(:func:`~windowagg.engine.columns.gathered_words`): each row read once, from where it lies.
+key in time order, ties in arrival order (:func:`~windowagg.kernels.key_order.merged_runs`)
+as stretches of rows that lie one after another (parts that arrived in about time order
+hardly interleave: mostly one stretch per key and part), and copies those stretches of the
+fixed-width columns the entries read (:func:`~windowagg.engine.columns.stretched_words`):
+each row read once, from where it lies, with no index per row.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from ...kernels.key_order import merged_runs, part_runs
-from ..columns import from_words, gathered_words, word_type, words
+from ..columns import from_words, stretched_words, word_type, words
 from ..memory import empty
 
-__all__ = ["Growing", "PartIndex", "runs_of"]
+__all__ = ["Growing", "PartIndex", "Stretches", "runs_of"]
 
 
 class Growing:
@@ -127,26 +131,40 @@ class PartIndex:
             if valid is not None:
                 valid.n = at
 
-    def find(self, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def find(self, wanted: np.ndarray) -> tuple[Stretches, np.ndarray, np.ndarray]:
         """The rows (numbered across the parts) of the keys ``wanted`` (sorted, distinct),
-        key by key in time order, ties in arrival order; their times; how many of each key."""
+        key by key in time order, ties in arrival order, as stretches of rows that lie one
+        after another; their times; how many of each key."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
         doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
         n = part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
-        rows, times, counts = (
-            empty(n, np.int64),
-            empty(n, self.times.data.dtype),
-            empty(w, np.int64),
+        starts, sizes = empty(n, np.int64), empty(n, np.int64)
+        times, counts = empty(n, self.times.data.dtype), empty(w, np.int64)
+        m = merged_runs(
+            self.times.view(), lo, hi, starts, sizes, times, counts, empty(self.parts, np.int64)
         )
-        merged_runs(self.times.view(), lo, hi, rows, times, counts, empty(self.parts, np.int64))
-        return rows, times, counts
+        return Stretches(starts[:m], sizes[:m], n), times, counts
 
-    def gathered(self, name: str, rows: np.ndarray) -> pa.Array | None:
+    def gathered(self, name: str, rows: Stretches) -> pa.Array | None:
         """Column ``name`` at ``rows`` where it has a fixed width (None where not)."""
         laid = self.words.get(name)
         if laid is None:
             return None
         valid = self.valid[name]
         parts = [laid.view(), *([] if valid is None else [valid.view()])]
-        return from_words(self.types[name], gathered_words(parts, rows))
+        return from_words(self.types[name], stretched_words(parts, *rows))
+
+
+class Stretches(NamedTuple):
+    """Rows as stretches of rows that lie one after another: stretch ``s`` is ``sizes[s]``
+    rows from ``starts[s]``; ``n`` rows in all."""
+
+    starts: np.ndarray
+    sizes: np.ndarray
+    n: int
+
+    def rows(self) -> np.ndarray:
+        """Every row, stretch after stretch."""
+        first = np.cumsum(self.sizes) - self.sizes  # where each stretch begins in the rows
+        return np.arange(self.n, dtype=np.int64) + np.repeat(self.starts - first, self.sizes)

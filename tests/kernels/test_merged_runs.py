@@ -1,0 +1,53 @@
+"""Each asked key's runs in the parts of an online state merged in time order
+(:func:`windowagg.kernels.key_order.merged_runs`, as stretches of rows one after another,
+copied by :func:`windowagg.kernels.passes.stretched`), against a stable sort by time of the
+key's rows part by part: ties in part order (arrival order), then in each part's order;
+parts that interleave a little, a lot or not at all, few distinct times, empty runs."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from windowagg.engine.rolling.part_index import Stretches
+from windowagg.kernels.key_order import merged_runs
+from windowagg.kernels.passes import stretched
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    parts=st.integers(1, 4),
+    keys=st.integers(1, 6),
+    span=st.sampled_from([3, 50, 10_000]),
+    whole=st.booleans(),
+)
+def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole) -> None:
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    dtype = np.int64 if whole else np.float64
+    chunks, lo, hi = [], np.zeros((parts, keys), np.int64), np.zeros((parts, keys), np.int64)
+    at = 0
+    for p in range(parts):
+        shift = p * span // 2  # later parts mostly later: they overlap a little
+        for w in range(keys):
+            n = int(rng.integers(0, 40))
+            chunks.append(np.sort(rng.integers(shift, shift + span, n)).astype(dtype))
+            lo[p, w], hi[p, w] = at, at + n
+            at += n
+    times = np.concatenate(chunks) if at else np.zeros(0, dtype)
+    starts, sizes = np.full(at, -1, np.int64), np.full(at, -1, np.int64)
+    out_times, counts = np.zeros(at, dtype), np.full(keys, -1, np.int64)
+    m = merged_runs(times, lo, hi, starts, sizes, out_times, counts, np.empty(parts, np.int64))
+    assert (sizes[:m] > 0).all()  # no empty stretch
+    rows = Stretches(starts[:m], sizes[:m], at).rows()
+    stretched(times, starts, sizes, 0, m, 0, gathered := np.zeros(at, dtype))
+    want = []
+    for w in range(keys):
+        own = np.concatenate([np.arange(lo[p, w], hi[p, w]) for p in range(parts)])
+        want.append(own[np.argsort(times[own], kind="stable")])  # part order on ties
+    expected = np.concatenate(want) if want else np.zeros(0, np.int64)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(out_times, times[expected])
+    np.testing.assert_array_equal(gathered, times[expected])  # the stretches copied
+    np.testing.assert_array_equal(counts, [len(x) for x in want])
