@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import windowagg as wa
-from windowagg.engine.evaluators.sums import float_sums
+from windowagg.engine.evaluators.sums import _whole_sums, float_sums
 from windowagg.engine.memory import read_only
 from windowagg.kernels.exact_sums import PARTS, exact_sums
 
@@ -152,3 +152,31 @@ def test_the_frames_of_a_hot_key_are_summed_on_several_threads(monkeypatch) -> N
     assert len(calls) == 4 and all(name.startswith("windowagg") for name, _, _ in calls)
     assert sorted((a, b) for _, a, b in calls)[-1][1] == n
     assert cut["s"].equals(alone["s"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    scale=st.sampled_from([1.0, 100.0, 2.0**40, 2.0**53, 2.0**60]),
+    mean=st.booleans(),
+)
+def test_whole_numbers_summed_from_prefix_sums_equal_the_kernel(seed, scale, mean) -> None:
+    """Frames of whole numbers (-0.0 among them, magnitudes up to 2**60) summed from exact
+    int64 prefix sums give the kernel's exactly rounded sums and means bit for bit (the sign
+    of a zero, NaN for an empty mean); values whose magnitudes may overflow an int64 sum,
+    fractions, NaN and infinities are left to the kernel."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    v = np.floor(rng.normal(size=n) * scale)
+    v[rng.random(n) < 0.1] = -0.0
+    lo = np.sort(rng.integers(0, n + 1, 60))
+    hi = np.maximum.accumulate(np.minimum(n, lo + rng.integers(0, 40, 60)))
+    got = _whole_sums(read_only(v), lo, hi, mean)
+    fits = np.abs(v).sum() < 4e18
+    assert (got is not None) == fits
+    out, overflow = np.empty(len(lo)), np.zeros(len(lo), bool)
+    exact_sums(read_only(v), lo, hi, 0, len(lo), mean, out, overflow, np.empty(PARTS))
+    if got is not None:
+        assert got.tobytes() == out.tobytes()
+    for odd in (0.5, np.nan, np.inf):
+        assert _whole_sums(read_only(np.r_[v, odd]), lo, hi, mean) is None

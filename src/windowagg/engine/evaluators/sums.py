@@ -18,6 +18,7 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ...errors import ArithmeticOverflowError
 from ...kernels.exact_sums import PARTS, exact_sums
+from ...kernels.passes import whole_prefix
 from .. import parallel
 from ..columns import Column, totals
 from ..entries import Entry
@@ -111,6 +112,10 @@ def float_sums(
     where none)."""
     n = len(lo)
     values = read_only(values)  # as a column's values come: one compile of the kernel
+    if n and int(np.subtract(hi, lo).sum()) >= len(values) // 2:  # frames read many rows
+        whole = _whole_sums(values, lo, hi, mean)
+        if whole is not None:
+            return whole
     out, overflow = empty(n), np.zeros(n, bool)
     flagged = 0
     if n:
@@ -130,6 +135,26 @@ def float_sums(
             out[i] = math.inf if total > 0 else -math.inf
         if mean:  # as the kernel divides: the rounded sum over the count
             out[i] /= max(1, int(np.isfinite(frame).sum()))
+    return out
+
+
+def _whole_sums(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: bool
+) -> np.ndarray | None:
+    """Each frame's sum (or mean) as :func:`float_sums` gives it, from exact int64 prefix
+    sums (:func:`~windowagg.kernels.passes.whole_prefix`), where every value is a whole
+    number and no partial sum can overflow: one pass and O(1) per frame, the sum exact and
+    then rounded once to a double; None where the values are not such (NaN, an infinity, a
+    fraction, or too large)."""
+    sums = empty(len(values) + 1, np.int64)
+    if not whole_prefix(values, sums):
+        return None
+    out = np.subtract(sums[hi], sums[lo]).astype(np.float64)  # rounded once, to nearest
+    if mean:
+        count = np.subtract(hi, lo)  # no NaN among the values: every row counts
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out /= count
+        out[count == 0] = np.nan  # as the kernel has it (0 / 0 sets the sign bit)
     return out
 
 
