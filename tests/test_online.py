@@ -617,19 +617,34 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     assert index.gathered("k", stretches) is None  # not read
 
 
-def test_each_request_finds_its_keys_segment() -> None:
-    """The segments of the asked keys that hold rows, and each request's: -1 for a null key
-    or a key without rows; a key asked twice shares its segment."""
+@pytest.mark.parametrize("spread", ["narrow", "wide"])
+def test_each_request_finds_its_keys_segment(spread, monkeypatch) -> None:
+    """The keys asked for, sorted and distinct, and each request's place among them (by a
+    table of the keys' span, or by a sort where the span is wide: the same), then the
+    segments of those that hold rows, and each request's: -1 for a null key or a key
+    without rows; a key asked twice shares its segment."""
+    from windowagg.engine.rolling import online
     from windowagg.kernels.key_order import query_segments
 
-    wanted = np.array([-(2**63), 2, 5, 9, 2**63 - 1])
-    counts = np.array([1, 3, 0, 2, 4])
-    q = np.array([9, 2, 0, 5, 2**63 - 1, 9, -(2**63)])
+    tabled: list[int] = []
+    table = online.asked_keys
+    monkeypatch.setattr(online, "asked_keys", lambda *a: tabled.append(1) or table(*a))
+    ends = (-(2**63), 2**63 - 1) if spread == "wide" else (-40, 70)
+    q = np.array([9, 2, 0, 5, ends[1], 9, ends[0]])
     valid = np.array([True, True, False, True, True, True, True])
+    wanted, place = online.asked_of(q, valid)
+    assert bool(tabled) == (spread == "narrow")
+    assert wanted.tolist() == [ends[0], 2, 5, 9, ends[1]]
+    assert place.tolist() == [3, 1, -1, 2, 4, 3, 0]
+    counts = np.array([1, 3, 0, 2, 4])
     seg, qseg = np.full(6, 99), np.full(7, 99)
-    m = query_segments(q, valid, wanted, counts, seg, qseg, np.empty(5, np.int64))
+    m = query_segments(place, counts, seg, qseg, np.empty(5, np.int64))
     assert m == 4 and seg[: m + 1].tolist() == [0, 1, 4, 6, 10]
     assert qseg.tolist() == [2, 1, -1, -1, 3, 2, 0]
+    one, at = online.asked_of(np.array([7]), np.array([False]))  # one request, a null key
+    assert one.tolist() == [] and at.tolist() == [-1]
+    none, at = online.asked_of(np.array([7, 8]), np.array([False, False]))
+    assert none.tolist() == [] and at.tolist() == [-1, -1]
 
 
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:

@@ -2,7 +2,8 @@
 (:func:`windowagg.kernels.key_order.merged_runs`, as stretches of rows one after another,
 copied by :func:`windowagg.kernels.passes.stretched`), against a stable sort by time of the
 key's rows part by part: ties in part order (arrival order), then in each part's order;
-parts that interleave a little, a lot or not at all, few distinct times, empty runs."""
+parts that interleave a little, a lot or not at all, or follow each other (with a tie
+where they touch), few distinct times, empty runs."""
 
 from __future__ import annotations
 
@@ -22,14 +23,17 @@ from windowagg.kernels.passes import stretched
     keys=st.integers(1, 6),
     span=st.sampled_from([3, 50, 10_000]),
     whole=st.booleans(),
+    overlap=st.sampled_from(["half", "touching", "apart"]),
 )
-def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole) -> None:
+def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole, overlap) -> None:
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     dtype = np.int64 if whole else np.float64
     chunks, lo, hi = [], np.zeros((parts, keys), np.int64), np.zeros((parts, keys), np.int64)
     at = 0
     for p in range(parts):
-        shift = p * span // 2  # later parts mostly later: they overlap a little
+        # later parts later: by half the span (they overlap), or after the one before (they
+        # touch: a tie between the last of one and the first of the next), or apart
+        shift = p * {"half": span // 2, "touching": span - 1, "apart": span}[overlap]
         for w in range(keys):
             n = int(rng.integers(0, 40))
             chunks.append(np.sort(rng.integers(shift, shift + span, n)).astype(dtype))

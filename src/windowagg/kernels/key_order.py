@@ -89,25 +89,42 @@ def merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows):
 
 
 @kernel
-def query_segments(q, valid, wanted, counts, seg, qseg, of_key):
-    """The segments of the keys asked for (``wanted``, sorted and distinct, holding
-    ``counts`` rows each, in that order) that hold rows: ``seg[:m + 1]``; ``qseg[i]``, query
-    ``i``'s (its key ``q[i]``), -1 where its key is null (not ``valid``) or holds no rows;
-    ``of_key`` is work space, one per key asked for. Returns ``m``."""
+def asked_keys(q, valid, low, table, wanted, place):
+    """The keys asked for (``q[i]`` where ``valid[i]``), all within ``table``'s span from
+    ``low`` (``table``: int64, zeroed, one per key of the span): sorted and distinct into
+    ``wanted``, and each query's place among them into ``place`` (-1 where not ``valid``).
+    Returns how many keys. Two passes over the queries and one over the span, no sort: for
+    keys of a span not much wider than the queries are many."""
+    for i in range(q.shape[0]):
+        if valid[i]:
+            table[q[i] - low] = 1
+    w = 0
+    for k in range(table.shape[0]):
+        if table[k]:
+            wanted[w] = low + k
+            w += 1
+            table[k] = w
+    for i in range(q.shape[0]):
+        place[i] = table[q[i] - low] - 1 if valid[i] else -1
+    return w
+
+
+@kernel
+def query_segments(place, counts, seg, qseg, of_key):
+    """The segments of the keys asked for (in their order, holding ``counts`` rows each)
+    that hold rows: ``seg[:m + 1]``; ``qseg[i]``, query ``i``'s (its key's place among them
+    ``place[i]``), -1 where its key is null (``place[i]`` -1) or holds no rows; ``of_key`` is
+    work space, one per key asked for. Returns ``m``."""
     m = 0
     seg[0] = 0
-    for j in range(wanted.shape[0]):
+    for j in range(counts.shape[0]):
         of_key[j] = -1
         if counts[j] > 0:
             of_key[j] = m
             seg[m + 1] = seg[m] + counts[j]
             m += 1
-    for i in range(q.shape[0]):
-        qseg[i] = -1
-        if valid[i]:
-            j = np.searchsorted(wanted, q[i])
-            if j < wanted.shape[0] and wanted[j] == q[i]:
-                qseg[i] = of_key[j]
+    for i in range(place.shape[0]):
+        qseg[i] = of_key[place[i]] if place[i] >= 0 else -1
     return m
 
 
@@ -165,15 +182,39 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
     arrival order: ties in arrival order), key after key, as stretches of rows that lie one
     after another: stretch ``s`` is rows ``starts[s]`` to ``starts[s] + sizes[s] - 1``. The
     rows' times go into ``out_times``, each key's count into ``counts``; ``head``: work
-    space, one per part. Returns the number of stretches. Once a part's row is next, its rows
-    that come before every other part's next row are found by a binary search: parts that
-    arrived in about time order hardly interleave, so a key's run in each part is mostly one
-    stretch, and a column is gathered by copying stretches (:func:`~.passes.stretched`)."""
+    space, one per part. Returns the number of stretches. Parts that arrived in about time
+    order hardly interleave: where each part's run of a key follows the one before, they are
+    its stretches as they are; else, once a part's row is next, its rows that come before
+    every other part's next row are found by a binary search. A column is then gathered by
+    copying stretches (:func:`~.passes.stretched`)."""
     parts = lo.shape[0]
     o = 0
     m = 0
     for w in range(lo.shape[1]):
         start = o
+        # the common case first: each part's run after the one before (a tie in part order)
+        ordered = True
+        last = -1
+        for p in range(parts):
+            if lo[p, w] < hi[p, w]:
+                if last >= 0 and times[hi[last, w] - 1] > times[lo[p, w]]:
+                    ordered = False
+                    break
+                last = p
+        if ordered:
+            for p in range(parts):
+                r, end = lo[p, w], hi[p, w]
+                k = end - r
+                if k:
+                    starts[m] = r
+                    sizes[m] = k
+                    m += 1
+                    dst, src = out_times[o : o + k], times[r:end]
+                    for i in range(k):
+                        dst[i] = src[i]
+                    o += k
+            counts[w] = o - start
+            continue
         for p in range(parts):
             head[p] = lo[p, w]
         while True:

@@ -20,20 +20,21 @@ def prefix_sums(x, out):
 @kernel
 def whole_prefix(x, out):
     """``out[i]``: the sum of ``x[0]`` to ``x[i - 1]`` as int64 (``out[0]`` is 0), where
-    every value is a whole number and their magnitudes add up to less than 2**62, so that no
-    partial sum overflows and every frame's sum is a difference of two of them, exactly;
-    returns whether they are (NaN and infinities are not; ``out`` is then not the sums)."""
+    every value is a whole number and the largest magnitude times their count is below
+    2**62, so that no partial sum overflows and every frame's sum is a difference of two of
+    them, exactly; returns whether they are (NaN and infinities are not; ``out`` is then
+    not the sums)."""
     out[0] = 0
     total = 0
-    size = 0.0
+    top = 0.0
     for i in range(x.shape[0]):
         v = x[i]
         if not (v == np.floor(v) and abs(v) < 4.0e18):
             return False
-        size += abs(v)
+        top = max(top, abs(v))
         total += np.int64(v)
         out[i + 1] = total
-    return size < 4.0e18  # below 2**62, whatever the rounding of ``size``
+    return top * x.shape[0] < 4.0e18  # below 2**62, whatever the rounding
 
 
 @kernel

@@ -34,10 +34,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import merged_rows, query_segments, rows_by_run
+from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from ..columns import numbers_as_times
 from ..keys import in_key_order
-from ..memory import empty, read_only
+from ..memory import empty, read_only, zeros
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex
@@ -239,15 +239,13 @@ class Held:
         if asked.null_count:
             q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
             valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
-            wanted = np.unique(q[valid])
         else:
             q = np.asarray(asked.to_numpy(zero_copy_only=False), np.int64)
             valid = np.ones(len(q), bool)
-            wanted = q if len(q) == 1 else np.unique(q)
+        wanted, place = asked_of(q, valid)
         events, counts, numbers = self._by_index(wanted, self.read)
         seg, qseg = empty(len(wanted) + 1, np.int64), empty(len(q), np.int64)
-        asked_at = read_only(q), read_only(valid), read_only(wanted)  # one compile
-        m = query_segments(*asked_at, counts, seg, qseg, empty(len(wanted), np.int64))
+        m = query_segments(place, counts, seg, qseg, empty(len(wanted), np.int64))
         seg = seg[: m + 1]
         times = numbers_as_times(self.plan.time, numbers)  # as the column's
         return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time, self.schema)
@@ -283,6 +281,36 @@ class Held:
                 parts = [self.parts[p].column(c) for p, _, _ in spans]
                 found[c] = taken(parts, spans, local, at, self.schema.field(c).type)
         return pa.table(found), counts, times
+
+
+#: the asked keys are found through a table of their span where it holds at most this many
+#: keys per query, plus :data:`SPAN_FLOOR` (:func:`~windowagg.kernels.key_order.asked_keys`)
+SPAN_PER_QUERY, SPAN_FLOOR = 16, 1 << 16
+
+
+def asked_of(q: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The keys asked for (``q`` where ``valid``), sorted and distinct, and each query's place
+    among them (-1 where not ``valid``): one key as it is; keys of a narrow span through a
+    table of it, in compiled passes (:func:`~windowagg.kernels.key_order.asked_keys`); else
+    by a sort."""
+    place = empty(len(q), np.int64)
+    if len(q) == 1:
+        place[0] = 0 if valid[0] else -1
+        return q if valid[0] else q[:0], place
+    some = q if valid.all() else q[valid]
+    if not len(some):
+        place.fill(-1)
+        return some, place
+    low, high = int(some.min()), int(some.max())
+    if high - low < SPAN_PER_QUERY * len(q) + SPAN_FLOOR:
+        wanted = empty(len(some), np.int64)
+        table = zeros(high - low + 1, np.int64)
+        w = asked_keys(read_only(q), read_only(valid), low, table, wanted, place)  # one compile
+        return wanted[:w], place
+    wanted, inverse = np.unique(some, return_inverse=True)
+    place.fill(-1)
+    place[valid] = inverse
+    return wanted, place
 
 
 def taken(
