@@ -180,3 +180,22 @@ def test_whole_numbers_summed_from_prefix_sums_equal_the_kernel(seed, scale, mea
         assert got.tobytes() == out.tobytes()
     for odd in (0.5, np.nan, np.inf):
         assert _whole_sums(read_only(np.r_[v, odd]), lo, hi, mean) is None
+
+
+def test_rolling_sums_of_whole_numbers_come_from_prefix_sums(monkeypatch) -> None:
+    """Rolling sums and means of 10,000 whole-number doubles (frames reading more rows than
+    there are) are answered from prefix sums, equal to math.fsum of each frame."""
+    from windowagg.engine.evaluators import sums
+
+    used: list[bool] = []
+    prefix = sums.whole_prefix
+    monkeypatch.setattr(sums, "whole_prefix", lambda *a: used.append(prefix(*a)) or used[-1])
+    rng = np.random.default_rng(12)
+    v = rng.integers(-(2**40), 2**40, 10_000).astype(float)
+    aggs = {"s": ("sum", "v", "rows:50"), "m": ("mean", "v", "rows:50")}
+    out = wa.rolling_aggregate(pa.table({"t": np.arange(10_000), "v": v}), time="t", aggs=aggs)
+    assert used == [True, True]
+    for i in rng.integers(0, 10_000, 200):
+        frame = v[max(0, i - 49) : i + 1]
+        assert out["s"][int(i)].as_py() == math.fsum(frame)
+        assert out["m"][int(i)].as_py() == math.fsum(frame) / len(frame)

@@ -102,6 +102,11 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
     return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
 
 
+#: whole numbers are summed from prefix sums (:func:`_whole_sums`) from this many on, where
+#: the frames read at least half as many rows as there are (fewer: the kernel costs less)
+PREFIX_FROM = 1 << 12
+
+
 def float_sums(
     values: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: bool = False
 ) -> np.ndarray:
@@ -112,7 +117,7 @@ def float_sums(
     where none)."""
     n = len(lo)
     values = read_only(values)  # as a column's values come: one compile of the kernel
-    if n and int(np.subtract(hi, lo).sum()) >= len(values) // 2:  # frames read many rows
+    if len(values) >= PREFIX_FROM and int(np.subtract(hi, lo).sum()) >= len(values) // 2:
         whole = _whole_sums(values, lo, hi, mean)
         if whole is not None:
             return whole
