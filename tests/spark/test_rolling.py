@@ -251,3 +251,37 @@ def test_struct_and_list_results_keep_their_types(spark) -> None:
     assert got == local.to_pylist()
     assert got[3]["m"] == {"min": -2.0, "max": 3.0, "first": 3.0, "last": -2.0}
     assert got[4]["c"] == [-2.0, 5.0] and got[4]["am"] == 4 and got[4]["h"] == 4
+
+
+@pytest.mark.parametrize("kind", ["bigint", "decimal(38,10)"])
+def test_distinct_counts_beyond_a_doubles_precision_equal_sparks(spark, kind) -> None:
+    """count_distinct of bigint values near 2**62 and decimals whose neighbours a double
+    cannot tell apart, with nulls, over a range and a rows frame: Spark's own distinct count
+    of the frame (``size(collect_set(v))``, which leaves nulls out), value for value."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rng = np.random.default_rng(21)
+    rows = []
+    for i in range(300):
+        s = int(rng.integers(-6, 6))
+        if kind == "bigint":
+            v = 2**62 + s
+        else:
+            v = Decimal(1234567890123456789 + s).scaleb(-10)
+        rows.append((int(rng.integers(0, 3)), int(rng.integers(0, 80)), i, None if s == 5 else v))
+    df = spark.createDataFrame(rows, f"k long, t long, i long, v {kind}")
+    aggs = {"dr": ("count_distinct", "v", "range:10"), "dw": ("count_distinct", "v", "rows:6")}
+    ours = rolling_aggregate(df, time="t", key="k", order_by="i", aggs=aggs)
+    by = Window.partitionBy("k").orderBy("t", "i")
+    theirs = df.select(
+        "i",
+        F.size(
+            F.collect_set("v").over(Window.partitionBy("k").orderBy("t").rangeBetween(-10, 0))
+        ).alias("dr"),
+        F.size(F.collect_set("v").over(by.rowsBetween(-5, 0))).alias("dw"),
+    )
+    got = {r["i"]: (r["dr"], r["dw"]) for r in ours.collect()}
+    want = {r["i"]: (r["dr"], r["dw"]) for r in theirs.collect()}
+    assert got == want
+    assert len(set(got.values())) > 3  # the counts differ between frames: they were counted
