@@ -265,10 +265,7 @@ def test_distinct_counts_beyond_a_doubles_precision_equal_sparks(spark, kind) ->
     rows = []
     for i in range(300):
         s = int(rng.integers(-6, 6))
-        if kind == "bigint":
-            v = 2**62 + s
-        else:
-            v = Decimal(1234567890123456789 + s).scaleb(-10)
+        v = 2**62 + s if kind == "bigint" else Decimal(1234567890123456789 + s).scaleb(-10)
         rows.append((int(rng.integers(0, 3)), int(rng.integers(0, 80)), i, None if s == 5 else v))
     df = spark.createDataFrame(rows, f"k long, t long, i long, v {kind}")
     aggs = {"dr": ("count_distinct", "v", "range:10"), "dw": ("count_distinct", "v", "rows:6")}
