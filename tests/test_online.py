@@ -617,6 +617,25 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     assert index.gathered("k", stretches) is None  # not read
 
 
+def test_the_index_hands_out_times_as_doubles_while_every_time_is_one() -> None:
+    """The index's times, found for a batch, come out as the engine reads them: doubles,
+    converted as they are copied, while every time laid is a double exactly; int64 once a
+    time beyond 2**52 is laid (then the engine's own conversion decides)."""
+    from windowagg.engine.rolling.part_index import PartIndex
+
+    schema = pa.schema([("k", pa.int64()), ("t", pa.int64()), ("v", pa.float64())])
+    index = PartIndex(np.int64, schema, ["v"])
+    part = pa.table({"k": [1, 1, 2], "t": [5, 9, -(2**52)], "v": [1.0, 2.0, 3.0]})
+    index.push(part["k"].to_numpy(), part["t"].to_numpy(), part)
+    _, times, _ = index.find(np.array([1, 2]))
+    assert index.doubles and times.dtype == np.float64 and times.tolist() == [5, 9, -(2**52)]
+    wide = pa.table({"k": [2], "t": [2**52 + 1], "v": [4.0]})
+    index.push(wide["k"].to_numpy(), wide["t"].to_numpy(), wide)
+    _, times, _ = index.find(np.array([1, 2]))
+    assert not index.doubles and times.dtype == np.int64
+    assert times.tolist() == [5, 9, -(2**52), 2**52 + 1]
+
+
 @pytest.mark.parametrize("spread", ["narrow", "wide"])
 def test_each_request_finds_its_keys_segment(spread, monkeypatch) -> None:
     """The keys asked for, sorted and distinct, and each request's place among them (by a

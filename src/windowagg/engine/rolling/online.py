@@ -247,7 +247,8 @@ class Held:
         seg, qseg = empty(len(wanted) + 1, np.int64), empty(len(q), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(wanted), np.int64))
         seg = seg[: m + 1]
-        times = numbers_as_times(self.plan.time, numbers)  # as the column's
+        # as the column's: doubles already where the index lays them so
+        times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
         return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time, self.schema)
 
     @property

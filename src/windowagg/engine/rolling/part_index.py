@@ -21,7 +21,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ...kernels.key_order import merged_runs, part_runs
-from ..columns import from_words, stretched_words, word_type, words
+from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty
 
 __all__ = ["Growing", "PartIndex", "Stretches", "runs_of"]
@@ -68,6 +68,9 @@ class PartIndex:
 
     def __init__(self, times: npt.DTypeLike, schema: pa.Schema, read: list[str]) -> None:
         self.keys, self.times = Growing(np.int64), Growing(times)
+        #: whether every time laid is a double exactly, as the engine reads it: a double, or
+        #: a whole number of magnitude at most :data:`~windowagg.engine.columns.EXACT`
+        self.doubles = True
         self.distinct, self.starts = Growing(np.int64), Growing(np.int64)
         self.bounds, self.doff = [0], [0]  # the parts' first rows, and first distinct keys
         #: the fixed-width columns read: their type, words and validity (None: no null yet)
@@ -102,6 +105,8 @@ class PartIndex:
         at = self.keys.n
         self.keys.extend(keys)
         self.times.extend(times)
+        if len(times) and times.dtype != np.float64:  # sorted by key: any may be the widest
+            self.doubles = self.doubles and max(-int(times.min()), int(times.max())) <= EXACT
         distinct, starts = runs_of(keys)
         self.distinct.extend(distinct)
         self.starts.extend(starts + at)
@@ -134,13 +139,17 @@ class PartIndex:
     def find(self, wanted: np.ndarray) -> tuple[Stretches, np.ndarray, np.ndarray]:
         """The rows (numbered across the parts) of the keys ``wanted`` (sorted, distinct),
         key by key in time order, ties in arrival order, as stretches of rows that lie one
-        after another; their times; how many of each key."""
+        after another; their times (as doubles where :attr:`doubles`); how many of each
+        key."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
         doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
         n = part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
         starts, sizes = empty(n, np.int64), empty(n, np.int64)
-        times, counts = empty(n, self.times.data.dtype), empty(w, np.int64)
+        # the times as the engine reads them (:func:`~windowagg.engine.columns.times_of`):
+        # doubles, converted as they are copied, where every time laid is one exactly
+        times = empty(n, np.float64 if self.doubles else self.times.data.dtype)
+        counts = empty(w, np.int64)
         m = merged_runs(
             self.times.view(), lo, hi, starts, sizes, times, counts, empty(self.parts, np.int64)
         )
