@@ -617,6 +617,25 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     assert index.gathered("k", stretches) is None  # not read
 
 
+def test_dense_keys_are_found_through_a_table_at_the_ends_of_int64() -> None:
+    """A part whose distinct keys are dense gets a table of them: keys found at once, keys
+    before, between and after them not found, also where a key minus the table's first
+    wraps past 2**63 (dense keys at both ends of int64); sparse keys are searched."""
+    from windowagg.engine.rolling.part_index import PartIndex
+
+    lo, hi = -(2**63), 2**63 - 1
+    schema = pa.schema([("k", pa.int64()), ("t", pa.int64())])
+    index = PartIndex(np.int64, schema, [])
+    for keys in ([lo, lo, lo + 1, lo + 3], [hi - 2, hi], [0, 10**12]):  # the last sparse
+        part = pa.table({"k": keys, "t": list(range(len(keys)))})
+        index.push(np.array(keys), np.arange(len(keys)), part)
+    assert index.kmin[:2] == [lo, hi - 2] and index.toff[1] - index.toff[0] == 4
+    assert index.toff[3] == index.toff[2]  # no table for sparse keys
+    wanted = np.array([lo, lo + 2, lo + 3, -1, 0, 10**12, hi - 1, hi])
+    _, _, counts = index.find(wanted)
+    assert counts.tolist() == [2, 0, 1, 0, 1, 1, 0, 1]
+
+
 def test_the_index_hands_out_times_as_doubles_while_every_time_is_one() -> None:
     """The index's times, found for a batch, come out as the engine reads them: doubles,
     converted as they are copied, while every time laid is a double exactly; int64 once a

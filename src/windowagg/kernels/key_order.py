@@ -129,31 +129,44 @@ def query_segments(place, counts, seg, qseg, of_key):
 
 
 @kernel
-def part_runs(wanted, distinct, starts, doff, bounds, lo, hi):
+def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi):
     """Each wanted key's run in each part of rows laid one after another (part ``p``: rows
     ``bounds[p]`` to ``bounds[p + 1] - 1``, sorted by key), found among the part's distinct
     keys (sorted: ``distinct[doff[p]:doff[p + 1]]``, key ``distinct[j]``'s rows from
     ``starts[j]`` to the next one's start, or the part's end); ``wanted`` sorted and
     distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``
-    (an empty run where it has none). A binary search per key and part, from where the key
-    before was found. Returns how many rows the runs hold."""
+    (an empty run where it has none). Where the part's keys are dense, its table
+    (``table[toff[p]:toff[p + 1]]``: for each key from ``kmin[p]`` on, its place among the
+    distinct keys, -1 for none) finds each key at once; else a binary search per key, from
+    where the key before was found. Returns how many rows the runs hold."""
     total = 0
     for p in range(len(doff) - 1):
-        j = doff[p]
+        j = doff[p]  # where the search for the next key starts
         n = doff[p + 1]
+        t0 = toff[p]
+        size = toff[p + 1] - t0
+        k0 = kmin[p]
         for w in range(len(wanted)):
             x = wanted[w]
-            a, b = j, n  # the first distinct key >= x lies in [a, b]
-            while a < b:
-                m = (a + b) >> 1
-                if distinct[m] < x:
-                    a = m + 1
-                else:
-                    b = m
-            j = a
-            if j < n and distinct[j] == x:
-                lo[p, w] = starts[j]
-                hi[p, w] = starts[j + 1] if j + 1 < n else bounds[p + 1]
+            found = -1
+            if size > 0:  # a table of the part's keys: no search
+                # within the table's keys (its last, k0 + size - 1, is a key: no overflow)
+                if k0 <= x and x <= k0 + (size - 1):
+                    found = table[t0 + (x - k0)]
+            else:
+                a, b = j, n  # the first distinct key >= x lies in [a, b]
+                while a < b:
+                    m = (a + b) >> 1
+                    if distinct[m] < x:
+                        a = m + 1
+                    else:
+                        b = m
+                j = a
+                if j < n and distinct[j] == x:
+                    found = j
+            if found >= 0:
+                lo[p, w] = starts[found]
+                hi[p, w] = starts[found + 1] if found + 1 < n else bounds[p + 1]
                 total += hi[p, w] - lo[p, w]
             else:
                 lo[p, w] = 0

@@ -60,6 +60,26 @@ def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return keys[starts], starts.astype(np.int64)
 
 
+#: a part's distinct keys get a table (:func:`key_table`) where they span at most this many
+#: times as many keys as they are, plus :data:`TABLE_FLOOR`
+TABLE_SPAN, TABLE_FLOOR = 2, 64
+
+
+def key_table(distinct: np.ndarray, first: int) -> np.ndarray | None:
+    """For sorted distinct keys that are dense (spanning at most :data:`TABLE_SPAN` times as
+    many keys as they are), each key's place among them, numbered from ``first``, at its
+    distance from the smallest (-1 for a key not among them); None where they are not dense
+    (or none)."""
+    if not len(distinct):
+        return None
+    span = int(distinct[-1]) - int(distinct[0]) + 1  # Python ints: no wrap
+    if span > TABLE_SPAN * len(distinct) + TABLE_FLOOR:
+        return None
+    table = np.full(span, -1, np.int64)
+    table[distinct - distinct[0]] = np.arange(first, first + len(distinct))
+    return table
+
+
 class PartIndex:
     """Each part's keys and times as numbers (``times``: int64 or float64), its distinct keys
     and their runs' starts, and the columns of ``schema`` named in ``read`` that have a fixed
@@ -73,6 +93,10 @@ class PartIndex:
         self.doubles = True
         self.distinct, self.starts = Growing(np.int64), Growing(np.int64)
         self.bounds, self.doff = [0], [0]  # the parts' first rows, and first distinct keys
+        #: where a part's distinct keys are dense, a table of them (:func:`key_table`) from
+        #: ``toff[p]`` (empty where not), for keys from ``kmin[p]`` on
+        self.table, self.toff = Growing(np.int64), [0]
+        self.kmin: list[int] = []
         #: the fixed-width columns read: their type, words and validity (None: no null yet)
         dtypes = {n: word_type(schema.field(n).type) for n in read}
         self.types = {n: schema.field(n).type for n, d in dtypes.items() if d is not None}
@@ -85,7 +109,8 @@ class PartIndex:
 
     @property
     def nbytes(self) -> int:
-        arrays = [self.keys, self.times, self.distinct, self.starts, *self.words.values()]
+        arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
+        arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
         return sum(a.data.nbytes for a in arrays)
 
@@ -108,6 +133,10 @@ class PartIndex:
         if len(times) and times.dtype != np.float64:  # sorted by key: any may be the widest
             self.doubles = self.doubles and max(-int(times.min()), int(times.max())) <= EXACT
         distinct, starts = runs_of(keys)
+        table = key_table(distinct, self.distinct.n)
+        self.kmin.append(int(distinct[0]) if table is not None else 0)
+        self.table.extend(table if table is not None else distinct[:0])
+        self.toff.append(self.table.n)
         self.distinct.extend(distinct)
         self.starts.extend(starts + at)
         self.doff.append(self.distinct.n)
@@ -127,6 +156,9 @@ class PartIndex:
         """Forget the last ``parts`` parts (to lay them again merged)."""
         del self.bounds[len(self.bounds) - parts :]
         del self.doff[len(self.doff) - parts :]
+        del self.toff[len(self.toff) - parts :]
+        del self.kmin[len(self.kmin) - parts :]
+        self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at
         self.distinct.n = self.starts.n = self.doff[-1]
@@ -144,7 +176,10 @@ class PartIndex:
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
         doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
-        n = part_runs(wanted, self.distinct.view(), self.starts.view(), doff, bounds, lo, hi)
+        tables = self.table.view(), np.array(self.toff, np.int64), np.array(self.kmin, np.int64)
+        n = part_runs(
+            wanted, self.distinct.view(), self.starts.view(), doff, bounds, *tables, lo, hi
+        )
         starts, sizes = empty(n, np.int64), empty(n, np.int64)
         # the times as the engine reads them (:func:`~windowagg.engine.columns.times_of`):
         # doubles, converted as they are copied, where every time laid is one exactly
