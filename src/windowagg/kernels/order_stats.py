@@ -188,24 +188,27 @@ def span_ids(values, valid, limit, ids):
     small range of whole numbers (codes, counts, small ids) numbered directly."""
     n = values.shape[0]
     every = valid.shape[0] == 0
-    lo = values[0]
-    hi = values[0]
-    seen = False
-    for i in range(n):
-        x = values[i]
-        if (every or valid[i]) and x == x:
-            if x != np.floor(x):
-                return -1
-            if not seen or x < lo:
-                lo = x
-            if not seen or x > hi:
-                hi = x
-            seen = True
-    if not seen:
+    first = 0  # the first counted value
+    while first < n and not ((every or valid[first]) and values[first] == values[first]):
+        first += 1
+    if first == n:
         for i in range(n):
             ids[i] = -1
         return 0
-    # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow)
+    lo = values[first]
+    hi = values[first]
+    fraction = False
+    # without a branch per value (NaN compares false, and a fraction is only noted)
+    for i in range(first, n):
+        x = values[i]
+        if every or valid[i]:
+            fraction |= x - np.floor(x) > 0
+            lo = x if x < lo else lo
+            hi = x if x > hi else hi
+    if fraction:
+        return -1
+    # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow;
+    # an infinity is never fewer)
     if not float(hi) - float(lo) < limit + 4096.0 or not hi - lo < limit:
         return -1
     for i in range(n):
