@@ -54,7 +54,7 @@ _WIDTHS = {pa.float64(): np.float64, pa.int64(): np.int64}
 def with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
     """``values`` as an Arrow array of ``type_``, null where ``null``: a float64 or int64
     array of their own memory with validity bits packed from ``null``."""
-    some = bool(null.any())
+    some = np.count_nonzero(null) > 0  # a quarter of ``any``'s fixed cost
     width = _WIDTHS.get(type_)
     if width is None or values.dtype != width or not values.flags.c_contiguous:
         return pa.array(values, type=type_, mask=null if some else None)
@@ -89,7 +89,7 @@ def take_rows(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
     """``array``'s values at ``rows``, null where a row is -1."""
 
     null = rows < 0
-    if not null.any():
+    if not np.count_nonzero(null):
         return take(array, rows)
     return pc.take(array, pa.array(np.where(null, 0, rows), mask=null))
 

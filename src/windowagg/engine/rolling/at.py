@@ -231,10 +231,13 @@ def _at_bounds(
     """Every query's frame ``f`` as events ``[lo, hi)`` (:func:`~windowagg.kernels.bounds.
     at_bounds`), the sorted queries in chunks on the cores (a chunk that starts within a
     segment walks its pointers from the segment's start: the same bounds)."""
-    lo, hi = empty(len(qseg), np.int64), empty(len(qseg), np.int64)
+    n = len(qseg)
+    lo, hi = empty(n, np.int64), empty(n, np.int64)
     args = (f.kind == "rows", *offsets(f, times), limits(times), f.start is None, f.end is None)
+    if n < parallel.PARALLEL_ROWS:  # one chunk: called at once (a single request's frames)
+        at_bounds(times, seg, qseg, qtimes, *args, lo, hi)
+        return lo, hi
     parallel.by_chunks(
-        lambda a, b: at_bounds(times, seg, qseg[a:b], qtimes[a:b], *args, lo[a:b], hi[a:b]),
-        len(qseg),
+        lambda a, b: at_bounds(times, seg, qseg[a:b], qtimes[a:b], *args, lo[a:b], hi[a:b]), n
     )
     return lo, hi

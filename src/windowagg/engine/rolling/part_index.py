@@ -14,6 +14,7 @@ each row read once, from where it lies, with no index per row.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -107,6 +108,17 @@ class PartIndex:
     def parts(self) -> int:
         return len(self.bounds) - 1
 
+    @functools.cached_property
+    def laid(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Where the parts lie, as arrays for the kernels (found once after each push or
+        pop): ``doff``, ``bounds``, ``toff``, ``kmin``."""
+        return (
+            np.array(self.doff, np.int64),
+            np.array(self.bounds, np.int64),
+            np.array(self.toff, np.int64),
+            np.array(self.kmin, np.int64),
+        )
+
     @property
     def nbytes(self) -> int:
         arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
@@ -151,10 +163,12 @@ class PartIndex:
             if valid is not None:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
+        self.__dict__.pop("laid", None)
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
         del self.bounds[len(self.bounds) - parts :]
+        self.__dict__.pop("laid", None)
         del self.doff[len(self.doff) - parts :]
         del self.toff[len(self.toff) - parts :]
         del self.kmin[len(self.kmin) - parts :]
@@ -175,10 +189,18 @@ class PartIndex:
         key."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
-        doff, bounds = np.array(self.doff, np.int64), np.array(self.bounds, np.int64)
-        tables = self.table.view(), np.array(self.toff, np.int64), np.array(self.kmin, np.int64)
+        doff, bounds, toff, kmin = self.laid
         n = part_runs(
-            wanted, self.distinct.view(), self.starts.view(), doff, bounds, *tables, lo, hi
+            wanted,
+            self.distinct.view(),
+            self.starts.view(),
+            doff,
+            bounds,
+            self.table.view(),
+            toff,
+            kmin,
+            lo,
+            hi,
         )
         starts, sizes = empty(n, np.int64), empty(n, np.int64)
         # the times as the engine reads them (:func:`~windowagg.engine.columns.times_of`):
