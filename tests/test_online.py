@@ -308,6 +308,12 @@ def test_bad_input_is_refused_before_any_work() -> None:
         state.update(pa.table({"k": [1], "ts": pa.array([T0]), "v": ["x"]}))
     with pytest.raises(TypeError, match="at_time"):
         state.query(pa.table({"k": [1], "ts": [1.5]}))
+    # a query table of a schema checked before is not checked again; another one is
+    assert state.query(pa.table({"k": [1], "ts": pa.array([T0])})).column("s").to_pylist() == [1.0]
+    with pytest.raises(TypeError, match="at_time"):
+        state.query(pa.table({"k": [1], "ts": [1.5]}))
+    with pytest.raises(ValueError, match="at_key column 'q'"):
+        state.query(pa.table({"k": [1], "ts": pa.array([T0])}), at_key="q")
     assert state.held == 1 and state.dropped == 0
 
 

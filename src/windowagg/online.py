@@ -94,6 +94,8 @@ class OnlineFeatures:
         self.time, self.keys, self.aggs = time, names_of(key, "key"), dict(aggs)
         self.allowed_lateness = allowed_lateness
         self._held: Held | None = None  # made by the first update (the events' schema)
+        #: the query table's schema and columns last checked (another is checked again)
+        self._checked: tuple | None = None
         if schema is not None:
             self._held = self._start(schema)
 
@@ -134,7 +136,10 @@ class OnlineFeatures:
         arrow, kind = _to_arrow(queries)
         at_keys = held.plan.keys if at_key is None else names_of(at_key, "at_key")
         at_time = held.plan.time if at_time is None else at_time
-        check_queries(held.plan, held.schema, arrow.schema, at_time, at_keys)
+        asked = (held.schema, arrow.schema, at_time, tuple(at_keys))
+        if asked != self._checked:  # the same schema and columns as the last call: checked
+            check_queries(held.plan, held.schema, arrow.schema, at_time, at_keys)
+            self._checked = asked
         with engine_memory():
             new = held.answer(arrow, at_time, at_keys)
         return _with_columns(queries, arrow, kind, [e.name for e in held.plan.entries], new)

@@ -110,7 +110,8 @@ def select_rows(
         a, b = int(part[0]), int(part[-1])
         if b <= a:
             return
-        first = int(lo[:, a].min())  # no frame of these answers starts before it
+        # no frame of these answers starts before it
+        first = int(lo[0, a]) if k == 1 else int(lo[:, a].min())
         selection.select_frames(
             keys,
             lo,
