@@ -13,8 +13,10 @@ from ..columns import Column
 from ..entries import Entry
 from ..sweep import FrameBounds, distinct
 from .common import (
+    NO_NULLS,
     Inputs,
     dense,
+    with_nulls,
 )
 
 #: the evaluations this evaluator serves (the frame's values)
@@ -29,7 +31,7 @@ def evaluate(col: Column, fr: FrameBounds, e: Entry, inputs: Inputs) -> pa.Array
         return _collected(col, fr, e)
     if e.evaluation is Evaluation.SET:
         return _set(col, fr, e)
-    return pa.array(distinct(col, fr), e.type)
+    return with_nulls(distinct(col, fr), NO_NULLS, e.type)  # a count: never null
 
 
 def _collected(

@@ -84,6 +84,7 @@ class Held:
         #: arrival order: the order the evaluation puts them in), and ``index`` holds the
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
+        self.key_type = None if field is None else field.type  # one key column: its type
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -224,7 +225,7 @@ class Held:
         keys = self.plan.keys
         if self.indexed and self.parts:
             asked = queries.column(at_keys[0])
-            if self.parts[0].column(keys[0]).type == asked.type:
+            if asked.type == self.key_type:
                 return self._by_key(queries, asked, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
