@@ -120,11 +120,16 @@ class FrameBounds:
         self = cls.__new__(cls)
         self.alone = alone
         self.times = _times(times)
-        self.seg = np.array([0, len(times)], np.int64)
         self.frame = None
         self.lo, self.hi = np.asarray(lo, np.int64), np.asarray(hi, np.int64)
         self._one_row = None
         return self
+
+    @functools.cached_property
+    def seg(self) -> np.ndarray:
+        """The rows of key k are ``seg[k]`` to ``seg[k + 1] - 1`` (given bounds: one segment
+        of every row, made where it is asked for)."""
+        return np.array([0, len(self.times)], np.int64)
 
     def holds_own_row(self) -> bool:
         """Whether every row's frame holds the row itself (a per-row frame from at or before
