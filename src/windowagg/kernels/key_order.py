@@ -12,10 +12,12 @@ row order.
   then each key's rows merge-sorted by time, a key already in time order in one linear check.
 * :func:`merged_rows`: two runs sorted by key, then time, merged, stably (the online state's
   parts, as they merge); :func:`part_runs`: each asked key's rows in several such runs laid one
-  after another, found among each run's distinct keys; :func:`merged_runs`: those rows
-  merged key by key in time order, stably (what a query asks of them); :func:`rows_by_run`:
-  rows split by run again, for one take from each; :func:`query_segments`: each query's
-  segment among those keys' rows.
+  after another, found through a run's table of its keys or among its distinct keys;
+  :func:`merged_runs`: those rows merged key by key in time order, stably, as stretches of
+  rows that lie one after another (what a query asks of them); :func:`rows_by_run`: rows
+  split by run again, for one take from each; :func:`asked_keys`: the keys a batch asks for
+  and each query's place among them; :func:`query_segments`: each query's segment among
+  those keys' rows.
 """
 
 import numpy as np
