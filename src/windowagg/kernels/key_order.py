@@ -190,6 +190,20 @@ def _first_at(times, a, b, x, after):
     return a
 
 
+@inline
+def _stretch(times, r, end, starts, sizes, m, out_times, o):
+    """Rows ``r`` to ``end - 1`` as stretch ``m``, their times copied to ``out_times`` from
+    ``o`` (over slices from 0: no wraparound to test, the loop runs faster); the next
+    stretch's number and place."""
+    k = end - r
+    starts[m] = r
+    sizes[m] = k
+    dst, src = out_times[o : o + k], times[r:end]
+    for i in range(k):
+        dst[i] = src[i]
+    return m + 1, o + k
+
+
 @kernel
 def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
     """Each wanted key's runs (``lo[p, w]`` to ``hi[p, w] - 1`` of part ``p``: rows in time
@@ -218,16 +232,8 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
                 last = p
         if ordered:
             for p in range(parts):
-                r, end = lo[p, w], hi[p, w]
-                k = end - r
-                if k:
-                    starts[m] = r
-                    sizes[m] = k
-                    m += 1
-                    dst, src = out_times[o : o + k], times[r:end]
-                    for i in range(k):
-                        dst[i] = src[i]
-                    o += k
+                if hi[p, w] > lo[p, w]:
+                    m, o = _stretch(times, lo[p, w], hi[p, w], starts, sizes, m, out_times, o)
             counts[w] = o - start
             continue
         for p in range(parts):
@@ -244,15 +250,7 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
             for p in range(parts):  # an earlier part's next row comes first on a tie
                 if p != best and head[p] < hi[p, w]:
                     end = _first_at(times, r + 1, end, times[head[p]], p > best)
-            k = end - r
-            starts[m] = r
-            sizes[m] = k
-            m += 1
-            # over slices from 0 (no wraparound to test: the loop runs faster)
-            dst, src = out_times[o : o + k], times[r:end]
-            for i in range(k):
-                dst[i] = src[i]
-            o += k
+            m, o = _stretch(times, r, end, starts, sizes, m, out_times, o)
             head[best] = end
         counts[w] = o - start
     return m
