@@ -46,7 +46,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["empty", "engine_memory", "keep_freed_memory", "release_memory", "zeros"]
+__all__ = [
+    "NO_NULLS",
+    "empty",
+    "engine_memory",
+    "keep_freed_memory",
+    "release_memory",
+    "zeros",
+]
 
 _kept: bool | None = None  # whether glibc keeps freed memory (None: the environment not read)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
@@ -237,6 +244,10 @@ def read_only(x: np.ndarray) -> np.ndarray:
     view = x.view()
     view.flags.writeable = False
     return view
+
+
+#: an empty mask, read-only: no row null (every row valid) to an output or a kernel
+NO_NULLS = read_only(np.zeros(0, bool))
 
 
 def float_input(x: np.ndarray) -> np.ndarray:

@@ -35,7 +35,7 @@ from ..storage import kernel_of
 from ..storage.fifo_state import FifoState, capacity_for
 from . import parallel
 from .columns import Column, limits
-from .memory import empty, float_input, read_only, zeros
+from .memory import NO_NULLS, empty, float_input, read_only, zeros
 from .stages import stage
 
 __all__ = [
@@ -391,8 +391,6 @@ def distinct(col: Column, frames: FrameBounds) -> np.ndarray:
 #: whole numbers spanning fewer than this many values more than there are rows are numbered
 #: by their distance from the smallest (:func:`~windowagg.kernels.order_stats.span_ids`)
 SPAN = 1024
-#: no row is null (an empty validity, for the kernels)
-_EVERY = read_only(np.zeros(0, bool))
 
 
 @stage("distinct ids")
@@ -408,10 +406,10 @@ def distinct_ids(col: Column) -> tuple[np.ndarray, int]:
         enc = pc.dictionary_encode(col.array)
         return pc.fill_null(enc.indices, -1).to_numpy().astype(np.int64), len(enc.dictionary)
     if whole is None:
-        values, valid = col.floats(), _EVERY  # null is NaN
+        values, valid = col.floats(), NO_NULLS  # null is NaN
     else:
         values = read_only(whole)
-        valid = read_only(col.valid) if col.array.null_count else _EVERY
+        valid = read_only(col.valid) if col.array.null_count else NO_NULLS
     n = len(values)
     ids = empty(n, np.int64)
     m = span_ids(values, valid, n + SPAN, ids) if n else 0

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from ...aggregations import facts
 from ..columns import ArrowColumn, Column, running, take, totals
 from ..entries import Entry
-from ..memory import empty, read_only, zeros
+from ..memory import empty, zeros
 from ..stages import stage
 from ..sweep import FrameBounds
 
@@ -44,8 +44,6 @@ def counted(col: Column, fr: FrameBounds) -> tuple[np.ndarray, np.ndarray, np.nd
     return lo, hi, col._cache[key]
 
 
-#: no row null (for :func:`with_nulls`)
-NO_NULLS = read_only(np.zeros(0, bool))
 #: the output types whose values are held as they come, in their own memory
 _WIDTHS = {pa.float64(): np.float64, pa.int64(): np.int64}
 

@@ -110,8 +110,7 @@ def select_rows(
         a, b = int(part[0]), int(part[-1])
         if b <= a:
             return
-        # no frame of these answers starts before it
-        first = int(lo[0, a]) if k == 1 else int(lo[:, a].min())
+        first = int(lo[:, a].min())  # no frame of these answers starts before it
         selection.select_frames(
             keys,
             lo,

@@ -22,10 +22,9 @@ from ...kernels.passes import whole_prefix
 from .. import parallel
 from ..columns import Column, totals
 from ..entries import Entry
-from ..memory import empty, read_only
+from ..memory import NO_NULLS, empty, read_only
 from ..sweep import FrameBounds
 from .common import (
-    NO_NULLS,
     Inputs,
     counted,
     decimal_array,

@@ -11,9 +11,9 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ..columns import Column
 from ..entries import Entry
+from ..memory import NO_NULLS
 from ..sweep import FrameBounds, distinct
 from .common import (
-    NO_NULLS,
     Inputs,
     dense,
     with_nulls,

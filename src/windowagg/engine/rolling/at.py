@@ -234,9 +234,6 @@ def _at_bounds(
     n = len(qseg)
     lo, hi = empty(n, np.int64), empty(n, np.int64)
     args = (f.kind == "rows", *offsets(f, times), limits(times), f.start is None, f.end is None)
-    if n < parallel.PARALLEL_ROWS:  # one chunk: called at once (a single request's frames)
-        at_bounds(times, seg, qseg, qtimes, *args, lo, hi)
-        return lo, hi
     parallel.by_chunks(
         lambda a, b: at_bounds(times, seg, qseg[a:b], qtimes[a:b], *args, lo[a:b], hi[a:b]), n
     )
