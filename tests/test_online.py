@@ -6,14 +6,18 @@ counted; history let go in bulk and a query that reaches it refused; save/load."
 from __future__ import annotations
 
 import datetime as dt
+import threading
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 import windowagg
 from windowagg.online import HistoryEvictedError, OnlineFeatures, replay
+
+from .threads import few_rows_on_threads
 
 T0 = np.datetime64("2024-01-01T00:00:00", "us")
 #: range frames with and without the query's instant, a rows frame, a non-commutative
@@ -391,17 +395,27 @@ def seen(monkeypatch) -> list[int]:
     import windowagg.engine.rolling.online as held_module
 
     counts: list[int] = []
+    evaluating = threading.local()  # set while this thread evaluates for the online state
 
-    def no_sort(*args):
-        raise AssertionError("the online state's events were sorted again for a query")
+    def no_sort(real):
+        def sort(*args):
+            if getattr(evaluating, "now", False):
+                raise AssertionError("the online state's events were sorted again for a query")
+            return real(*args)
+
+        return sort
+
+    monkeypatch.setattr(columns, "keyed_sort", no_sort(columns.keyed_sort))
+    monkeypatch.setattr(at_module, "arrange", no_sort(at_module.arrange))
 
     def counting(real):
         def evaluation(plan, events, *args):
             counts.append(events.num_rows)
-            with pytest.MonkeyPatch.context() as inside:
-                inside.setattr(columns, "keyed_sort", no_sort)
-                inside.setattr(at_module, "arrange", no_sort)
+            evaluating.now = True
+            try:
                 return real(plan, events, *args)
+            finally:
+                evaluating.now = False
 
         return evaluation
 
@@ -433,7 +447,8 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
     queries = pa.table({"k": asked, "t": rng.integers(0, 10**9, len(asked))})
     got = state.query(queries)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
-    assert seen == [int(np.isin(keys, asked).sum())] and seen[0] < n // 2
+    # in one evaluation, or one per range of keys on each thread (they hold the same events)
+    assert sum(seen) == int(np.isin(keys, asked).sum()) < n // 2
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
     # a batch asking for the keys of most events: the parts' sorted keys say so, and no pass
     # is made over every held key
@@ -454,8 +469,61 @@ def test_a_batch_is_answered_over_the_keys_it_asks_for(monkeypatch, seen) -> Non
     seen.clear()
     got = state.query(most)
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=most)
-    assert seen == [n] and lengths == []
+    assert sum(seen) == n and lengths == []
     assert all(got.column(name).equals(want.column(name)) for name in aggs)
+
+
+def test_a_batch_is_split_by_keys_across_threads(monkeypatch) -> None:
+    """On several threads, a batch's asked keys are cut into ranges of about equal events,
+    each range with its queries evaluated on a thread of its own (the first on the calling
+    thread); the answers, in the queries' order, are those of one thread and of the batch
+    call: a hot key, a key with no event, a null key, a string column and an order-sensitive
+    aggregation included."""
+    import windowagg.engine.rolling.online as held_module
+
+    rng = np.random.default_rng(12)
+    n = 6000
+    keys = np.where(rng.random(n) < 0.4, 3, rng.integers(0, 300, n))
+    events = pa.table(
+        {
+            "k": keys,
+            "t": rng.integers(0, 10**6, n),
+            "v": rng.integers(0, 50, n).astype(float),
+            "s": pa.array([f"s{i % 7}" for i in range(n)]),
+        }
+    )
+    aggs = {
+        "sum": ("sum", "v", "range:100000"),
+        "last": ("last", "v", "range:-200000,-1"),
+        "list": ("collect_list", "v", "rows:3"),
+        "first_s": ("first", "s", "rows:5"),
+        "distinct": ("count_distinct", "v", "range:300000"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=10**6)
+    for part in np.array_split(np.arange(n), 5):  # several parts
+        state.update(events.take(pa.array(part)))
+    asked = pa.array([*rng.integers(0, 320, 3000).tolist(), None, 3, 3], pa.int64())
+    queries = pa.table({"k": asked, "t": rng.integers(0, 10**6, len(asked))})
+    ranges: list[tuple[str, int]] = []
+    real = held_module.Held._of_runs
+
+    def spy(self, queries, place, runs, at_time):
+        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
+        return real(self, queries, place, runs, at_time)
+
+    monkeypatch.setattr(held_module.Held, "_of_runs", spy)
+    with few_rows_on_threads(1):
+        alone = state.query(queries)
+    assert len(ranges) == 1
+    ranges.clear()
+    with few_rows_on_threads(3):
+        split = state.query(queries)
+    here = threading.current_thread().name
+    distinct = len(pc.unique(asked.drop_null()))  # every key asked for, in one range
+    assert len(ranges) == 3 and sum(w for _, w in ranges) == distinct
+    assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert split.equals(alone) and split.equals(want)
 
 
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:

@@ -89,3 +89,22 @@ def test_one_thread_and_several_give_the_same_answers(threads) -> None:
         )
         answers.append((rolled, windows))
     assert answers[0][0].equals(answers[1][0]) and answers[0][1].equals(answers[1][1])
+
+
+def test_a_piece_runs_its_own_work_on_its_thread(threads) -> None:
+    """Pieces go to a thread each, the first on the calling thread; within a piece the
+    engine's threads are 1, and pieces it hands out run there, one after the other (none
+    waits for a thread of the pool that runs it)."""
+    import threading
+
+    windowagg.set_threads(3)
+    here = threading.current_thread().name
+
+    def piece(p: int) -> tuple[str, int, list[str]]:
+        inner = parallel.on_cores(lambda _: threading.current_thread().name, [0, 1, 2])
+        return threading.current_thread().name, parallel.get_threads(), inner
+
+    ran = parallel.on_cores(piece, [0, 1, 2])
+    assert ran[0][0] == here and all(name.startswith("windowagg") for name, _, _ in ran[1:])
+    assert all(count == 1 and inner == [name] * 3 for name, count, inner in ran)
+    assert parallel.get_threads() == 3  # the calling thread's own again

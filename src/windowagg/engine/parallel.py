@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -25,6 +26,7 @@ __all__ = [
     "chunks",
     "cuts_keys",
     "get_threads",
+    "grouped",
     "on_cores",
     "outweighs",
     "parts",
@@ -73,8 +75,9 @@ def set_threads(n: int) -> None:
 
 def get_threads() -> int:
     """The threads the engine's work runs on (:func:`set_threads`, ``WINDOWAGG_THREADS``, or
-    the cores this process may use)."""
-    return _THREADS
+    the cores this process may use); 1 within a piece of work :func:`on_cores` handed to a
+    thread (its own work runs on that thread: the others have theirs)."""
+    return 1 if _piece.inside else _THREADS
 
 
 _THREADS = _threads(os.environ[ENV], ENV) if os.environ.get(ENV) else available()
@@ -95,7 +98,7 @@ def parts(seg: np.ndarray) -> list[np.ndarray]:
 
     if int(seg[-1] - seg[0]) < PARALLEL_ROWS:
         return [seg]
-    return [seg[a : b + 1] for a, b in _grouped(seg)]
+    return [seg[a : b + 1] for a, b in grouped(seg)]
 
 
 def _long_keys(seg: np.ndarray) -> np.ndarray | None:
@@ -124,9 +127,9 @@ def outweighs(seg: np.ndarray) -> bool:
     return bool(np.diff(seg).max() * cores > n) and cuts_keys(seg)
 
 
-def _grouped(bounds: np.ndarray) -> list[tuple[int, int]]:
+def grouped(bounds: np.ndarray) -> list[tuple[int, int]]:
     """Runs ``[bounds[u], bounds[u + 1])`` grouped into one part of about equal rows per
-    thread, each part a range ``(a, b)`` of run numbers."""
+    thread (none cut), each part a range ``(a, b)`` of run numbers."""
     n, cores = int(bounds[-1] - bounds[0]), get_threads()
     if cores < 2 or len(bounds) < 3:
         return [(0, len(bounds) - 1)]
@@ -151,7 +154,7 @@ def pieces(seg: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     j = np.arange(len(key)) - np.repeat(np.cumsum(cuts) - cuts, cuts)  # the run of its key
     bounds = np.r_[seg[key] + j * LONG, seg[-1]].astype(np.int64)
     home = np.stack([seg[key], seg[key + 1]], axis=1).astype(np.int64)
-    return [(bounds[a : b + 1], home[a:b]) for a, b in _grouped(bounds)]
+    return [(bounds[a : b + 1], home[a:b]) for a, b in grouped(bounds)]
 
 
 def blocks(n: int) -> list[np.ndarray]:
@@ -161,7 +164,7 @@ def blocks(n: int) -> list[np.ndarray]:
     if n < PARALLEL_ROWS:
         return [np.array([0, n], np.int64)]
     bounds = np.r_[np.arange(0, n, LONG), n].astype(np.int64)
-    return [bounds[a : b + 1] for a, b in _grouped(bounds)]
+    return [bounds[a : b + 1] for a, b in grouped(bounds)]
 
 
 def chunks(n: int, most: int | None = None) -> list[np.ndarray]:
@@ -179,15 +182,37 @@ def chunks(n: int, most: int | None = None) -> list[np.ndarray]:
 
 
 def on_cores(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
-    """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL)."""
-    if len(pieces) == 1:
-        return [run(pieces[0])]
+    """``run(piece)`` for every piece, on a thread each (compiled kernels release the GIL):
+    the first on the calling thread, the others on the pool's. Within a piece, the engine's
+    work runs on its thread alone (:func:`get_threads` is 1 there, and pieces handed out
+    there run one after the other), so a piece never waits for a thread of the pool."""
+    if len(pieces) == 1 or _piece.inside:
+        return [run(p) for p in pieces]
     stages.on_threads()
     global _POOL, _pool_size
     if _POOL is None or _pool_size < len(pieces):  # a pool of at least a thread per piece
         _pool_size = max(len(pieces), get_threads())
         _POOL = ThreadPoolExecutor(_pool_size, thread_name_prefix="windowagg")
-    return list(_POOL.map(run, pieces))
+
+    def alone(piece: T) -> R:
+        _piece.inside = True
+        try:
+            return run(piece)
+        finally:
+            _piece.inside = False
+
+    later = [_POOL.submit(alone, p) for p in pieces[1:]]
+    first = alone(pieces[0])  # on this thread: no hand-off for it
+    return [first, *(f.result() for f in later)]
+
+
+class _Piece(threading.local):
+    """Whether this thread runs a piece of :func:`on_cores` now."""
+
+    inside = False
+
+
+_piece = _Piece()
 
 
 def by_chunks(run: Callable[[int, int], R], n: int) -> list[R]:

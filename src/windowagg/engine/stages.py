@@ -5,11 +5,14 @@ costs one test of a global; ``windowagg bench local --threads`` prints the profi
 thread and at the largest count.
 
 A stage's time is its own: a stage inside another is counted once, in the inner one; what no
-stage covers (the front end's Python, planning) is reported as ``other``.
+stage covers (the front end's Python, planning) is reported as ``other``. Only the thread that
+runs :func:`profile` times stages: work it hands to other threads counts in its stage that
+waits for them.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
@@ -29,6 +32,7 @@ class Stage(NamedTuple):
 
 class _Run:
     def __init__(self) -> None:
+        self.thread = threading.get_ident()  # the thread whose stages are timed
         self.stages: dict[str, list] = {}  # name -> [seconds, parallel]
         self.stack: list[list] = []  # [name, start, time of inner stages]
 
@@ -47,12 +51,12 @@ class stage:
 
     def __enter__(self) -> None:
         run = _RUN
-        if run is not None:
+        if run is not None and run.thread == threading.get_ident():
             run.stack.append([self.name, time.perf_counter(), 0.0])
 
     def __exit__(self, *exc: object) -> None:
         run = _RUN
-        if run is None or not run.stack:
+        if run is None or not run.stack or run.thread != threading.get_ident():
             return
         name, start, inner = run.stack.pop()
         took = time.perf_counter() - start
@@ -76,7 +80,7 @@ class stage:
 def on_threads() -> None:
     """Note that the current stage ran work on several threads."""
     run = _RUN
-    if run is not None and run.stack:
+    if run is not None and run.stack and run.thread == threading.get_ident():
         run.stages.setdefault(run.stack[-1][0], [0.0, False])[1] = True
 
 

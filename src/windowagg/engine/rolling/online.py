@@ -22,8 +22,12 @@ fixed-width columns the entries read are also laid one after another in one inde
 among the part's distinct keys, merges the runs key by key in one compiled pass (as
 stretches of rows that lie one after another), copies those stretches of the columns, and
 hands the evaluation the events of the keys it asks for alone, already in the order it
-would sort them into, so it does not sort them. Each batch
-costs time in proportion to the events it reads, not O(log d) per query.
+would sort them into, so it does not sort them. On several threads, a batch that reads many
+events cuts its asked keys into ranges of about equal events, and each range, with its
+queries, is merged, copied and evaluated on a thread of its own
+(:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
+so the answers are those of one thread. Each batch costs time in proportion to the events it
+reads, not O(log d) per query.
 """
 
 from __future__ import annotations
@@ -35,12 +39,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
-from ..columns import numbers_as_times
+from .. import parallel
+from ..columns import moved, numbers_as_times
 from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
-from .part_index import PartIndex
+from .part_index import PartIndex, Runs
 from .plan import RollingPlan
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
@@ -236,7 +241,9 @@ class Held:
         key and time order with each key's count (:meth:`_by_index`), so the evaluation
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
         each query's, and neither sorts the events nor matches keys again; only the columns
-        the entries read are gathered (the times come with the keys found)."""
+        the entries read are gathered (the times come with the keys found). A batch of at
+        least :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events, on several threads,
+        runs in ranges of keys of about equal events, one per thread."""
         if asked.null_count:
             q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
             valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
@@ -244,9 +251,40 @@ class Held:
             q = np.asarray(asked.to_numpy(zero_copy_only=False), np.int64)
             valid = np.ones(len(q), bool)
         wanted, place = asked_of(q, valid)
-        events, counts, numbers = self._by_index(wanted, self.read)
-        seg, qseg = empty(len(wanted) + 1, np.int64), empty(len(q), np.int64)
-        m = query_segments(place, counts, seg, qseg, empty(len(wanted), np.int64))
+        runs = self.index.runs(wanted)
+        ranges = [(0, len(wanted))]
+        if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
+            ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
+        if len(ranges) == 1:
+            return self._of_runs(queries, place, runs, at_time)
+        # the keys in ranges of about equal events, one per thread, each with its queries
+        # (those of a null key with the first): each query's answer is its frame's alone
+        piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
+        piece[place < 0] = 0
+        times = queries.select([at_time])
+
+        def run(r: int) -> tuple[np.ndarray, list[pa.Array]]:
+            (a, b), rows = ranges[r], np.flatnonzero(piece == r)
+            at = place[rows]
+            return rows, self._of_runs(
+                times.take(pa.array(rows)), np.where(at >= 0, at - a, -1), runs.keys(a, b), at_time
+            )
+
+        answered = parallel.on_cores(run, range(len(ranges)))
+        order = np.concatenate([rows for rows, _ in answered])
+        return [
+            moved(pa.concat_arrays([columns[e] for _, columns in answered]), order)
+            for e in range(len(answered[0][1]))
+        ]
+
+    def _of_runs(
+        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
+    ) -> list[pa.Array]:
+        """The answers to ``queries`` (each asking for the key at ``place`` among ``runs``'
+        keys, -1 for a null key) over the held events of ``runs``."""
+        events, counts, numbers = self._by_index(runs, self.read)
+        seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
+        m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
         seg = seg[: m + 1]
         # as the column's: doubles already where the index lays them so
         times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
@@ -257,15 +295,13 @@ class Held:
         """The bytes the state holds: the events' columns and each part's keys and times."""
         return sum(p.nbytes for p in self.parts) + (self.index.nbytes if self.indexed else 0)
 
-    def _by_index(
-        self, wanted: np.ndarray, columns: list[str]
-    ) -> tuple[pa.Table, np.ndarray, np.ndarray]:
-        """The ``columns`` of the held events whose key is in ``wanted`` (sorted, distinct),
-        in key and time order, ties in arrival order, how many of each key, and their times
-        as numbers (:func:`times_as_numbers`): found and merged across the parts by the
-        index (:meth:`~.part_index.PartIndex.find`), the fixed-width columns gathered from
-        it, any other column taken from each part (:func:`taken`) and put in that order."""
-        stretches, times, counts = self.index.find(wanted)
+    def _by_index(self, runs: Runs, columns: list[str]) -> tuple[pa.Table, np.ndarray, np.ndarray]:
+        """The ``columns`` of the held events of ``runs``' keys, in key and time order, ties
+        in arrival order, how many of each key, and their times as numbers
+        (:func:`times_as_numbers`): merged across the parts by the index
+        (:meth:`~.part_index.PartIndex.merged`), the fixed-width columns gathered from it,
+        any other column taken from each part (:func:`taken`) and put in that order."""
+        stretches, times, counts = self.index.merged(runs)
         found = {c: self.index.gathered(c, stretches) for c in columns}
         other = [c for c, col in found.items() if col is None]
         if other:  # each part's rows of them, taken from the part, then put in order

@@ -25,7 +25,7 @@ from ...kernels.key_order import merged_runs, part_runs
 from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty
 
-__all__ = ["Growing", "PartIndex", "Stretches", "runs_of"]
+__all__ = ["Growing", "PartIndex", "Runs", "Stretches", "runs_of"]
 
 
 class Growing:
@@ -182,11 +182,9 @@ class PartIndex:
             if valid is not None:
                 valid.n = at
 
-    def find(self, wanted: np.ndarray) -> tuple[Stretches, np.ndarray, np.ndarray]:
-        """The rows (numbered across the parts) of the keys ``wanted`` (sorted, distinct),
-        key by key in time order, ties in arrival order, as stretches of rows that lie one
-        after another; their times (as doubles where :attr:`doubles`); how many of each
-        key."""
+    def runs(self, wanted: np.ndarray) -> Runs:
+        """Each key of ``wanted`` (sorted, distinct)'s run of rows in each part
+        (:func:`~windowagg.kernels.key_order.part_runs`)."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
         doff, bounds, toff, kmin = self.laid
@@ -202,15 +200,25 @@ class PartIndex:
             lo,
             hi,
         )
+        return Runs(lo, hi, n)
+
+    def merged(self, runs: Runs) -> tuple[Stretches, np.ndarray, np.ndarray]:
+        """The rows (numbered across the parts) of ``runs``' keys, key by key in time order,
+        ties in arrival order, as stretches of rows that lie one after another; their times
+        (as doubles where :attr:`doubles`); how many of each key."""
+        n = runs.n
         starts, sizes = empty(n, np.int64), empty(n, np.int64)
         # the times as the engine reads them (:func:`~windowagg.engine.columns.times_of`):
         # doubles, converted as they are copied, where every time laid is one exactly
         times = empty(n, np.float64 if self.doubles else self.times.data.dtype)
-        counts = empty(w, np.int64)
-        m = merged_runs(
-            self.times.view(), lo, hi, starts, sizes, times, counts, empty(self.parts, np.int64)
-        )
+        counts = empty(runs.lo.shape[1], np.int64)
+        head = empty(self.parts, np.int64)
+        m = merged_runs(self.times.view(), runs.lo, runs.hi, starts, sizes, times, counts, head)
         return Stretches(starts[:m], sizes[:m], n), times, counts
+
+    def find(self, wanted: np.ndarray) -> tuple[Stretches, np.ndarray, np.ndarray]:
+        """:meth:`merged` of the :meth:`runs` of ``wanted`` (sorted, distinct)."""
+        return self.merged(self.runs(wanted))
 
     def gathered(self, name: str, rows: Stretches) -> pa.Array | None:
         """Column ``name`` at ``rows`` where it has a fixed width (None where not)."""
@@ -220,6 +228,24 @@ class PartIndex:
         valid = self.valid[name]
         parts = [laid.view(), *([] if valid is None else [valid.view()])]
         return from_words(self.types[name], stretched_words(parts, *rows))
+
+
+class Runs(NamedTuple):
+    """Key ``w``'s rows in part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``; ``n`` rows in
+    all."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    n: int
+
+    def per_key(self) -> np.ndarray:
+        """How many rows each key holds."""
+        return (self.hi - self.lo).sum(axis=0)
+
+    def keys(self, a: int, b: int) -> Runs:
+        """The runs of keys ``a`` to ``b - 1`` alone."""
+        lo, hi = np.ascontiguousarray(self.lo[:, a:b]), np.ascontiguousarray(self.hi[:, a:b])
+        return Runs(lo, hi, int((hi - lo).sum()))
 
 
 class Stretches(NamedTuple):
