@@ -14,9 +14,10 @@ values integers 0-99 as doubles (every side's sums exact). Queries: keys from th
 distribution, at the newest event time.
 
 Figures: the ingest rate (``update`` in batches of 100,000 events, arrival order); queries per
-second in batches of 10,000; single-query latency through the public API (a one-row table per
-call; p50, p99, p99.9 over as many calls as fit in a time budget); the bytes the state holds per
-event and entry; ``save`` and ``load`` of the whole state to an Arrow IPC file.
+second in batches of 10,000 (on the engine's threads, and on one thread beside them);
+single-query latency through the public API (a one-row table per call; p50, p99, p99.9 over as
+many calls as fit in a time budget); the bytes the state holds per event and entry; ``save``
+and ``load`` of the whole state to an Arrow IPC file.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import pyarrow.compute as pc
 
 from ..engine.columns import times_of
 from ..engine.memory import engine_memory
+from ..engine.parallel import get_threads, set_threads
 from ..engine.rolling.at import evaluate_at
 from ..online import OnlineFeatures
 from ..tables import rolling_aggregate
@@ -55,6 +57,8 @@ INGEST_BATCH, QUERY_BATCH = 100_000, 10_000
 DUCK_REPEAT_S = 10.0
 #: the floor of a single query: the batch engine's evaluation alone, over the asked key's events
 FLOOR = "floor: the engine's evaluation of the key's events"
+#: the state's batches on one thread, beside the engine's threads (where it has several)
+ONE_THREAD = "windowagg on 1 thread"
 
 
 def _keys(rng: np.random.Generator, n: int, zipf: bool) -> np.ndarray:
@@ -142,6 +146,16 @@ def _answer(con) -> list:
         "WHERE ev.k = q.k AND ev.ts <= q.ts ORDER BY ev.ts DESC LIMIT 100)) l "
         "GROUP BY q.i)"
     ).fetchall()
+
+
+def _on_one_thread(call: Callable[[], float]) -> float:
+    """``call()`` with the engine on one thread (its threads as they were after)."""
+    before = get_threads()
+    set_threads(1)
+    try:
+        return call()
+    finally:
+        set_threads(before)
 
 
 def _single(
@@ -235,6 +249,8 @@ def _case(
             rolling_aggregate(held, time="ts", key="k", aggs=ENTRIES, at=b)
         ),
     }
+    if get_threads() > 1:  # the same batches on one thread: what the threads bring
+        sides[ONE_THREAD] = lambda b: _on_one_thread(lambda: _total(state.query(b)))
     seconds: dict[str, list[float]] = {name: [] for name in sides}
     checks: dict[str, list[float]] = {name: [] for name in sides}  # each batch's checksum
     for batch in batches:  # each side first once per batch: whichever runs first pays more
