@@ -243,7 +243,7 @@ class Held:
         each query's, and neither sorts the events nor matches keys again; only the columns
         the entries read are gathered (the times come with the keys found). A batch of at
         least :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events, on several threads,
-        runs in ranges of keys of about equal events, one per thread."""
+        runs in ranges of keys (:meth:`_in_ranges`)."""
         if asked.null_count:
             q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
             valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
@@ -252,13 +252,25 @@ class Held:
             valid = np.ones(len(q), bool)
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
-        ranges = [(0, len(wanted))]
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
-        if len(ranges) == 1:
-            return self._of_runs(queries, place, runs, at_time)
-        # the keys in ranges of about equal events, one per thread, each with its queries
-        # (those of a null key with the first): each query's answer is its frame's alone
+            if len(ranges) > 1:
+                return self._in_ranges(queries, place, runs, ranges, at_time)
+        return self._of_runs(queries, place, runs, at_time)
+
+    def _in_ranges(
+        self,
+        queries: pa.Table,
+        place: np.ndarray,
+        runs: Runs,
+        ranges: list[tuple[int, int]],
+        at_time: str,
+    ) -> list[pa.Array]:
+        """:meth:`_of_runs` with ``runs``' keys in ``ranges`` (of about equal events, one per
+        thread), each range with its queries (those of a null key with the first) on a thread
+        of its own (:func:`~windowagg.engine.parallel.on_cores`), the answers then put back
+        in the queries' order: each query's answer is its frame's alone, so they are one
+        thread's answers."""
         piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
         piece[place < 0] = 0
         times = queries.select([at_time])
