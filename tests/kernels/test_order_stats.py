@@ -130,3 +130,23 @@ def test_mode_is_the_smallest_most_frequent_value(ids, data) -> None:
         top = max(counts.values(), default=0)
         assert out[j] == (min(v for v, c in counts.items() if c == top) if counts else -1)
     assert not tree.any()  # left zeroed
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-1, 6), min_size=1, max_size=80), st.data())
+def test_distinct_counts_the_values_of_each_frame(ids, data) -> None:
+    """Frames that overlap the one before, touch it, or start past it (a new run: the window
+    found empty, the counts of the run before read as none), empty frames included, against
+    a set of each frame's values."""
+    ids = np.array(ids, np.int64)
+    n = len(ids)
+    lo, hi, a, b = [], [], 0, 0
+    for _ in range(data.draw(st.integers(1, 25))):
+        a = data.draw(st.integers(a, n))  # at or after the start before
+        b = data.draw(st.integers(max(a, b), min(n, max(a, b) + 12)))  # at or after the end
+        lo.append(a)
+        hi.append(b)
+    lo_, hi_ = np.array(lo, np.int64), np.array(hi, np.int64)
+    out = np.empty(len(lo), np.int64)
+    order_stats.distinct_frames(ids, lo_, hi_, np.zeros(7, np.int64), out)
+    assert out.tolist() == [len({v for v in ids[a:b] if v >= 0}) for a, b in zip(lo, hi)]

@@ -134,24 +134,37 @@ def select_quantiles(values, lo, hi, q, mode, work, out):
 def distinct_frames(ids, lo, hi, counts, out):
     """``out[j]``: the number of distinct values among rows ``lo[j]`` to ``hi[j] - 1``.
     ``ids[i]``: row i's value as a dense id (-1: no value, never counted); ``counts`` (int64,
-    one per id, zeroed) is work space. Both bounds never decrease."""
+    one per id, zeroed) is work space. Both bounds never decrease. A frame that starts at or
+    after the end of the one before (a key's frame after another key's, a tumbling window)
+    starts a new run with an empty window, without taking the rows before out one by one:
+    each count holds its run above its low 32 bits (a frame holds fewer than 2**32 rows), and
+    a count of an earlier run reads as none."""
     a = 0
     b = 0
     distinct = 0
+    top = np.int64(0)  # the current run, above the counts' 32 bits
     for j in range(lo.shape[0]):
-        while a < lo[j]:
-            if a < b and ids[a] >= 0:
-                counts[ids[a]] -= 1
-                if counts[ids[a]] == 0:
-                    distinct -= 1
-            a += 1
-        if b < a:
-            b = a
+        if lo[j] >= b:  # nothing of the window is in this frame: a new run, empty
+            top += np.int64(1) << 32
+            distinct = 0
+            a = b = lo[j]
+        else:
+            while a < lo[j]:
+                x = ids[a]
+                if x >= 0:
+                    counts[x] -= 1
+                    if counts[x] == top:
+                        distinct -= 1
+                a += 1
         while b < hi[j]:
-            if ids[b] >= 0:
-                if counts[ids[b]] == 0:
+            x = ids[b]
+            if x >= 0:
+                c = counts[x]
+                if c < top:  # counted in an earlier run: none in this one
+                    c = top
+                if c == top:
                     distinct += 1
-                counts[ids[b]] += 1
+                counts[x] = c + 1
             b += 1
         out[j] = distinct
 
