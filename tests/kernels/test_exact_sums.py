@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import windowagg as wa
-from windowagg.engine.evaluators.sums import _whole_sums, float_sums
+from windowagg.engine.evaluators.sums import _whole_frames, _whole_sums, float_sums
 from windowagg.engine.memory import read_only
 from windowagg.kernels.exact_sums import PARTS, exact_sums
 
@@ -165,9 +165,10 @@ def test_the_frames_of_a_hot_key_are_summed_on_several_threads(monkeypatch) -> N
 )
 def test_whole_numbers_summed_from_prefix_sums_equal_the_kernel(seed, scale, mean) -> None:
     """Frames of whole numbers (-0.0 among them, magnitudes up to 2**60) summed from exact
-    int64 prefix sums give the kernel's exactly rounded sums and means bit for bit (the sign
-    of a zero, NaN for an empty mean); values whose largest magnitude times their count may
-    overflow an int64 sum, fractions, NaN and infinities are left to the kernel."""
+    int64 prefix sums, or frame by frame as exact int64 sums, give the kernel's exactly
+    rounded sums and means bit for bit (the sign of a zero, NaN for an empty mean); values
+    whose largest magnitude times their count (of them all, or of a frame's) may overflow an
+    int64 sum, fractions, NaN and infinities are left to the kernel."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 300))
     v = np.floor(rng.normal(size=n) * scale)
@@ -183,6 +184,17 @@ def test_whole_numbers_summed_from_prefix_sums_equal_the_kernel(seed, scale, mea
         assert got.tobytes() == out.tobytes()
     for odd in (0.5, np.nan, np.inf):
         assert _whole_sums(read_only(np.r_[v, odd]), lo, hi, mean) is None
+    # frame by frame: each frame's own magnitude times its count bounds its sum
+    by_frame = _whole_frames(read_only(v), lo, hi, mean)
+    fits = all(np.abs(v[a:b]).max(initial=0) * (b - a) < 4e18 for a, b in zip(lo, hi))
+    assert (by_frame is not None) == fits
+    if by_frame is not None:
+        assert by_frame.tobytes() == out.tobytes()
+    held = np.flatnonzero(hi > lo)
+    for odd in (0.5, np.nan, np.inf) if len(held) else ():
+        w = v.copy()
+        w[lo[held[-1]]] = odd  # in a frame: the kernel's
+        assert _whole_frames(read_only(w), lo, hi, mean) is None
 
 
 def test_rolling_sums_of_whole_numbers_come_from_prefix_sums(monkeypatch) -> None:
@@ -202,3 +214,39 @@ def test_rolling_sums_of_whole_numbers_come_from_prefix_sums(monkeypatch) -> Non
         frame = v[max(0, i - 49) : i + 1]
         assert out["s"][int(i)].as_py() == math.fsum(frame)
         assert out["m"][int(i)].as_py() == math.fsum(frame) / len(frame)
+
+
+def test_point_in_time_sums_of_whole_numbers_are_summed_frame_by_frame(monkeypatch) -> None:
+    """Point-in-time sums and means of whole-number doubles whose frames read each value
+    about once are exact int64 sums frame by frame (no prefix sums), equal to math.fsum of
+    each frame; a fraction among them leaves every frame to the exactly rounded kernel."""
+    from windowagg.engine.evaluators import sums
+
+    used: list[bool] = []
+    real = sums.whole_frame_sums
+    monkeypatch.setattr(sums, "whole_frame_sums", lambda *a: used.append(real(*a)) or used[-1])
+    rng = np.random.default_rng(21)
+    n = 20_000
+    t = np.sort(rng.integers(0, 10**7, n))
+    v = rng.integers(-(2**40), 2**40, n).astype(float)
+    events = pa.table({"k": rng.integers(0, 50, n), "t": t, "v": v})
+    queries = pa.table({"k": rng.integers(0, 60, 300), "t": rng.integers(0, 10**7, 300)})
+    aggs = {"s": ("sum", "v", "range:100000"), "m": ("mean", "v", "range:-100000,-1")}
+    out = wa.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert used == [True, True]
+    k, qt = queries["k"].to_numpy(), queries["t"].to_numpy()
+    for i in range(300):
+        mine = (events["k"].to_numpy() == k[i]) & (t <= qt[i]) & (t >= qt[i] - 100000)
+        assert out["s"][i].as_py() == (math.fsum(v[mine]) if mine.any() else None)
+        before = (events["k"].to_numpy() == k[i]) & (t < qt[i]) & (t >= qt[i] - 100000)
+        want = math.fsum(v[before]) / before.sum() if before.any() else None
+        assert out["m"][i].as_py() == want
+    used.clear()
+    w = v + 0.5
+    out = wa.rolling_aggregate(
+        events.set_column(2, "v", pa.array(w)), time="t", key="k", aggs=aggs, at=queries
+    )
+    assert used == [False, False]
+    for i in range(50):
+        mine = (events["k"].to_numpy() == k[i]) & (t <= qt[i]) & (t >= qt[i] - 100000)
+        assert out["s"][i].as_py() == (math.fsum(w[mine]) if mine.any() else None)

@@ -1,5 +1,6 @@
 """Compiled passes over one column, each O(n) and chunked on the threads by its caller
-(:func:`windowagg.engine.parallel.by_chunks`): prefix sums, the count of NaN or infinite
+(:func:`windowagg.engine.parallel.by_chunks`): prefix sums, whole numbers' sums frame by
+frame, the count of NaN or infinite
 values, doubles from whole numbers and their span, a gather and a scatter of rows, whether
 values descend somewhere."""
 
@@ -35,6 +36,31 @@ def whole_prefix(x, out):
         total += np.int64(v)
         out[i + 1] = total
     return top * x.shape[0] < 4.0e18  # below 2**62, whatever the rounding
+
+
+@kernel
+def whole_frame_sums(x, lo, hi, out):
+    """``out[j]``: the sum of ``x[lo[j]]`` to ``x[hi[j] - 1]`` as int64, frame by frame,
+    where every value read is a whole number and each frame's largest magnitude times its
+    count is below 2**62, so that no partial sum overflows and the sum is exact; returns
+    whether they are (NaN and infinities are not; ``out`` is then not the sums)."""
+    for j in range(lo.shape[0]):
+        a = lo[j]
+        k = hi[j] - a
+        src = x[a : a + k]  # a slice from 0: no wraparound to test per value
+        total = 0
+        top = 0.0
+        odd = False  # a fraction, NaN or an infinity: noted without a branch per value
+        for i in range(k):
+            v = src[i]
+            m = abs(v)
+            odd |= (v != np.floor(v)) | (m >= 4.0e18)
+            top = max(top, m)
+            total += np.int64(v) if m < 4.0e18 else 0
+        if odd or top * k >= 4.0e18:  # 2**62, whatever the rounding
+            return False
+        out[j] = total
+    return True
 
 
 @kernel

@@ -18,7 +18,7 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ...errors import ArithmeticOverflowError
 from ...kernels.exact_sums import PARTS, exact_sums
-from ...kernels.passes import whole_prefix
+from ...kernels.passes import whole_frame_sums, whole_prefix
 from .. import parallel
 from ..columns import Column, totals
 from ..entries import Entry
@@ -102,7 +102,8 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
 
 
 #: whole numbers are summed from prefix sums (:func:`_whole_sums`) from this many on, where
-#: the frames read at least half as many rows as there are (fewer: the kernel costs less)
+#: the frames read more than twice as many rows as there are (fewer: frame by frame,
+#: :func:`_whole_frames`)
 PREFIX_FROM = 1 << 12
 
 
@@ -116,14 +117,18 @@ def float_sums(
     where none)."""
     n = len(lo)
     values = read_only(values)  # as a column's values come: one compile of the kernel
-    if len(values) >= PREFIX_FROM and int(np.subtract(hi, lo).sum()) >= len(values) // 2:
+    lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
+    reads = int(np.subtract(hi, lo).sum())
+    whole = None
+    if reads <= 2 * len(values):  # each value read twice or less: frame by frame (prefix
+        whole = _whole_frames(values, lo, hi, mean)  # sums write and read each: two passes)
+    elif len(values) >= PREFIX_FROM:
         whole = _whole_sums(values, lo, hi, mean)
-        if whole is not None:
-            return whole
+    if whole is not None:
+        return whole
     out, overflow = empty(n), np.zeros(n, bool)
     flagged = 0
     if n:
-        lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
         flagged = sum(
             parallel.by_chunks(
                 lambda a, b: exact_sums(values, lo, hi, a, b, mean, out, overflow, empty(PARTS)),
@@ -153,7 +158,27 @@ def _whole_sums(
     sums = empty(len(values) + 1, np.int64)
     if not whole_prefix(values, sums):
         return None
-    out = np.subtract(sums[hi], sums[lo]).astype(np.float64)  # rounded once, to nearest
+    return _rounded(np.subtract(sums[hi], sums[lo]), lo, hi, mean)
+
+
+def _whole_frames(
+    values: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: bool
+) -> np.ndarray | None:
+    """:func:`_whole_sums`, each frame summed on its own as an exact int64
+    (:func:`~windowagg.kernels.passes.whole_frame_sums`), in chunks of the frames on the
+    cores: one read of each value a frame holds, and nothing written per value."""
+    sums = empty(len(lo), np.int64)
+    lo, hi = read_only(lo), read_only(hi)
+    fit = parallel.by_chunks(
+        lambda a, b: whole_frame_sums(values, lo[a:b], hi[a:b], sums[a:b]), len(lo)
+    )
+    return _rounded(sums, lo, hi, mean) if all(fit) else None
+
+
+def _rounded(total: np.ndarray, lo: np.ndarray, hi: np.ndarray, mean: bool) -> np.ndarray:
+    """Exact int64 sums of frames with no NaN as the kernel's doubles: each rounded once,
+    to nearest; ``mean``: over the frame's rows (NaN where none)."""
+    out = total.astype(np.float64)
     if mean:
         count = np.subtract(hi, lo)  # no NaN among the values: every row counts
         with np.errstate(invalid="ignore", divide="ignore"):
