@@ -101,10 +101,10 @@ def _sum(col: Column, fr: FrameBounds, entry: Entry, counts: Column | None = Non
     return with_nulls(out, counted(col, fr)[2] == 0, entry.type)
 
 
-#: whole numbers are summed from prefix sums (:func:`_whole_sums`) from this many on, where
-#: the frames read more than twice as many rows as there are (fewer: frame by frame,
-#: :func:`_whole_frames`)
-PREFIX_FROM = 1 << 12
+#: whole numbers are summed exactly as int64 from this many on: frame by frame
+#: (:func:`_whole_frames`) where the frames read each value twice or less, else from prefix
+#: sums (:func:`_whole_sums`)
+WHOLE_FROM = 1 << 12
 
 
 def float_sums(
@@ -118,14 +118,12 @@ def float_sums(
     n = len(lo)
     values = read_only(values)  # as a column's values come: one compile of the kernel
     lo, hi = np.ascontiguousarray(lo, np.int64), np.ascontiguousarray(hi, np.int64)
-    reads = int(np.subtract(hi, lo).sum())
-    whole = None
-    if reads <= 2 * len(values):  # each value read twice or less: frame by frame (prefix
-        whole = _whole_frames(values, lo, hi, mean)  # sums write and read each: two passes)
-    elif len(values) >= PREFIX_FROM:
-        whole = _whole_sums(values, lo, hi, mean)
-    if whole is not None:
-        return whole
+    if len(values) >= WHOLE_FROM:  # few values: the kernel costs less than the checks
+        # each value read twice or less: frame by frame (prefix sums write and read each)
+        by_frame = int(np.subtract(hi, lo).sum()) <= 2 * len(values)
+        whole = (_whole_frames if by_frame else _whole_sums)(values, lo, hi, mean)
+        if whole is not None:
+            return whole
     out, overflow = empty(n), np.zeros(n, bool)
     flagged = 0
     if n:
