@@ -115,10 +115,11 @@ def _tables() -> None:
         online.query(queries)
     big = {"k": rng.integers(0, 20, 200_000), "t": rng.permutation(200_000) * 1.0}
     big["v"] = np.where(rng.random(200_000) < 0.01, np.nan, rng.random(200_000))
-    for values in (big["v"], pa.array(big["v"], from_pandas=True)):  # gathers on both cores
-        rolling_aggregate(
-            big | {"v": values}, time="t", key="k", aggs={"s": ("sum", "v", "rows:5")}
-        )
+    # gathers on both cores; sums of 4,096 values or more, from prefix sums (rows:5) and
+    # frame by frame (rows:2)
+    sums = {"s": ("sum", "v", "rows:5"), "s2": ("sum", "v", "rows:2")}
+    for values in (big["v"], pa.array(big["v"], from_pandas=True)):
+        rolling_aggregate(big | {"v": values}, time="t", key="k", aggs=sums)
     wide = big | {"t": big["t"] * 2**29}  # a key and a row number wider than one word
     rolling_aggregate(wide, time="t", key="k", aggs={"s": ("sum", "v", "rows:5")})
 
