@@ -216,10 +216,6 @@ class PartIndex:
         m = merged_runs(self.times.view(), runs.lo, runs.hi, starts, sizes, times, counts, head)
         return Stretches(starts[:m], sizes[:m], n), times, counts
 
-    def find(self, wanted: np.ndarray) -> tuple[Stretches, np.ndarray, np.ndarray]:
-        """:meth:`merged` of the :meth:`runs` of ``wanted`` (sorted, distinct)."""
-        return self.merged(self.runs(wanted))
-
     def gathered(self, name: str, rows: Stretches) -> pa.Array | None:
         """Column ``name`` at ``rows`` where it has a fixed width (None where not)."""
         laid = self.words.get(name)
