@@ -340,7 +340,7 @@ def words(array: ArrowColumn) -> list[np.ndarray] | None:
 def from_words(type_: pa.DataType, parts: list[np.ndarray]) -> pa.Array:
     """The array of ``type_`` whose words (and validity, where given) ``parts`` hold: no
     copy of the words."""
-    validity = pa.array(parts[1]).buffers()[1] if len(parts) > 1 else None
+    validity = pa.py_buffer(np.packbits(parts[1], bitorder="little")) if len(parts) > 1 else None
     return pa.Array.from_buffers(type_, len(parts[0]), [validity, pa.py_buffer(parts[0])])
 
 
