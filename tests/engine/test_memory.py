@@ -246,7 +246,15 @@ def test_take_and_moved_equal_arrows_take(array) -> None:
     assert take(array, few).type == array.type
     taken = take(array, order)
     assert taken.type == array.type and _whole(taken).equals(_whole(array).take(order))
-    assert _whole(moved(taken, order)).equals(_whole(array))
+    labels = pa.array([f"r{i}" for i in range(len(array))])  # taken, not scattered
+    back, labels_back = moved([taken, take(labels, order)], order)
+    assert _whole(back).equals(_whole(array)) and labels_back.equals(labels)
+    some = np.random.default_rng(4).permutation(50)  # few rows: gathered at the inverse
+    head = _whole(array).slice(0, 50)
+    assert [_whole(c) for c in moved([take(head, some), take(labels[:50], some)], some)] == [
+        head,
+        labels[:50],
+    ]
 
 
 def test_release_memory_lets_the_reserve_go_at_once(monkeypatch) -> None:

@@ -389,16 +389,24 @@ def take(array: ArrowColumn, rows: np.ndarray) -> ArrowColumn:
 
 
 @stage("scatter")
-def moved(array: ArrowColumn, order: np.ndarray) -> ArrowColumn:
-    """A column in sorted order (row ``order[i]`` of the input at ``i``) put back in the
-    input's order: a fixed-width column scattered on both cores into the engine's memory,
-    any other by a take of the inverse order."""
-    parts = words(array)
-    if parts is None or len(order) < parallel.PARALLEL_ROWS:
-        back = empty(len(order), np.int64)
-        back[order] = np.arange(len(order))
-        return pc.take(array, pa.array(back))
-    return from_words(array.type, _each(scatter, parts, order))
+def moved(columns: list[ArrowColumn], order: np.ndarray) -> list[ArrowColumn]:
+    """Columns in sorted order (row ``order[i]`` of each at ``i``) put back in the input's
+    order: fixed-width columns scattered on the cores into the engine's memory; few rows,
+    or another type, gathered at the inverse order, found once for every column
+    (:func:`take`)."""
+    many = len(order) >= parallel.PARALLEL_ROWS
+    back = None
+    out = []
+    for c in columns:
+        parts = words(c) if many else None
+        if parts is not None:
+            out.append(from_words(c.type, _each(scatter, parts, order)))
+            continue
+        if back is None:
+            back = empty(len(order), np.int64)
+            back[order] = np.arange(len(order))
+        out.append(take(c, back))
+    return out
 
 
 class Column:

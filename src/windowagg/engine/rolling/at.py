@@ -221,7 +221,7 @@ def evaluate_at(
     timed = plan.time in events.column_names
     times_col = events.column(plan.time) if timed else None
     columns = evaluate(plan.entries, events, frames, times_col)
-    return columns if qorder is None else [moved(c, qorder) for c in columns]
+    return columns if qorder is None else moved(columns, qorder)
 
 
 @stage("bounds")

@@ -284,10 +284,10 @@ class Held:
 
         answered = parallel.on_cores(run, range(len(ranges)))
         order = np.concatenate([rows for rows, _ in answered])
-        return [
-            moved(pa.concat_arrays([columns[e] for _, columns in answered]), order)
-            for e in range(len(answered[0][1]))
-        ]
+        entries = range(len(answered[0][1]))
+        return moved(
+            [pa.concat_arrays([columns[e] for _, columns in answered]) for e in entries], order
+        )
 
     def _of_runs(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str

@@ -63,4 +63,4 @@ def rolling_columns(plan: RollingPlan, arrow: pa.Table) -> tuple[list[str], list
     columns = compute(plan, rows.combine_chunks(), times, seg)
     if order is None:
         return [e.name for e in plan.entries], columns
-    return [e.name for e in plan.entries], [moved(c, order) for c in columns]
+    return [e.name for e in plan.entries], moved(columns, order)
