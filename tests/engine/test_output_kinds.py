@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import numpy as np
 import pandas as pd
 import polars as pl
 import pyarrow as pa
 import pytest
 
 import windowagg as wa
+from windowagg import tables
 from windowagg.tables import _with_columns
 
 NEW = {
@@ -119,3 +121,56 @@ def test_online_and_at_answers_in_the_queries_kind_equal_arrows(kind) -> None:
             assert (
                 got.equals(pl.from_arrow(expected)) and got.schema == pl.from_arrow(expected).schema
             )
+
+
+FRAMES = {
+    "numbers and times": pd.DataFrame(
+        {
+            "k": np.array([3, 1, 2], np.int32),
+            "u": np.array([1, 2, 3], np.uint64),
+            "f": [1.5, np.nan, -0.0],
+            "h": np.array([1, 2, 3], np.float16),
+            "b": [True, False, True],
+            "t": pd.to_datetime(["2024-01-01", None, "2024-01-03"]),
+            "t_us": np.array(["2024-01-01", "NaT", "2024-01-03"], "datetime64[us]"),
+            "dur": pd.to_timedelta([1, None, 3], unit="s"),
+        },
+        index=[9, 9, 4],
+    ),
+    "no rows": pd.DataFrame({"k": np.array([], np.int64), "t": pd.to_datetime([])}),
+    "a time zone": pd.DataFrame({"t": pd.to_datetime([1, 2], unit="s", utc=True)}),
+    "categories": pd.DataFrame({"c": pd.Categorical([1, 2]), "k": [1, 2]}),
+    "nullable ints": pd.DataFrame({"k": pd.array([1, None], "Int64")}),
+    "strings": pd.DataFrame({"s": ["a", None], "k": [1, 2]}),
+    "a label not a string": pd.DataFrame({0: [1.0, 2.0], "k": [1, 2]}),
+    "repeated labels": pd.DataFrame([[1, 2]], columns=["k", "k"]),
+    "no columns": pd.DataFrame(index=range(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(FRAMES))
+def test_pandas_tables_become_what_from_pandas_makes(name) -> None:
+    frame = FRAMES[name]
+    if name == "repeated labels":  # from_pandas refuses them, and so does the conversion
+        with pytest.raises(ValueError, match="[Dd]uplicate"):
+            pa.Table.from_pandas(frame, preserve_index=False)
+        with pytest.raises(ValueError, match="[Dd]uplicate"):
+            tables._to_arrow(frame)
+        return
+    expected = pa.Table.from_pandas(frame, preserve_index=False)
+    got, kind = tables._to_arrow(frame)
+    assert kind == "pandas"
+    assert got.schema.remove_metadata() == expected.schema.remove_metadata()
+    assert got.equals(expected) and got.num_rows == expected.num_rows
+    # NumPy columns of numbers, truth values and times go column by column, without the
+    # pandas metadata from_pandas writes
+    by_column = got.schema.metadata is None
+    assert by_column == (name in ("numbers and times", "no rows"))
+
+
+def test_large_pandas_frames_go_through_from_pandas(monkeypatch) -> None:
+    frame = FRAMES["numbers and times"]
+    monkeypatch.setattr(tables, "BY_COLUMN_ROWS", len(frame))  # as large as the threshold
+    got, _ = tables._to_arrow(frame)
+    assert got.schema.metadata is not None and b"pandas" in got.schema.metadata
+    assert got.equals(pa.Table.from_pandas(frame, preserve_index=False))
