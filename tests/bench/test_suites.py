@@ -243,15 +243,16 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
     assert batch[-1].extra == {"batches": 1 if zipf else 3}
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
-        "single query p50",
-        "single query p50",
+        *["single query p50"] * 4,
         "save",
         "load",
     ]
     singles = [r for r in rows if r.agg == "single query p50"]
-    assert [r.case for r in singles] == ["windowagg", online.FLOOR]
+    assert [r.case for r in singles] == ["windowagg", online.FLOOR, online.PANDAS, online.POLARS]
     assert singles[0].checksum == singles[1].checksum  # both sides answered alike
+    assert singles[2].checksum == singles[3].checksum > 0  # the same requests in each kind
     assert all(r.extra["calls"] >= 5 for r in singles)
+    assert singles[2].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
     assert len(lines) == len(rows) - 1  # save and load on one line
     assert any("p99.9" in line for line in lines)
