@@ -24,7 +24,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments,
            key_order.merged_rows, key_order.part_runs, key_order.merged_runs,
            key_order.query_segments, passes.stretched, order_stats.span_ids,
-           passes.whole_frame_sums]
+           passes.whole_frame_sums, passes.whole_prefix]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

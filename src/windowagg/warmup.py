@@ -113,6 +113,18 @@ def _tables() -> None:
         for lo in range(0, n, 500):
             online.update({c: v[lo : lo + 500] for c, v in table.items()})
         online.query(queries)
+    # an online state answered from its parts' prefix sums (a key of many events): the
+    # bounds over the parts' int64 times
+    hot = {
+        "k": np.zeros(6_000, np.int64),
+        "t": (np.arange(6_000) * 1_000_000).astype("datetime64[us]"),
+        "v": rng.integers(0, 9, 6_000).astype(float),
+    }
+    summed = {"s": ("sum", "v", "range:60s"), "n": ("count", "v", "range:60s")}
+    online = OnlineFeatures(time="t", key="k", aggs=summed, allowed_lateness="1h")
+    for lo in range(0, 6_000, 2_000):
+        online.update({c: v[lo : lo + 2_000] for c, v in hot.items()})
+    online.query({"k": hot["k"][:1], "t": hot["t"][-1:]})
     big = {"k": rng.integers(0, 20, 200_000), "t": rng.permutation(200_000) * 1.0}
     big["v"] = np.where(rng.random(200_000) < 0.01, np.nan, rng.random(200_000))
     # gathers on both cores; sums of 4,096 values or more, from prefix sums (rows:5) and

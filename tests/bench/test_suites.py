@@ -243,14 +243,22 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
     assert batch[-1].extra == {"batches": 1 if zipf else 3}
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
-        *["single query p50"] * 4,
+        *["single query p50"] * 6,
         "save",
         "load",
     ]
     singles = [r for r in rows if r.agg == "single query p50"]
-    assert [r.case for r in singles] == ["windowagg", online.FLOOR, online.PANDAS, online.POLARS]
+    assert [r.case for r in singles] == [
+        "windowagg",
+        online.FLOOR,
+        online.PANDAS,
+        online.POLARS,
+        online.SUMMED,
+        online.SUMMED_OFF,
+    ]
     assert singles[0].checksum == singles[1].checksum  # both sides answered alike
     assert singles[2].checksum == singles[3].checksum > 0  # the same requests in each kind
+    assert singles[4].checksum == singles[5].checksum > 0  # from the sums and the events
     assert all(r.extra["calls"] >= 5 for r in singles)
     assert singles[2].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0

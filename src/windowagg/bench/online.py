@@ -257,6 +257,62 @@ def _kinds(
     return out, float(sum(expected))
 
 
+#: a state whose entries are all counts, sums and means over range frames: answered from its
+#: parts' prefix sums where its keys hold many events
+#: (:mod:`~windowagg.engine.rolling.summaries`)
+SUMMED_ENTRIES = {
+    "s": ("sum", "v", "range:1h"),
+    "c": ("count", "v", "range:1d"),
+    "a": ("mean", "v", "range:1d"),
+    "n": ("count", "*", "range:1h"),
+}
+#: the sides of that state: answered as it is, and with the sums set aside (its events read)
+SUMMED, SUMMED_OFF = "counts, sums and means", "counts, sums and means, from the events"
+
+
+def _summed(
+    events: pa.Table, zipf: bool, at: int, calls: int
+) -> tuple[dict[str, np.ndarray], float]:
+    """Single requests (:func:`_single`'s first ``calls``) to a state of
+    :data:`SUMMED_ENTRIES` fed ``events``, taking turns request by request with the same
+    state with its sums set aside, so that it reads each request's events: what the sums
+    bring; both sides' answers checked equal, and equal to the batch call's. Returns each
+    side's times and the answers' checksum."""
+    state = OnlineFeatures(time="ts", key="k", aggs=SUMMED_ENTRIES, allowed_lateness="1m")
+    for lo in range(0, events.num_rows, INGEST_BATCH):
+        state.update(events.slice(lo, INGEST_BATCH))
+    held = state._held
+    assert held is not None and held.summed is not None
+    keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
+    stamp = pa.array([at], pa.timestamp("us"))
+    asked = [pa.table({"k": pa.array([k]), "ts": stamp}) for k in keys]
+    summed = held.summed
+
+    def total(out: pa.Table) -> float:
+        columns = [
+            pc.fill_null(out[name], 0).to_numpy(zero_copy_only=False) for name in SUMMED_ENTRIES
+        ]
+        return float(sum(np.nansum(c) for c in columns))
+
+    took: dict[str, list[float]] = {SUMMED: [], SUMMED_OFF: []}
+    checks: dict[str, float] = {SUMMED: 0.0, SUMMED_OFF: 0.0}
+    for q in asked[:KIND_WARM]:  # warm, untimed
+        state.query(q)
+    for q in asked:
+        for name, sums in ((SUMMED, summed), (SUMMED_OFF, None)):
+            held.summed = sums
+            start = time.perf_counter()
+            got = state.query(q)
+            took[name].append(time.perf_counter() - start)
+            checks[name] += total(got)
+    held.summed = summed
+    both = pa.concat_tables(asked[:200])
+    want = rolling_aggregate(held.table(), time="ts", key="k", aggs=SUMMED_ENTRIES, at=both)
+    assert math.isclose(checks[SUMMED], checks[SUMMED_OFF], rel_tol=1e-12)
+    assert math.isclose(total(state.query(both)), total(want), rel_tol=1e-12)
+    return {name: np.array(t) for name, t in took.items()}, checks[SUMMED]
+
+
 def _case(
     events: int, zipf: bool, reps: int, budget_s: float, report: Callable[[str], None]
 ) -> list[Row]:
@@ -354,7 +410,10 @@ def _case(
     calls = 20 if checking_now() else 2_000
     single, floor, total = _single(state, held, zipf, at, calls, budget_s)
     kinds, kinds_total = _kinds(state, zipf, at, min(len(single), KIND_CALLS))
-    for name, per_call in (("windowagg", single), (FLOOR, floor), *kinds.items()):
+    summed, summed_total = _summed(ev, zipf, at, min(len(single), KIND_CALLS))
+    timed = (("windowagg", single), (FLOOR, floor), *kinds.items(), *summed.items())
+    sums_of = {**dict.fromkeys(kinds, kinds_total), **dict.fromkeys(summed, summed_total)}
+    for name, per_call in timed:
         p50, p99, p999 = np.percentile(per_call, [50, 99, 99.9])
         report(
             f"{label:13s} single queries, {name} ({len(per_call):,} calls)  "
@@ -362,7 +421,7 @@ def _case(
             f"  p99 {p99 * 1e6:,.0f} us  p99.9 {p999 * 1e6:,.0f} us"
         )
         extra = {"p99_s": p99, "p999_s": p999, "calls": len(per_call)}
-        checksum = total if name in ("windowagg", FLOOR) else kinds_total
+        checksum = sums_of.get(name, total)
         rows.append(
             Row("online", name, "single query p50", "keys", label, p50, 0, 1, checksum, extra)
         )

@@ -40,13 +40,14 @@ import pyarrow.compute as pc
 
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from .. import parallel
-from ..columns import moved, numbers_as_times
+from ..columns import limits, moved, numbers_as_times, word_type
 from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
+from .summaries import answered, summarized
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -90,6 +91,12 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
+        #: where every entry is a count, sum or mean over a range frame, the columns each
+        #: part keeps prefix sums of, so that requests are answered from them (:mod:`.summaries`)
+        self.summed: dict[str, bool] | None = None
+        if self.indexed:
+            fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
+            self.summed = summarized(plan, schema, fixed)
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -159,7 +166,7 @@ class Held:
     def _fresh(self) -> PartIndex:
         """An index of no part, for this state's times and read columns."""
         numbers = times_as_numbers(self.schema.empty_table().column(self.plan.time))[0]
-        return PartIndex(numbers.dtype, self.schema, self.read)
+        return PartIndex(numbers.dtype, self.schema, self.read, self.summed)
 
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
@@ -252,6 +259,10 @@ class Held:
             valid = np.ones(len(q), bool)
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
+        if self.summed is not None and runs.n >= SUMMED_FROM + SUMMED_PER_REQUEST * len(place):
+            got = self._from_summaries(queries, place, runs, at_time)
+            if got is not None:
+                return got
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
             if len(ranges) > 1:
@@ -287,6 +298,27 @@ class Held:
         entries = range(len(answered[0][1]))
         return moved(
             [pa.concat_arrays([columns[e] for _, columns in answered]) for e in entries], order
+        )
+
+    def _from_summaries(
+        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
+    ) -> list[pa.Array] | None:
+        """The answers from each part's prefix sums (:func:`~.summaries.answered`): the
+        requests' times in the unit and type of the laid times (a null time as the bounds
+        read one, NaN as +inf, as :func:`~windowagg.engine.columns.times_of` has them);
+        None where their types differ, or the sums do not serve."""
+        col = in_events_unit(self.plan, self.schema, queries, at_time).column(at_time)
+        qtimes, timed = times_as_numbers(col)
+        qtimes = qtimes.copy()  # its own, to write the null and NaN times into
+        times = self.index.times.view()
+        if qtimes.dtype != times.dtype:
+            return None
+        if qtimes.dtype == np.float64:
+            qtimes[np.isnan(qtimes)] = np.inf
+        qtimes[~timed] = limits(times)[0]
+        index = self.index
+        return answered(
+            self.plan, times, index.bounds, index.summaries, runs.lo, runs.hi, place, qtimes
         )
 
     def _of_runs(
@@ -332,6 +364,13 @@ class Held:
                 found[c] = taken(parts, spans, local, at, self.schema.field(c).type)
         return pa.table(found), counts, times
 
+
+#: a batch is answered from the parts' prefix sums (:mod:`.summaries`) where its keys hold
+#: at least this many events, plus :data:`SUMMED_PER_REQUEST` per request: fewer are read
+#: faster than the sums are found (measured: one request costs about 95 us from the sums,
+#: 78 us plus 2.7 ns an event from its events; a batch about 0.64 us a request from the
+#: sums, 5.5 ns an event from the events)
+SUMMED_FROM, SUMMED_PER_REQUEST = 1 << 12, 128
 
 #: the asked keys are found through a table of their span where it holds at most this many
 #: keys per query, plus :data:`SPAN_FLOOR` (:func:`~windowagg.kernels.key_order.asked_keys`)

@@ -24,6 +24,7 @@ import pyarrow as pa
 from ...kernels.key_order import merged_runs, part_runs
 from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty
+from .summaries import Summary, summary
 
 __all__ = ["Growing", "PartIndex", "Runs", "Stretches", "runs_of"]
 
@@ -87,7 +88,13 @@ class PartIndex:
     width (:func:`~windowagg.engine.columns.word_type`) as words with their validity; part
     ``p`` is rows ``bounds[p]`` to ``bounds[p + 1] - 1``."""
 
-    def __init__(self, times: npt.DTypeLike, schema: pa.Schema, read: list[str]) -> None:
+    def __init__(
+        self,
+        times: npt.DTypeLike,
+        schema: pa.Schema,
+        read: list[str],
+        summed: dict[str, bool] | None = None,
+    ) -> None:
         self.keys, self.times = Growing(np.int64), Growing(times)
         #: whether every time laid is a double exactly, as the engine reads it: a double, or
         #: a whole number of magnitude at most :data:`~windowagg.engine.columns.EXACT`
@@ -103,6 +110,10 @@ class PartIndex:
         self.types = {n: schema.field(n).type for n, d in dtypes.items() if d is not None}
         self.words = {n: Growing(d) for n, d in dtypes.items() if d is not None}
         self.valid: dict[str, Growing | None] = dict.fromkeys(self.types)
+        #: the columns each part keeps prefix sums of (:mod:`.summaries`; each with whether an
+        #: entry sums it), and each part's :class:`~.summaries.Summary` of them
+        self.summed = summed or {}
+        self.summaries: list[dict[str, Summary]] = []
 
     @property
     def parts(self) -> int:
@@ -124,7 +135,8 @@ class PartIndex:
         arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
         arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
-        return sum(a.data.nbytes for a in arrays)
+        summed = sum(s.nbytes for part in self.summaries for s in part.values())
+        return sum(a.data.nbytes for a in arrays) + summed
 
     def reserve(self, rows: int) -> None:
         """Room for ``rows`` rows in all (a state restored at once grows no array)."""
@@ -164,6 +176,17 @@ class PartIndex:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
         self.__dict__.pop("laid", None)
+        if self.summed:
+            self.summaries.append(
+                {c: self._summary(c, part.column(c), sums) for c, sums in self.summed.items()}
+            )
+
+    def _summary(self, name: str, col: pa.ChunkedArray, sums: bool) -> Summary:
+        """A newly laid part's prefix sums of column ``name`` (:func:`~.summaries.summary`)."""
+        found = words(col)
+        assert found is not None  # a fixed width, in one chunk
+        values = found[0].view(np.float64) if sums else found[0]
+        return summary(values, found[1] if len(found) > 1 else None, sums)
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
@@ -172,6 +195,7 @@ class PartIndex:
         del self.doff[len(self.doff) - parts :]
         del self.toff[len(self.toff) - parts :]
         del self.kmin[len(self.kmin) - parts :]
+        del self.summaries[len(self.summaries) - parts :]
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at

@@ -1,0 +1,253 @@
+"""An online state whose entries are all counts, sums and means over range frames answers
+from each part's prefix sums (windowagg.engine.rolling.summaries), reading no event of the
+frames, and equals the batch ``rolling_aggregate(at=)`` over the events held, value and type:
+against that oracle on random logs (several parts, events out of order within the lateness,
+late ones dropped, ties, null values, null and unknown keys, null times, requests at an
+event's instant and frames that leave it out); a part whose values are not whole numbers
+has no sums, and the evaluation over the events answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import windowagg.engine.rolling.online as held_module
+from windowagg import rolling_aggregate
+from windowagg.online import OnlineFeatures
+
+AGGS = {
+    "s": ("sum", "v", "range:1h"),
+    "c": ("count", "v", "range:-1h,-1us"),
+    "n": ("count", "*", "range:10m"),
+    "a": ("mean", "v", "range:30m"),
+    "w": ("count", "w", "range:unbounded,0"),
+    "ahead": ("sum", "v", "range:-5m,5m"),
+}
+
+
+@pytest.fixture
+def paths(monkeypatch) -> dict[str, int]:
+    """How many batches each path answered: from the parts' sums, or by the evaluation."""
+    calls = {"sums": 0, "evaluation": 0}
+    answered, of_runs = held_module.answered, held_module.Held._of_runs
+
+    def from_sums(*args):
+        got = answered(*args)
+        calls["sums"] += got is not None
+        return got
+
+    def evaluated(*args):
+        calls["evaluation"] += 1
+        return of_runs(*args)
+
+    monkeypatch.setattr(held_module, "answered", from_sums)
+    monkeypatch.setattr(held_module.Held, "_of_runs", evaluated)
+    monkeypatch.setattr(held_module, "SUMMED_FROM", 0)  # the sums for any batch
+    monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
+    return calls
+
+
+def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray]:
+    """Events over two hours in arrival order (each up to 90 s late, ties, null values and
+    keys), requests at event instants and between (null times and keys, a key never seen),
+    and the batches the events arrive in."""
+    rng = np.random.default_rng(seed)
+    secs = np.sort(rng.integers(0, 7200, n))
+    secs[1::5] = secs[0::5][: len(secs[1::5])]  # ties
+    secs.sort()
+    late = np.clip(secs - rng.integers(0, 90, n), 0, None)
+    v = rng.integers(-50, 50, n).astype(float)
+    if values == "fractions":
+        v[rng.random(n) < 0.05] += 0.5
+    if values == "nan":
+        v[rng.integers(0, n)] = np.nan
+    if values == "huge":
+        v *= 2.0**55  # whole numbers whose sums over a part could leave int64
+    keys = rng.integers(0, 5, n).astype(object)
+    keys[rng.random(n) < 0.03] = None
+    events = pa.table(
+        {
+            "k": pa.array(keys, pa.int64()),
+            "ts": pa.array(late * 1_000_000, pa.timestamp("us")),
+            "v": pa.array(v, mask=rng.random(n) < 0.1),
+            "w": pa.array(rng.integers(0, 9, n), mask=rng.random(n) < 0.2),
+        }
+    )
+    q = 60
+    at = secs[rng.integers(0, n, q)] + np.where(rng.random(q) < 0.5, 0, rng.integers(1, 600, q))
+    qkeys = rng.integers(0, 6, q).astype(object)
+    qkeys[rng.random(q) < 0.05] = None
+    stamps = pa.array(at * 1_000_000, pa.timestamp("us"), mask=rng.random(q) < 0.05)
+    queries = pa.table({"k": pa.array(qkeys, pa.int64()), "ts": stamps})
+    cuts = np.unique(rng.integers(1, max(n, 2), rng.integers(1, 12)))
+    return events, queries, cuts
+
+
+def _same(got: pa.Table, want: pa.Table) -> bool:
+    """Equal in type, and value by value (a NaN equal to a NaN: Arrow's ``equals`` is not)."""
+
+    def value(x: object) -> object:
+        return "NaN" if isinstance(x, float) and x != x else x
+
+    return got.schema == want.schema and all(
+        [value(x) for x in a.to_pylist()] == [value(x) for x in b.to_pylist()]
+        for a, b in zip(got.columns, want.columns)
+    )
+
+
+def _held(state: OnlineFeatures) -> pa.Table:
+    held = state._held
+    assert held is not None
+    return held.table()
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 400))
+def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(seed, n) -> None:
+    events, queries, cuts = _log(seed, n, "whole")
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    for batch in np.split(np.arange(n), cuts):
+        if len(batch):
+            state.update(events.take(pa.array(batch)))
+    assert state._held is not None and state._held.summed == {"v": True, "w": False}
+    with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
+        patch.setattr(held_module, "SUMMED_FROM", 0)
+        patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
+        got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+    assert _same(got, want), (got.to_pydict(), want.to_pydict())
+
+
+@pytest.mark.parametrize("values", ["whole", "fractions", "nan", "huge"])
+def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
+    events, queries, cuts = _log(5, 3000, values)
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    for batch in np.split(np.arange(3000), cuts):
+        state.update(events.take(pa.array(batch)))
+    assert len(state._held.parts) > 1  # several parts, each with its sums
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+    assert _same(got, want)
+    assert paths == (
+        {"sums": 1, "evaluation": 0} if values == "whole" else {"sums": 0, "evaluation": 1}
+    )
+
+
+def test_entries_the_sums_do_not_serve_are_evaluated(paths) -> None:
+    events, queries, _ = _log(7, 500, "whole")
+    for aggs in (
+        {**AGGS, "m": ("max", "v", "range:1h")},  # a max
+        {**AGGS, "r": ("sum", "v", "rows:10")},  # a rows frame
+        {"i": ("sum", "w", "range:1h")},  # an integer sum (its overflow rules)
+    ):
+        state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+        state.update(events)
+        assert state._held.summed is None
+        state.query(queries)
+    assert paths == {"sums": 0, "evaluation": 3}
+
+
+def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:
+    """The sums path merges and copies nothing: the index's merge is never called."""
+    events, queries, _ = _log(9, 2000, "whole")
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    for lo in range(0, 2000, 100):
+        state.update(events.slice(lo, 100))
+
+    def refused(*args):
+        raise AssertionError("the events of a frame were merged")
+
+    monkeypatch.setattr(held_module.PartIndex, "merged", refused)
+    for j in range(queries.num_rows):  # one request at a time, as a serving process asks
+        state.query(queries.slice(j, 1))
+    assert paths["sums"] == queries.num_rows
+
+
+def test_a_batch_whose_keys_hold_few_events_reads_them(monkeypatch) -> None:
+    """The sums serve a request only where its key holds more events than the evaluation
+    reads in the time the sums take: a request for a key of a few events reads them."""
+    events, _, _ = _log(13, 20_000, "whole")
+    hot = pa.table(
+        {
+            "k": pa.array(np.zeros(20_000, np.int64)),
+            "ts": events["ts"],
+            "v": events["v"],
+            "w": events["w"],
+        }
+    )
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    state.update(pa.concat_tables([events.slice(0, 50), hot]))  # key 0 holds 20,000 and more
+    picked = []
+    real = held_module.Held._from_summaries
+    monkeypatch.setattr(
+        held_module.Held, "_from_summaries", lambda self, *a: picked.append(1) or real(self, *a)
+    )
+    few = int(next(k for k in events["k"].slice(0, 50).to_pylist() if k not in (0, None)))
+    at = pa.array([7200 * 10**6], pa.timestamp("us"))
+    state.query(pa.table({"k": pa.array([few]), "ts": at}))
+    assert picked == []
+    got = state.query(pa.table({"k": pa.array([0]), "ts": at}))
+    assert picked == [1]
+    want = rolling_aggregate(
+        _held(state), time="ts", key="k", aggs=AGGS, at=pa.table({"k": pa.array([0]), "ts": at})
+    )
+    assert _same(got, want)
+
+
+def test_sums_survive_save_load_and_letting_go(tmp_path, paths) -> None:
+    events, _, _ = _log(11, 3000, "whole")
+    aggs = {"s": ("sum", "v", "range:10m"), "n": ("count", "v", "range:10m")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    for lo in range(0, 3000, 250):
+        state.update(events.slice(lo, 250))
+    start = state._held.answers_from
+    assert start is not None  # history let go, the parts laid again
+    rng = np.random.default_rng(3)
+    late = pa.table(
+        {
+            "k": pa.array(rng.integers(0, 6, 50)),
+            "ts": pa.array(rng.integers(int(start), 7300 * 10**6, 50), pa.timestamp("us")),
+        }
+    )
+    path = tmp_path / "state.arrow"
+    state.save(path)
+    loaded = OnlineFeatures.load(path)
+    assert len(loaded._held.index.summaries) == loaded._held.index.parts
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=late)
+    assert _same(state.query(late), want) and _same(loaded.query(late), want)
+    assert paths == {"sums": 2, "evaluation": 0}
+
+
+@pytest.mark.parametrize("times", ["floats", "nanoseconds beyond doubles"])
+def test_plain_number_and_int64_times(times, paths) -> None:
+    big = 2**61 if times != "floats" else 0
+    t = np.array([1, 2, 2, 5, 9, 3, 7], np.int64) + big
+    events = pa.table(
+        {
+            "k": pa.array([1, 1, 2, 1, 1, 2, 1], pa.int64()),
+            "t": pa.array(t.astype(float) if times == "floats" else t),
+            "v": [1.0, 2.0, 3.0, 4.0, 5.0, None, -6.0],
+        }
+    )
+    qt = np.array([2, 9, 5, 0], np.int64) + big
+    qtimes = pa.array(
+        qt.astype(float) if times == "floats" else qt, mask=np.array([False, False, False, True])
+    )
+    if times == "floats":
+        qtimes = pa.array([2.0, 9.0, float("nan"), None])  # NaN: after every time
+    queries = pa.table({"k": pa.array([1, 1, 2, 1], pa.int64()), "t": qtimes})
+    aggs = {
+        "s": ("sum", "v", "range:3"),
+        "n": ("count", "v", "range:-2,0"),
+        "a": ("mean", "v", "range:unbounded,0"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=3)
+    state.update(events.slice(0, 4))
+    state.update(events.slice(4))
+    assert state._held.summed == {"v": True}
+    want = rolling_aggregate(_held(state), time="t", key="k", aggs=aggs, at=queries)
+    assert _same(state.query(queries), want)
+    assert paths == {"sums": 1, "evaluation": 0}
