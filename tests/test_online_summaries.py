@@ -45,8 +45,7 @@ def paths(monkeypatch) -> dict[str, int]:
 
     monkeypatch.setattr(held_module, "answered", from_sums)
     monkeypatch.setattr(held_module.Held, "_of_runs", evaluated)
-    monkeypatch.setattr(held_module, "SUMMED_FROM", 0)  # the sums for any batch
-    monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
+    monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
     return calls
 
 
@@ -114,7 +113,6 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(se
             state.update(events.take(pa.array(batch)))
     assert state._held is not None and state._held.summed == {"v": True, "w": False}
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
-        patch.setattr(held_module, "SUMMED_FROM", 0)
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
@@ -167,34 +165,31 @@ def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:
 
 
 def test_a_batch_whose_keys_hold_few_events_reads_them(monkeypatch) -> None:
-    """The sums serve a request only where its key holds more events than the evaluation
-    reads in the time the sums take: a request for a key of a few events reads them."""
-    events, _, _ = _log(13, 20_000, "whole")
-    hot = pa.table(
-        {
-            "k": pa.array(np.zeros(20_000, np.int64)),
-            "ts": events["ts"],
-            "v": events["v"],
-            "w": events["w"],
-        }
+    """The sums serve a batch unless it asks for so few events a request that reading them
+    costs less: 500 requests for keys of a few events read them; one request, or 100 for a
+    key of 30,000 events, take the sums."""
+    rng = np.random.default_rng(13)
+    keys = np.r_[np.zeros(30_000, np.int64), rng.integers(1, 1_000, 2_000)]
+    stamps = pa.array(np.sort(rng.integers(0, 7200, 32_000)) * 10**6, pa.timestamp("us"))
+    events = pa.table({"k": keys, "ts": stamps, "v": rng.integers(0, 9, 32_000) * 1.0})
+    state = OnlineFeatures(
+        time="ts", key="k", aggs=AGGS | {"w": ("count", "v", "range:1h")}, allowed_lateness="1h"
     )
-    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
-    state.update(pa.concat_tables([events.slice(0, 50), hot]))  # key 0 holds 20,000 and more
+    state.update(events)
     picked = []
     real = held_module.Held._from_summaries
     monkeypatch.setattr(
         held_module.Held, "_from_summaries", lambda self, *a: picked.append(1) or real(self, *a)
     )
-    few = int(next(k for k in events["k"].slice(0, 50).to_pylist() if k not in (0, None)))
-    at = pa.array([7200 * 10**6], pa.timestamp("us"))
-    state.query(pa.table({"k": pa.array([few]), "ts": at}))
-    assert picked == []
-    got = state.query(pa.table({"k": pa.array([0]), "ts": at}))
-    assert picked == [1]
-    want = rolling_aggregate(
-        _held(state), time="ts", key="k", aggs=AGGS, at=pa.table({"k": pa.array([0]), "ts": at})
-    )
-    assert _same(got, want)
+    at = pa.array(np.full(500, 7200 * 10**6), pa.timestamp("us"))
+    few = pa.table({"k": pa.array(np.arange(1, 501)), "ts": at})  # 500 requests, 2 events each
+    hot = pa.table({"k": pa.array(np.zeros(100, np.int64)), "ts": at[:100]})
+    for queries, sums in ((few, False), (few.slice(0, 1), True), (hot, True)):
+        picked.clear()
+        got = state.query(queries)
+        assert picked == ([1] if sums else [])
+        want = rolling_aggregate(_held(state), time="ts", key="k", aggs=state.aggs, at=queries)
+        assert _same(got, want)
 
 
 def test_sums_survive_save_load_and_letting_go(tmp_path, paths) -> None:
@@ -215,7 +210,8 @@ def test_sums_survive_save_load_and_letting_go(tmp_path, paths) -> None:
     path = tmp_path / "state.arrow"
     state.save(path)
     loaded = OnlineFeatures.load(path)
-    assert len(loaded._held.index.summaries) == loaded._held.index.parts
+    laid = loaded._held.index
+    assert len(laid.prefixes["v"].whole) == laid.parts  # every part's sums laid again
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=late)
     assert _same(state.query(late), want) and _same(loaded.query(late), want)
     assert paths == {"sums": 2, "evaluation": 0}

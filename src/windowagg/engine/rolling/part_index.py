@@ -22,11 +22,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from ...kernels.key_order import merged_runs, part_runs
+from ...kernels.passes import whole_prefix
 from ..columns import EXACT, from_words, stretched_words, word_type, words
-from ..memory import empty
-from .summaries import Summary, summary
+from ..memory import empty, read_only
 
-__all__ = ["Growing", "PartIndex", "Runs", "Stretches", "runs_of"]
+__all__ = ["Growing", "PartIndex", "Prefixes", "Runs", "Stretches", "runs_of"]
 
 
 class Growing:
@@ -54,6 +54,54 @@ class Growing:
             self.reserve(max(need, 2 * len(self.data)))
         self.data[self.n : need] = x
         self.n = need
+
+
+class Prefixes:
+    """A column's prefix sums in every part (:mod:`.summaries`), laid one after another: part
+    ``p``'s from ``bounds[p] + p``, one more than its rows, so that row ``r`` of part ``p``
+    (numbered across the parts) is preceded by ``counts[r + p]`` values. ``counts``: how many
+    values (not null) precede each row; ``sums`` (where ``sums``): their exact int64 sum,
+    where the part's values are whole numbers that fit (``whole[p]``; zeros where not), and
+    ``bound[p]``, its largest magnitude times its rows, which any frame's sum stays within."""
+
+    def __init__(self, sums: bool) -> None:
+        self.counts = Growing(np.int64)
+        self.sums = Growing(np.int64) if sums else None
+        self.whole: list[bool] = []
+        self.bound: list[float] = []
+
+    def push(self, values: np.ndarray, valid: np.ndarray | None) -> None:
+        """Lay a part's prefixes: its values (float64 where summed; any fixed width else),
+        whether each is valid (None: every one)."""
+        n = len(values)
+        counts = np.empty(n + 1, np.int64)
+        counts[0] = 0
+        if valid is None:
+            counts[1:] = np.arange(1, n + 1)
+        else:
+            np.cumsum(valid, out=counts[1:])
+        self.counts.extend(counts)
+        if self.sums is None:
+            return
+        x = values if valid is None else np.where(valid, values, 0.0)
+        prefix = np.empty(n + 1, np.int64)
+        whole = bool(whole_prefix(read_only(np.ascontiguousarray(x, np.float64)), prefix))
+        top = max(-float(x.min()), float(x.max())) if n and whole else 0.0  # no array made
+        self.sums.extend(prefix if whole else np.zeros(n + 1, np.int64))
+        self.whole.append(whole)
+        self.bound.append(top * n)
+
+    def pop(self, parts: int, laid: int) -> None:
+        """Forget the last ``parts`` parts, ``laid`` entries left."""
+        self.counts.n = laid
+        if self.sums is not None:
+            self.sums.n = laid
+            del self.whole[len(self.whole) - parts :]
+            del self.bound[len(self.bound) - parts :]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.data.nbytes for a in (self.counts, self.sums) if a is not None)
 
 
 def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,10 +158,9 @@ class PartIndex:
         self.types = {n: schema.field(n).type for n, d in dtypes.items() if d is not None}
         self.words = {n: Growing(d) for n, d in dtypes.items() if d is not None}
         self.valid: dict[str, Growing | None] = dict.fromkeys(self.types)
-        #: the columns each part keeps prefix sums of (:mod:`.summaries`; each with whether an
-        #: entry sums it), and each part's :class:`~.summaries.Summary` of them
-        self.summed = summed or {}
-        self.summaries: list[dict[str, Summary]] = []
+        #: the columns whose prefix sums every part keeps (:mod:`.summaries`; each with
+        #: whether an entry sums it), laid as the parts are
+        self.prefixes = {c: Prefixes(sums) for c, sums in (summed or {}).items()}
 
     @property
     def parts(self) -> int:
@@ -135,7 +182,7 @@ class PartIndex:
         arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
         arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
-        summed = sum(s.nbytes for part in self.summaries for s in part.values())
+        summed = sum(p.nbytes for p in self.prefixes.values())
         return sum(a.data.nbytes for a in arrays) + summed
 
     def reserve(self, rows: int) -> None:
@@ -176,17 +223,12 @@ class PartIndex:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
         self.__dict__.pop("laid", None)
-        if self.summed:
-            self.summaries.append(
-                {c: self._summary(c, part.column(c), sums) for c, sums in self.summed.items()}
-            )
-
-    def _summary(self, name: str, col: pa.ChunkedArray, sums: bool) -> Summary:
-        """A newly laid part's prefix sums of column ``name`` (:func:`~.summaries.summary`)."""
-        found = words(col)
-        assert found is not None  # a fixed width, in one chunk
-        values = found[0].view(np.float64) if sums else found[0]
-        return summary(values, found[1] if len(found) > 1 else None, sums)
+        for name, prefixes in self.prefixes.items():
+            found = words(part.column(name))
+            assert found is not None  # a fixed width, in one chunk
+            summed = prefixes.sums is not None
+            values = found[0].view(np.float64) if summed else found[0]
+            prefixes.push(values, found[1] if len(found) > 1 else None)
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
@@ -195,7 +237,8 @@ class PartIndex:
         del self.doff[len(self.doff) - parts :]
         del self.toff[len(self.toff) - parts :]
         del self.kmin[len(self.kmin) - parts :]
-        del self.summaries[len(self.summaries) - parts :]
+        for prefixes in self.prefixes.values():
+            prefixes.pop(parts, self.bounds[-1] + len(self.bounds) - 1)
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at
