@@ -4,19 +4,22 @@ O(parts x log d) per request: no event of the frame is read.
 Where every entry of the state is a count, sum or mean (by its record's evaluation) over a
 range frame, of a fixed-width column (a float column for a sum or a mean), each part of the
 state's index (:class:`~.part_index.PartIndex`) holds, when it is laid, the prefix counts of
-each such column's values (where the part has a null) and, for a float column whose values
-are whole numbers that cannot overflow, their exact int64 prefix sums
-(:func:`~windowagg.kernels.passes.whole_prefix`). A batch of requests then finds each
-request's frame in every part as rows of its key's run there (the batch engine's own bounds,
-:func:`~windowagg.kernels.bounds.at_bounds`, galloping from the run's start: O(log d)), and
-each entry's answer is the difference of two prefixes per part, added over the parts: a
-count as it is, a sum exact and then rounded once to a double (what the engine's exactly
-rounded sum gives), a mean that sum over the count; null where the frame holds no value, as
-SQL has it. This is FiBA's range query (Tangwongsan et al., "Out-of-Order Sliding-Window
-Aggregation with Efficient Bulk Evictions and Insertions", section 5) for the invertible
-aggregations, where a prefix difference answers a range without a tree. A part whose values
-are not such whole numbers (a fraction, NaN, an infinity) has no sums: a batch that would read
-them is answered by the evaluation over the events, as every other state is."""
+each such column's values and, for a float column whose values are whole numbers that cannot
+overflow, their exact int64 prefix sums (:func:`~windowagg.kernels.passes.whole_prefix`),
+laid one after another as the parts are (:class:`~.part_index.Prefixes`). A batch of
+requests then finds each request's frame in every part as rows of its key's run there (the
+batch engine's own bounds, :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the
+run's start: O(log d)), and each entry's answer is the difference of two prefixes per part,
+added over the parts: a count as it is, a sum exact and then rounded once to a double (what
+the engine's exactly rounded sum gives), a mean that sum over the count; null where the
+frame holds no value, as SQL has it.
+
+This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
+"Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
+and section 4, window sharing by range queries), for the invertible aggregations, where a
+prefix difference answers a range without a tree. A part whose values are not such whole
+numbers (a fraction, NaN, an infinity) has no sums: a batch that would read them is
+answered by the evaluation over the events, as every other state is."""
 
 from __future__ import annotations
 
