@@ -217,33 +217,57 @@ def test_sums_survive_save_load_and_letting_go(tmp_path, paths) -> None:
     assert paths == {"sums": 2, "evaluation": 0}
 
 
-@pytest.mark.parametrize("times", ["floats", "nanoseconds beyond doubles"])
+@pytest.mark.parametrize("times", ["floats", "int64 beyond doubles", "nanosecond timestamps"])
 def test_plain_number_and_int64_times(times, paths) -> None:
+    """Float times (a NaN request time after every time), whole numbers beyond what a
+    double holds, and nanosecond timestamps beyond doubles (a frame of 3 ns: exact)."""
     big = 2**61 if times != "floats" else 0
     t = np.array([1, 2, 2, 5, 9, 3, 7], np.int64) + big
+    qt = np.array([2, 9, 5, 0], np.int64) + big
+    null = np.array([False, False, False, True])
+    kind = pa.timestamp("ns") if times == "nanosecond timestamps" else None
+    column = pa.array(t.astype(float) if times == "floats" else t, kind)
     events = pa.table(
         {
             "k": pa.array([1, 1, 2, 1, 1, 2, 1], pa.int64()),
-            "t": pa.array(t.astype(float) if times == "floats" else t),
+            "t": column,
             "v": [1.0, 2.0, 3.0, 4.0, 5.0, None, -6.0],
         }
     )
-    qt = np.array([2, 9, 5, 0], np.int64) + big
-    qtimes = pa.array(
-        qt.astype(float) if times == "floats" else qt, mask=np.array([False, False, False, True])
-    )
+    qtimes = pa.array(qt.astype(float) if times == "floats" else qt, kind, mask=null)
     if times == "floats":
         qtimes = pa.array([2.0, 9.0, float("nan"), None])  # NaN: after every time
     queries = pa.table({"k": pa.array([1, 1, 2, 1], pa.int64()), "t": qtimes})
+    ns = times == "nanosecond timestamps"
     aggs = {
-        "s": ("sum", "v", "range:3"),
-        "n": ("count", "v", "range:-2,0"),
+        "s": ("sum", "v", "range:3ns" if ns else "range:3"),
+        "n": ("count", "v", "range:-2ns,0" if ns else "range:-2,0"),
         "a": ("mean", "v", "range:unbounded,0"),
     }
-    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=3)
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness="3ns" if ns else 3)
     state.update(events.slice(0, 4))
     state.update(events.slice(4))
     assert state._held.summed == {"v": True}
     want = rolling_aggregate(_held(state), time="t", key="k", aggs=aggs, at=queries)
     assert _same(state.query(queries), want)
     assert paths == {"sums": 1, "evaluation": 0}
+
+
+def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
+    """A NaN is a value on Polars (and Arrow) tables, not a null: the part holding it has no
+    sums, its requests read their events, and the sum is NaN as the batch call's."""
+    import polars as pl
+
+    events, queries, _ = _log(17, 2000, "whole")
+    v = events["v"].to_numpy(zero_copy_only=False)
+    v[np.flatnonzero(~np.isnan(v))[1000]] = np.nan  # a valid value: a NaN, not a null
+    events = events.set_column(
+        2, "v", pa.array(v, mask=events["v"].is_null().to_numpy(zero_copy_only=False))
+    )
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    state.update(pl.from_arrow(events))
+    got = state.query(pl.from_arrow(queries))
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    assert paths == {"sums": 0, "evaluation": 1}
+    assert any(x != x for x in want["s"].to_pylist() if x is not None)  # a NaN sum
