@@ -10,12 +10,14 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: install java test demo docs lint format wheel clean
 
-# --no-compile: the packages' modules are byte-compiled when first imported, not all at install
-# (pyspark alone has thousands; this halves the install)
+# The modules are byte-compiled after the install, on every core (pip compiles them one by one),
+# and explicitly: where PYTHONDONTWRITEBYTECODE is set, an import writes no bytecode, and every
+# process (a test's, a Spark worker's) would compile each module it imports again
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[spark,connect,dev,bench,docs]'
+	$(PY) -m compileall -q -j 0 $(VENV)/lib src > /dev/null
 	@touch $(STAMP)
 
 install: java $(STAMP)
