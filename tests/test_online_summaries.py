@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -25,6 +26,8 @@ AGGS = {
     "a": ("mean", "v", "range:30m"),
     "w": ("count", "w", "range:unbounded,0"),
     "ahead": ("sum", "v", "range:-5m,5m"),
+    "iw": ("sum", "w", "range:1h"),  # an integer column's sum (an exact long) and mean
+    "aw": ("mean", "w", "range:-1h,-1us"),
 }
 
 
@@ -65,6 +68,9 @@ def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray
         v[rng.integers(0, n)] = np.nan
     if values == "huge":
         v *= 2.0**55  # whole numbers whose sums over a part could leave int64
+    w = rng.integers(0, 9, n)
+    if values == "huge integers":  # sums over the parts could leave int64; no frame's does
+        w <<= 50
     keys = rng.integers(0, 5, n).astype(object)
     keys[rng.random(n) < 0.03] = None
     events = pa.table(
@@ -72,7 +78,7 @@ def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray
             "k": pa.array(keys, pa.int64()),
             "ts": pa.array(late * 1_000_000, pa.timestamp("us")),
             "v": pa.array(v, mask=rng.random(n) < 0.1),
-            "w": pa.array(rng.integers(0, 9, n), mask=rng.random(n) < 0.2),
+            "w": pa.array(w, mask=rng.random(n) < 0.2),
         }
     )
     q = 60
@@ -111,7 +117,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(se
     for batch in np.split(np.arange(n), cuts):
         if len(batch):
             state.update(events.take(pa.array(batch)))
-    assert state._held is not None and state._held.summed == {"v": True, "w": False}
+    assert state._held is not None and state._held.summed == {"v": True, "w": True}
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         got = state.query(queries)
@@ -119,7 +125,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(se
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
 
 
-@pytest.mark.parametrize("values", ["whole", "fractions", "nan", "huge"])
+@pytest.mark.parametrize("values", ["whole", "fractions", "nan", "huge", "huge integers"])
 def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
     events, queries, cuts = _log(5, 3000, values)
     state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
@@ -139,13 +145,29 @@ def test_entries_the_sums_do_not_serve_are_evaluated(paths) -> None:
     for aggs in (
         {**AGGS, "m": ("max", "v", "range:1h")},  # a max
         {**AGGS, "r": ("sum", "v", "rows:10")},  # a rows frame
-        {"i": ("sum", "w", "range:1h")},  # an integer sum (its overflow rules)
+        {"u": ("sum", "u", "range:1h")},  # an unsigned long's sum (may not fit a long)
     ):
         state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
-        state.update(events)
+        state.update(events.append_column("u", events["w"].cast(pa.uint64())))
         assert state._held.summed is None
         state.query(queries)
     assert paths == {"sums": 0, "evaluation": 3}
+
+
+@pytest.mark.parametrize("type_", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
+def test_integer_sums_and_means_of_every_width_from_the_parts(type_, paths) -> None:
+    events, queries, cuts = _log(11, 2000, "whole")
+    signed = events["v"].cast(pa.int64()).cast(pa.int8())  # -50 to 49, nulls kept
+    x = signed if type_.startswith("int") else pc.abs(signed)
+    events = events.set_column(2, "v", x.cast(getattr(pa, type_)()))
+    aggs = {"s": ("sum", "v", "range:1h"), "a": ("mean", "v", "range:-5m,5m")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    for batch in np.split(np.arange(2000), cuts):
+        state.update(events.take(pa.array(batch)))
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(got, want) and got.schema.field("s").type == pa.int64()
+    assert paths == {"sums": 1, "evaluation": 0}
 
 
 def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:
@@ -171,7 +193,8 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(monkeypatch) -> None:
     rng = np.random.default_rng(13)
     keys = np.r_[np.zeros(30_000, np.int64), rng.integers(1, 1_000, 2_000)]
     stamps = pa.array(np.sort(rng.integers(0, 7200, 32_000)) * 10**6, pa.timestamp("us"))
-    events = pa.table({"k": keys, "ts": stamps, "v": rng.integers(0, 9, 32_000) * 1.0})
+    v, w = rng.integers(0, 9, 32_000) * 1.0, rng.integers(0, 9, 32_000)
+    events = pa.table({"k": keys, "ts": stamps, "v": v, "w": w})
     state = OnlineFeatures(
         time="ts", key="k", aggs=AGGS | {"w": ("count", "v", "range:1h")}, allowed_lateness="1h"
     )

@@ -49,11 +49,15 @@ class Growing:
             self.data = grown
 
     def extend(self, x: np.ndarray) -> None:
-        need = self.n + len(x)
+        self.more(len(x))[:] = x
+
+    def more(self, k: int) -> np.ndarray:
+        """``k`` entries more, to be written in place: their view."""
+        need = self.n + k
         if need > len(self.data):
             self.reserve(max(need, 2 * len(self.data)))
-        self.data[self.n : need] = x
         self.n = need
+        return self.data[need - k : need]
 
 
 class Prefixes:
@@ -71,25 +75,34 @@ class Prefixes:
         self.bound: list[float] = []
 
     def push(self, values: np.ndarray, valid: np.ndarray | None) -> None:
-        """Lay a part's prefixes: its values (float64 where summed; any fixed width else),
-        whether each is valid (None: every one)."""
+        """Lay a part's prefixes: its values (float64 or integers where summed; any fixed
+        width else), whether each is valid (None: every one)."""
         n = len(values)
-        counts = np.empty(n + 1, np.int64)
+        counts = self.counts.more(n + 1)  # written in place, as the sums below
         counts[0] = 0
         if valid is None:
             counts[1:] = np.arange(1, n + 1)
         else:
             np.cumsum(valid, out=counts[1:])
-        self.counts.extend(counts)
         if self.sums is None:
             return
-        x = values if valid is None else np.where(valid, values, 0.0)
-        prefix = np.empty(n + 1, np.int64)
-        whole = bool(whole_prefix(read_only(np.ascontiguousarray(x, np.float64)), prefix))
-        top = max(-float(x.min()), float(x.max())) if n and whole else 0.0  # no array made
-        self.sums.extend(prefix if whole else np.zeros(n + 1, np.int64))
+        x = values if valid is None else np.where(valid, values, 0)
+        prefix = self.sums.more(n + 1)
+        if x.dtype.kind == "f":
+            whole = bool(whole_prefix(read_only(np.ascontiguousarray(x, np.float64)), prefix))
+            top = max(-float(x.min()), float(x.max())) if n and whole else 0.0  # no array made
+            bound = top * n
+        else:  # integers: summed in int64 where no prefix can leave it (Python ints: no wrap)
+            most = max(-int(x.min()), int(x.max())) if n else 0
+            whole = most * n < 1 << 62
+            if whole:
+                prefix[0] = 0
+                np.cumsum(x, dtype=np.int64, out=prefix[1:])
+            bound = float(most * n)
+        if not whole:
+            prefix.fill(0)
         self.whole.append(whole)
-        self.bound.append(top * n)
+        self.bound.append(bound)
 
     def pop(self, parts: int, laid: int) -> None:
         """Forget the last ``parts`` parts, ``laid`` entries left."""
@@ -227,7 +240,7 @@ class PartIndex:
             found = words(part.column(name))
             assert found is not None  # a fixed width, in one chunk
             summed = prefixes.sums is not None
-            values = found[0].view(np.float64) if summed else found[0]
+            values = found[0].view(self.types[name].to_pandas_dtype()) if summed else found[0]
             prefixes.push(values, found[1] if len(found) > 1 else None)
 
     def pop(self, parts: int) -> None:

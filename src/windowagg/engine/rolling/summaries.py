@@ -2,17 +2,19 @@
 O(parts x log d) per request: no event of the frame is read.
 
 Where every entry of the state is a count, sum or mean (by its record's evaluation) over a
-range frame, of a fixed-width column (a float column for a sum or a mean), each part of the
-state's index (:class:`~.part_index.PartIndex`) holds, when it is laid, the prefix counts of
-each such column's values and, for a float column whose values are whole numbers that cannot
-overflow, their exact int64 prefix sums (:func:`~windowagg.kernels.passes.whole_prefix`),
-laid one after another as the parts are (:class:`~.part_index.Prefixes`). A batch of
+range frame, of a fixed-width column (a float64 or an integer column for a sum or a mean),
+each part of the state's index (:class:`~.part_index.PartIndex`) holds, when it is laid, the
+prefix counts of each such column's values and, where its values are whole numbers (a float
+column's, by :func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums
+cannot overflow, their exact int64 prefix sums, laid one after another as the parts are
+(:class:`~.part_index.Prefixes`). A batch of
 requests then finds each request's frame in every part as rows of its key's run there (the
 batch engine's own bounds, :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the
 run's start: O(log d)), and each entry's answer is the difference of two prefixes per part,
-added over the parts: a count as it is, a sum exact and then rounded once to a double (what
-the engine's exactly rounded sum gives), a mean that sum over the count; null where the
-frame holds no value, as SQL has it.
+added over the parts: a count as it is, a sum exact (a float column's then rounded once to
+a double: what the engine's exactly rounded sum gives; an integer column's as it is, where
+no sum of the parts can overflow, so Spark's overflow rules never apply), a mean that sum
+over the count; null where the frame holds no value, as SQL has it.
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
@@ -53,8 +55,8 @@ SUM_BOUND = 4.0e18
 def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[str, bool] | None:
     """The columns whose parts get prefix sums (each with whether an entry sums it), where
     every entry of ``plan`` is a count, sum or mean over a range frame of a column of
-    ``fixed`` (the index's fixed-width columns; a float64 one for a sum or a mean), or a
-    count of rows; else None."""
+    ``fixed`` (the index's fixed-width columns; a float64 or an integer one for a sum or a
+    mean, :func:`_summable`), or a count of rows; else None."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
         if e.frame is None or e.frame.kind != "range" or e.evaluation not in SUMMED:
@@ -68,10 +70,16 @@ def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[st
         if e.column not in fixed:
             return None
         sums = e.evaluation is not Evaluation.COUNT
-        if sums and schema.field(e.column).type != pa.float64():
+        if sums and not _summable(schema.field(e.column).type):
             return None
         columns[e.column] = columns.get(e.column, False) or sums
     return columns
+
+
+def _summable(type_: pa.DataType) -> bool:
+    """Whether a sum or a mean of a column of ``type_`` comes from its parts' prefix sums: a
+    double's (of whole numbers) or an integer's (an unsigned 64-bit one may not fit int64)."""
+    return type_ == pa.float64() or (pa.types.is_integer(type_) and type_ != pa.uint64())
 
 
 def answered(
@@ -133,8 +141,12 @@ def answered(
             continue
         assert pre is not None and pre.sums is not None
         sums = pre.sums.view()
-        values = (sums[b] - sums[a]).sum(axis=0).astype(np.float64)
+        total = (sums[b] - sums[a]).sum(axis=0)
         none = count == 0
+        if pa.types.is_integer(e.type):  # an integer column's sum: exact, as it is
+            out.append(with_nulls(_in_order(total, order), _in_order(none, order), e.type))
+            continue
+        values = total.astype(np.float64)  # rounded once; an integer mean's as the engine's
         if e.evaluation is Evaluation.MEAN:
             values /= np.maximum(count, 1)
         out.append(with_nulls(_in_order(values, order), _in_order(none, order), e.type))
