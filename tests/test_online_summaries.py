@@ -28,6 +28,8 @@ AGGS = {
     "ahead": ("sum", "v", "range:-5m,5m"),
     "iw": ("sum", "w", "range:1h"),  # an integer column's sum (an exact long) and mean
     "aw": ("mean", "w", "range:-1h,-1us"),
+    "mx": ("max", "v", "range:1h"),  # from the parts' tables of their best rows
+    "mn": ("min", "w", "range:-5m,5m"),
 }
 
 
@@ -143,7 +145,7 @@ def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
 def test_entries_the_sums_do_not_serve_are_evaluated(paths) -> None:
     events, queries, _ = _log(7, 500, "whole")
     for aggs in (
-        {**AGGS, "m": ("max", "v", "range:1h")},  # a max
+        {**AGGS, "f": ("first", "v", "range:1h")},  # a first
         {**AGGS, "r": ("sum", "v", "rows:10")},  # a rows frame
         {"u": ("sum", "u", "range:1h")},  # an unsigned long's sum (may not fit a long)
     ):
@@ -168,6 +170,93 @@ def test_integer_sums_and_means_of_every_width_from_the_parts(type_, paths) -> N
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want) and got.schema.field("s").type == pa.int64()
     assert paths == {"sums": 1, "evaluation": 0}
+
+
+def _same_bits(got: pa.Table, want: pa.Table) -> bool:
+    """Equal in type, and value by value as text: -0.0 is not 0.0, NaN is NaN."""
+    return got.schema == want.schema and all(
+        [str(x) for x in a.to_pylist()] == [str(x) for x in b.to_pylist()]
+        for a, b in zip(got.columns, want.columns)
+    )
+
+
+@pytest.mark.parametrize("values", ["signed zeros", "longs beyond doubles", "a NaN"])
+def test_max_and_min_from_the_parts_tables_equal_the_backfill(values, paths) -> None:
+    """A max or min from each part's table of its best rows: ties to the youngest row (a
+    -0.0 and a 0.0 at the same instant, in one part and across parts), long integers that
+    doubles would merge; a part holding a NaN reads its events."""
+    rng = np.random.default_rng(17)
+    n = 3000
+    secs = np.sort(rng.integers(0, 7200, n))
+    secs[1::3] = secs[0::3][: len(secs[1::3])]  # ties
+    secs.sort()
+    stamps = pa.array((secs - rng.integers(0, 60, n)) * 1_000_000, pa.timestamp("us"))
+    if values == "signed zeros":
+        v = pa.array(np.where(rng.random(n) < 0.5, -0.0, 0.0) - (rng.random(n) < 0.02))
+    elif values == "longs beyond doubles":
+        v = pa.array(2**62 + rng.integers(-3, 3, n))
+    else:
+        x = rng.integers(-50, 50, n).astype(float)
+        x[n // 2] = np.nan
+        v = pa.array(x)
+    events = pa.table({"k": rng.integers(0, 3, n), "ts": stamps, "v": v})
+    aggs = {
+        "hi": ("max", "v", "range:1h"),
+        "lo": ("min", "v", "range:-10m,-1us"),
+        "near": ("max", "v", "range:-1m,1m"),
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    for batch in np.array_split(np.arange(n), 9):
+        state.update(events.take(pa.array(batch)))
+    assert len(state._held.parts) > 1
+    at = pa.array(rng.integers(0, 7300, 200) * 1_000_000, pa.timestamp("us"))
+    queries = pa.table({"k": rng.integers(0, 4, 200), "ts": at})
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same_bits(got, want), (got.to_pydict(), want.to_pydict())
+    nan = values == "a NaN"
+    assert paths == ({"sums": 0, "evaluation": 1} if nan else {"sums": 1, "evaluation": 0})
+
+
+def test_max_ties_across_parts_go_to_the_later_time_then_the_later_part(paths) -> None:
+    """Equal values in two parts (a 0.0 and a -0.0): the one with the later time wins, and
+    at the same time the one that arrived later, in the later part, as the batch call has
+    the events in arrival order."""
+    filler = pa.table(
+        {
+            "k": np.full(64, 2),
+            "ts": pa.array(np.arange(64) * 1_000_000, pa.timestamp("us")),
+            "v": np.full(64, -1.0),
+        }
+    )
+
+    def state_of(first: list, second: list) -> OnlineFeatures:
+        state = OnlineFeatures(
+            time="ts", key="k", aggs={"m": ("max", "v", "range:1h")}, allowed_lateness="1m"
+        )
+        for ts_v in (first, second):
+            ts, v = zip(*ts_v)
+            batch = pa.table(
+                {"k": np.ones(len(ts), np.int64), "ts": pa.array(ts, pa.timestamp("s")), "v": v}
+            )
+            state.update(
+                pa.concat_tables([filler.cast(batch.schema), batch]) if ts_v is first else batch
+            )
+        assert len(state._held.parts) == 2
+        return state
+
+    at = pa.table({"k": [1], "ts": pa.array([100], pa.timestamp("s"))})
+    for first, second, sign in (
+        ([(10, 0.0)], [(10, -0.0)], "-0.0"),  # the same time: the later arrival
+        ([(10, -0.0)], [(10, 0.0)], "0.0"),
+        ([(20, 0.0)], [(15, -0.0)], "0.0"),  # the later time, though it arrived first
+        ([(20, -0.0)], [(15, 0.0)], "-0.0"),
+    ):
+        state = state_of(first, second)
+        got = state.query(at)
+        want = rolling_aggregate(_held(state), time="ts", key="k", aggs=state.aggs, at=at)
+        assert str(got["m"][0].as_py()) == str(want["m"][0].as_py()) == sign
+    assert paths == {"sums": 4, "evaluation": 0}
 
 
 def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:

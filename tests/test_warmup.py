@@ -12,7 +12,7 @@ from windowagg import warmup
 CHECK = """
 from windowagg import warmup
 from windowagg.kernels import bounds, cells, exact_moments, key_order, order_stats, passes
-from windowagg.kernels import select_frames
+from windowagg.kernels import extremes, select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -24,7 +24,8 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            cells.keyed_cells, select_frames.select_frames, exact_moments.exact_moments,
            key_order.merged_rows, key_order.part_runs, key_order.merged_runs,
            key_order.query_segments, passes.stretched, order_stats.span_ids,
-           passes.whole_frame_sums, passes.whole_prefix]
+           passes.whole_frame_sums, passes.whole_prefix, extremes.extreme_tables,
+           extremes.extremes_at]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

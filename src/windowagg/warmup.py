@@ -113,14 +113,19 @@ def _tables() -> None:
         for lo in range(0, n, 500):
             online.update({c: v[lo : lo + 500] for c, v in table.items()})
         online.query(queries)
-    # an online state answered from its parts' prefix sums (a key of many events): the
-    # bounds over the parts' int64 times
+    # an online state answered from its parts' prefix sums and tables of their best rows (a
+    # key of many events): the bounds over the parts' int64 times
     hot = {
         "k": np.zeros(6_000, np.int64),
         "t": (np.arange(6_000) * 1_000_000).astype("datetime64[us]"),
         "v": rng.integers(0, 9, 6_000).astype(float),
     }
-    summed = {"s": ("sum", "v", "range:60s"), "n": ("count", "v", "range:60s")}
+    summed = {
+        "s": ("sum", "v", "range:60s"),
+        "n": ("count", "v", "range:60s"),
+        "hi": ("max", "v", "range:60s"),
+        "lo": ("min", "v", "range:60s"),
+    }
     online = OnlineFeatures(time="t", key="k", aggs=summed, allowed_lateness="1h")
     for lo in range(0, 6_000, 2_000):
         online.update({c: v[lo : lo + 2_000] for c, v in hot.items()})

@@ -27,10 +27,10 @@ events cuts its asked keys into ranges of about equal events, and each range, wi
 queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
-events it reads. Where every entry is a count, sum or mean over a range frame, each part
-also keeps its prefix sums, and a batch is answered from them (:mod:`.summaries`) in
-O(parts x log d) per query, unless it asks for so few events a request that reading them
-costs less.
+events it reads. Where every entry is a count, sum, mean, max or min over a range frame, each part
+also keeps its prefix sums and tables of its best rows, and a batch is answered from them
+(:mod:`.summaries`) in O(parts x log d) per query, unless it asks for so few events a
+request that reading them costs less.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
-from .summaries import answered, summarized
+from .summaries import answered, extremes_of, summarized
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -94,12 +94,18 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
-        #: where every entry is a count, sum or mean over a range frame, the columns each
-        #: part keeps prefix sums of, so that requests are answered from them (:mod:`.summaries`)
+        #: where every entry is a count, sum, mean, max or min over a range frame, the columns
+        #: each part keeps prefix sums of (maybe none), so that requests are answered from
+        #: them (:mod:`.summaries`)
         self.summed: dict[str, bool] | None = None
+        #: and where some of those entries are a max or a min, the (column, largest) pairs
+        #: whose tables of their best rows each part keeps
+        self.extremes: frozenset[tuple[str, bool]] = frozenset()
         if self.indexed:
             fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
             self.summed = summarized(plan, schema, fixed)
+            if self.summed is not None:
+                self.extremes = extremes_of(plan)
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -169,7 +175,7 @@ class Held:
     def _fresh(self) -> PartIndex:
         """An index of no part, for this state's times and read columns."""
         numbers = times_as_numbers(self.schema.empty_table().column(self.plan.time))[0]
-        return PartIndex(numbers.dtype, self.schema, self.read, self.summed)
+        return PartIndex(numbers.dtype, self.schema, self.read, self.summed, self.extremes)
 
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
@@ -319,10 +325,7 @@ class Held:
         if qtimes.dtype == np.float64:
             qtimes[np.isnan(qtimes)] = np.inf
         qtimes[~timed] = limits(times)[0]
-        index = self.index
-        return answered(
-            self.plan, times, index.bounds, index.prefixes, runs.lo, runs.hi, place, qtimes
-        )
+        return answered(self.plan, self.index, runs.lo, runs.hi, place, qtimes)
 
     def _of_runs(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str

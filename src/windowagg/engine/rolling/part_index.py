@@ -21,12 +21,13 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ...kernels.extremes import BLOCK, extreme_tables
 from ...kernels.key_order import merged_runs, part_runs
 from ...kernels.passes import whole_prefix
 from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty, read_only
 
-__all__ = ["Growing", "PartIndex", "Prefixes", "Runs", "Stretches", "runs_of"]
+__all__ = ["Extremes", "Growing", "PartIndex", "Prefixes", "Runs", "Stretches", "runs_of"]
 
 
 class Growing:
@@ -117,6 +118,52 @@ class Prefixes:
         return sum(a.data.nbytes for a in (self.counts, self.sums) if a is not None)
 
 
+class Extremes:
+    """A column's tables of the rows of its largest (or smallest) values in every part
+    (:func:`~windowagg.kernels.extremes.extreme_tables`; :mod:`.summaries`), laid one after
+    another: part ``p``'s from ``offs[p]``, levels x blocks of
+    :data:`~windowagg.kernels.extremes.BLOCK` rows; ``clean[p]``: whether the part's values
+    hold no NaN (else it has no table)."""
+
+    def __init__(self, largest: bool) -> None:
+        self.largest = largest
+        self.laid = Growing(np.int64)
+        self.tops: Growing | None = None  # the rows' values, laid beside them
+        self.offs = [0]
+        self.clean: list[bool] = []
+
+    def push(self, values: np.ndarray, valid: np.ndarray | None, start: int, end: int) -> None:
+        """Lay the table of the part of rows ``start`` to ``end - 1`` of the laid ``values``
+        (in their own type) and ``valid`` (None: every row holds a value)."""
+        blocks = -(-(end - start) // BLOCK)
+        clean = True
+        if blocks:
+            if self.tops is None:
+                self.tops = Growing(values.dtype)
+            size = blocks.bit_length() * blocks
+            table = self.laid.more(size).reshape(-1, blocks)
+            tops = self.tops.more(size).reshape(-1, blocks)
+            flags = valid if valid is not None else np.empty(0, bool)
+            has_valid = valid is not None
+            clean = extreme_tables(values, flags, has_valid, self.largest, start, end, table, tops)
+            if not clean:  # a NaN: no table
+                self.laid.n = self.tops.n = self.offs[-1]
+        self.offs.append(self.laid.n)
+        self.clean.append(bool(clean))
+
+    def pop(self, parts: int) -> None:
+        """Forget the last ``parts`` parts."""
+        del self.offs[len(self.offs) - parts :]
+        del self.clean[len(self.clean) - parts :]
+        self.laid.n = self.offs[-1]
+        if self.tops is not None:
+            self.tops.n = self.offs[-1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.laid.data.nbytes + (0 if self.tops is None else self.tops.data.nbytes)
+
+
 def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys of ``keys`` (sorted) and where each one's run starts."""
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
@@ -155,6 +202,7 @@ class PartIndex:
         schema: pa.Schema,
         read: list[str],
         summed: dict[str, bool] | None = None,
+        extremes: frozenset[tuple[str, bool]] = frozenset(),
     ) -> None:
         self.keys, self.times = Growing(np.int64), Growing(times)
         #: whether every time laid is a double exactly, as the engine reads it: a double, or
@@ -174,6 +222,8 @@ class PartIndex:
         #: the columns whose prefix sums every part keeps (:mod:`.summaries`; each with
         #: whether an entry sums it), laid as the parts are
         self.prefixes = {c: Prefixes(sums) for c, sums in (summed or {}).items()}
+        #: the (column, largest) pairs whose tables of their best rows every part keeps
+        self.extremes = {(c, largest): Extremes(largest) for c, largest in extremes}
 
     @property
     def parts(self) -> int:
@@ -196,7 +246,11 @@ class PartIndex:
         arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
         summed = sum(p.nbytes for p in self.prefixes.values())
-        return sum(a.data.nbytes for a in arrays) + summed
+        return (
+            sum(a.data.nbytes for a in arrays)
+            + summed
+            + sum(t.nbytes for t in self.extremes.values())
+        )
 
     def reserve(self, rows: int) -> None:
         """Room for ``rows`` rows in all (a state restored at once grows no array)."""
@@ -242,6 +296,15 @@ class PartIndex:
             summed = prefixes.sums is not None
             values = found[0].view(self.types[name].to_pandas_dtype()) if summed else found[0]
             prefixes.push(values, found[1] if len(found) > 1 else None)
+        for (name, _), extremes in self.extremes.items():
+            extremes.push(*self.values(name), at, self.keys.n)
+
+    def values(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
+        """Fixed-width column ``name``'s laid values, in their own type, and which rows hold
+        one (None: every row)."""
+        valid = self.valid[name]
+        laid = self.words[name].view().view(self.types[name].to_pandas_dtype())
+        return laid, None if valid is None else valid.view()
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
@@ -252,6 +315,8 @@ class PartIndex:
         del self.kmin[len(self.kmin) - parts :]
         for prefixes in self.prefixes.values():
             prefixes.pop(parts, self.bounds[-1] + len(self.bounds) - 1)
+        for extremes in self.extremes.values():
+            extremes.pop(parts)
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at

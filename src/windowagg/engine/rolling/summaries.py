@@ -1,12 +1,14 @@
-"""Counts, sums and means of an online state's requests from each part's prefix sums, in
-O(parts x log d) per request: no event of the frame is read.
+"""Counts, sums, means, maxima and minima of an online state's requests from each part's
+prefix sums and tables of its best rows, in O(parts x log d) per request: no event of the
+frame is read.
 
-Where every entry of the state is a count, sum or mean (by its record's evaluation) over a
-range frame, of a fixed-width column (a float64 or an integer column for a sum or a mean),
-each part of the state's index (:class:`~.part_index.PartIndex`) holds, when it is laid, the
-prefix counts of each such column's values and, where its values are whole numbers (a float
-column's, by :func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums
-cannot overflow, their exact int64 prefix sums, laid one after another as the parts are
+Where every entry of the state is a count, sum, mean, max or min (by its record's
+evaluation) over a range frame, of a fixed-width column (a float64 or an integer column but
+for a count), each part of the state's index (:class:`~.part_index.PartIndex`) holds, when
+it is laid, the prefix counts of each counted or summed column's values and, where its
+values are whole numbers (a float column's, by
+:func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums cannot
+overflow, their exact int64 prefix sums, laid one after another as the parts are
 (:class:`~.part_index.Prefixes`). A batch of
 requests then finds each request's frame in every part as rows of its key's run there (the
 batch engine's own bounds, :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the
@@ -14,14 +16,19 @@ run's start: O(log d)), and each entry's answer is the difference of two prefixe
 added over the parts: a count as it is, a sum exact (a float column's then rounded once to
 a double: what the engine's exactly rounded sum gives; an integer column's as it is, where
 no sum of the parts can overflow, so Spark's overflow rules never apply), a mean that sum
-over the count; null where the frame holds no value, as SQL has it.
+over the count; null where the frame holds no value, as SQL has it. A ``max`` or ``min``
+(of a float64 or an integer column) comes from each part's sparse table over blocks of its
+rows (:class:`~.part_index.Extremes`, :mod:`windowagg.kernels.extremes`): the best row of
+each part's frame in O(1), the youngest on ties, as the evaluation selects it.
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
-and section 4, window sharing by range queries), for the invertible aggregations, where a
-prefix difference answers a range without a tree. A part whose values are not such whole
-numbers (a fraction, NaN, an infinity) has no sums: a batch that would read them is
-answered by the evaluation over the events, as every other state is."""
+and section 4, window sharing by range queries): for the invertible aggregations a prefix
+difference answers a range without a tree; for max and min, a sparse table's two blocks of
+partial aggregates and the range's partial blocks. A part whose values are not such whole
+numbers (a fraction, NaN, an infinity) has no sums, and one whose values hold a NaN no table
+of its best rows: a batch that would read them is answered by the evaluation over the events,
+as every other state is."""
 
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.bounds import at_bounds
+from ...kernels.extremes import extremes_at
 from ..columns import limits
 from ..evaluators.common import with_nulls
 from ..memory import NO_NULLS, empty
@@ -40,12 +48,14 @@ from ..sweep import offsets
 from .plan import RollingPlan
 
 if TYPE_CHECKING:
-    from .part_index import Prefixes
+    from .part_index import PartIndex
 
-__all__ = ["answered", "summarized"]
+__all__ = ["answered", "extremes_of", "summarized"]
 
 #: the evaluations answered from prefix sums
 SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
+#: the evaluations answered from each part's tables of its best rows (``max``, ``min``)
+EXTREMES = frozenset({Evaluation.LARGEST, Evaluation.SMALLEST})
 
 #: the sums over every part answered from prefixes stay below this (each part's largest
 #: magnitude times its values, summed over the parts): no int64 sum of them overflows
@@ -54,15 +64,20 @@ SUM_BOUND = 4.0e18
 
 def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[str, bool] | None:
     """The columns whose parts get prefix sums (each with whether an entry sums it), where
-    every entry of ``plan`` is a count, sum or mean over a range frame of a column of
-    ``fixed`` (the index's fixed-width columns; a float64 or an integer one for a sum or a
-    mean, :func:`_summable`), or a count of rows; else None."""
+    every entry of ``plan`` is a count, sum, mean, max or min over a range frame of a column
+    of ``fixed`` (the index's fixed-width columns; a float64 or an integer one but for a
+    count, :func:`_summable`), or a count of rows; else None. A max or min adds no column:
+    its parts keep tables of their best rows (:func:`extremes_of`)."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
-        if e.frame is None or e.frame.kind != "range" or e.evaluation not in SUMMED:
+        if e.frame is None or e.frame.kind != "range" or e.evaluation not in SUMMED | EXTREMES:
             return None
         if e.other is not None or e.counts is not None or e.states:
             return None
+        if e.evaluation in EXTREMES:  # a max or min: the column's tables, no prefix
+            if e.column not in fixed or not _summable(schema.field(e.column).type):
+                return None
+            continue
         if e.column is None:  # count(*): the frame's rows
             if e.evaluation is not Evaluation.COUNT:
                 return None
@@ -76,6 +91,15 @@ def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[st
     return columns
 
 
+def extremes_of(plan: RollingPlan) -> frozenset[tuple[str, bool]]:
+    """The (column, largest) pairs of ``plan``'s ``max`` and ``min`` entries."""
+    return frozenset(
+        (e.column, e.evaluation is Evaluation.LARGEST)
+        for e in plan.entries
+        if e.evaluation in EXTREMES and e.column is not None
+    )
+
+
 def _summable(type_: pa.DataType) -> bool:
     """Whether a sum or a mean of a column of ``type_`` comes from its parts' prefix sums: a
     double's (of whole numbers) or an integer's (an unsigned 64-bit one may not fit int64)."""
@@ -84,22 +108,27 @@ def _summable(type_: pa.DataType) -> bool:
 
 def answered(
     plan: RollingPlan,
-    times: np.ndarray,
-    bounds: list[int],
-    prefixes: dict[str, Prefixes],
+    index: PartIndex,
     lo: np.ndarray,
     hi: np.ndarray,
     place: np.ndarray,
     qtimes: np.ndarray,
 ) -> list[pa.Array] | None:
     """Every entry's column at the requests (key ``place[j]`` among the runs' keys, -1 for
-    none; time ``qtimes[j]``, in the times' type, a null time ``limits(times)[0]``): each
-    part's frame found among its run of the key (``lo[p, w]`` to ``hi[p, w] - 1`` of the
-    laid ``times``; part ``p`` is rows ``bounds[p]`` on), in one pass of the bounds over
-    every part's runs, and each entry from the columns' ``prefixes`` there. None where a part
-    lacks the sums an entry needs, or the sums over every part could overflow: the
-    evaluation over the events answers then."""
+    none; time ``qtimes[j]``, in the laid times' type, a null time ``limits(times)[0]``):
+    each part's frame found among its run of the key (``lo[p, w]`` to ``hi[p, w] - 1`` of
+    the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]`` on), in one pass of
+    the bounds over every part's runs, and each entry from the columns' prefixes there, or
+    from their tables of their best rows. None where a part lacks the sums or the table an
+    entry needs, or the sums over every part could overflow: the evaluation over the events
+    answers then."""
+    times, prefixes = index.times.view(), index.prefixes
     for e in plan.entries:
+        if e.evaluation in EXTREMES:
+            assert e.column is not None  # a max or min of a column
+            if not all(index.extremes[(e.column, e.evaluation is Evaluation.LARGEST)].clean):
+                return None
+            continue
         pre = prefixes.get(e.column) if e.column is not None else None
         if e.evaluation is Evaluation.COUNT or pre is None:
             continue
@@ -120,15 +149,21 @@ def answered(
     # each frame's first and end row of every request's frame in each part, as places in
     # the laid prefixes (row r of part p at r + p; an empty frame's places are equal)
     found: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}
+    rows: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}  # the frames as laid rows
     for f in plan.frames:
         first, last = offsets(f, times)
         unbounded = f.start is None, f.end is None
         a, b = empty(parts * n, np.int64), empty(parts * n, np.int64)
         at_bounds(times, seg, qseg, qsorted, False, first, last, lims, *unbounded, a, b)
-        found[f] = a.reshape(parts, n) + part, b.reshape(parts, n) + part
+        rows[f] = a.reshape(parts, n), b.reshape(parts, n)
+        found[f] = rows[f][0] + part, rows[f][1] + part
     out = []
     for e in plan.entries:
         assert e.frame is not None  # a rolling frame's entry
+        if e.evaluation in EXTREMES:
+            assert e.column is not None  # a max or min of a column
+            out.append(_extreme(index, e.column, e.evaluation, e.type, *rows[e.frame], order))
+            continue
         a, b = found[e.frame]
         pre = prefixes.get(e.column) if e.column is not None else None
         if pre is None:  # count(*): the frames' rows
@@ -151,6 +186,30 @@ def answered(
             values /= np.maximum(count, 1)
         out.append(with_nulls(_in_order(values, order), _in_order(none, order), e.type))
     return out
+
+
+def _extreme(
+    index: PartIndex,
+    column: str,
+    evaluation: Evaluation,
+    type_: pa.DataType,
+    a: np.ndarray,
+    b: np.ndarray,
+    order: np.ndarray,
+) -> pa.Array:
+    """A max or min of ``column`` over each request's frames (rows ``a[p, j]`` to
+    ``b[p, j] - 1`` of each part ``p``, the requests in ``order``'s order): the value of the
+    best row, found from the parts' tables; null where no frame holds a value."""
+    largest = evaluation is Evaluation.LARGEST
+    tables = index.extremes[(column, largest)]
+    values, valid = index.values(column)
+    flags = valid if valid is not None else np.empty(0, bool)
+    best = empty(a.shape[1], np.int64)
+    args = (tables.laid.view(), np.array(tables.offs, np.int64), np.array(index.bounds, np.int64))
+    extremes_at(values, flags, valid is not None, index.times.view(), largest, *args, a, b, best)
+    none = best < 0
+    picked = values[np.where(none, 0, best)] if len(values) else np.zeros(len(best), values.dtype)
+    return with_nulls(_in_order(picked, order), _in_order(none, order), type_)
 
 
 def _in_order(x: np.ndarray, order: np.ndarray) -> np.ndarray:
