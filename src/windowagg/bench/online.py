@@ -16,8 +16,10 @@ distribution, at the newest event time.
 Figures: the ingest rate (``update`` in batches of 100,000 events, arrival order); queries per
 second in batches of 10,000 (on the engine's threads, and on one thread beside them);
 single-query latency through the public API (a one-row table per call; p50, p99, p99.9 over as
-many calls as fit in a time budget); the bytes the state holds per event and entry; ``save``
-and ``load`` of the whole state to an Arrow IPC file.
+many calls as fit in a time budget), and those of a second state of counts, sums, means and
+a max, answered from its parts' prefix sums and tables of their best rows, beside the same
+state reading its events; the bytes the state holds per event and entry; ``save`` and
+``load`` of the whole state to an Arrow IPC file.
 """
 
 from __future__ import annotations
@@ -257,17 +259,19 @@ def _kinds(
     return out, float(sum(expected))
 
 
-#: a state whose entries are all counts, sums and means over range frames: answered from its
-#: parts' prefix sums where its keys hold many events
+#: a state whose entries are all counts, sums, means and maxima over range frames: answered
+#: from its parts' prefix sums and tables of their best rows where its keys hold many events
 #: (:mod:`~windowagg.engine.rolling.summaries`)
 SUMMED_ENTRIES = {
     "s": ("sum", "v", "range:1h"),
     "c": ("count", "v", "range:1d"),
     "a": ("mean", "v", "range:1d"),
     "n": ("count", "*", "range:1h"),
+    "m": ("max", "v", "range:1d"),
 }
 #: the sides of that state: answered as it is, and with the sums set aside (its events read)
-SUMMED, SUMMED_OFF = "counts, sums and means", "counts, sums and means, from the events"
+SUMMED = "counts, sums, means and a max"
+SUMMED_OFF = "counts, sums, means and a max, from the events"
 #: the two sides of that state take turns by blocks of this many requests
 SUMMED_BLOCK = 100
 
