@@ -355,6 +355,8 @@ def test_plain_number_and_int64_times(times, paths) -> None:
         "s": ("sum", "v", "range:3ns" if ns else "range:3"),
         "n": ("count", "v", "range:-2ns,0" if ns else "range:-2,0"),
         "a": ("mean", "v", "range:unbounded,0"),
+        "hi": ("max", "v", "range:3ns" if ns else "range:3"),
+        "lo": ("min", "v", "range:-2ns,0" if ns else "range:-2,0"),
     }
     state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness="3ns" if ns else 3)
     state.update(events.slice(0, 4))
@@ -383,3 +385,12 @@ def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
     assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
     assert paths == {"sums": 0, "evaluation": 1}
     assert any(x != x for x in want["s"].to_pylist() if x is not None)  # a NaN sum
+    # a max and a min alone: the part holding the NaN has no table, and the max is NaN
+    extremes = {"hi": ("max", "v", "range:1h"), "lo": ("min", "v", "range:1h")}
+    state = OnlineFeatures(time="ts", key="k", aggs=extremes, allowed_lateness="1m")
+    state.update(pl.from_arrow(events))
+    got = state.query(pl.from_arrow(queries))
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=extremes, at=queries)
+    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    assert paths == {"sums": 0, "evaluation": 2}
+    assert any(x != x for x in want["hi"].to_pylist() if x is not None)  # a NaN max
