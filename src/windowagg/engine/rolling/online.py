@@ -27,10 +27,10 @@ events cuts its asked keys into ranges of about equal events, and each range, wi
 queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
-events it reads. Where every entry is a count, sum, mean, max or min over a range frame, each part
-also keeps its prefix sums and tables of its best rows, and a batch is answered from them
-(:mod:`.summaries`) in O(parts x log d) per query, unless it asks for so few events a
-request that reading them costs less.
+events it reads. Where every entry is a count, sum, mean, max or min over a range frame,
+each part also keeps its prefix sums and tables of its best rows, and a batch is answered
+from them (:mod:`.summaries`) in O(parts x log d) per query, unless it asks for so few
+events a request that reading them costs less.
 """
 
 from __future__ import annotations

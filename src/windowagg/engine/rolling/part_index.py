@@ -27,7 +27,16 @@ from ...kernels.passes import whole_prefix
 from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty, read_only
 
-__all__ = ["Extremes", "Growing", "PartIndex", "Prefixes", "Runs", "Stretches", "runs_of"]
+__all__ = [
+    "Extremes",
+    "Growing",
+    "PartIndex",
+    "Prefixes",
+    "Runs",
+    "Stretches",
+    "flags",
+    "runs_of",
+]
 
 
 class Growing:
@@ -143,9 +152,7 @@ class Extremes:
             size = blocks.bit_length() * blocks
             table = self.laid.more(size).reshape(-1, blocks)
             tops = self.tops.more(size).reshape(-1, blocks)
-            flags = valid if valid is not None else np.empty(0, bool)
-            has_valid = valid is not None
-            clean = extreme_tables(values, flags, has_valid, self.largest, start, end, table, tops)
+            clean = extreme_tables(values, *flags(valid), self.largest, start, end, table, tops)
             if not clean:  # a NaN: no table
                 self.laid.n = self.tops.n = self.offs[-1]
         self.offs.append(self.laid.n)
@@ -162,6 +169,12 @@ class Extremes:
     @property
     def nbytes(self) -> int:
         return self.laid.data.nbytes + (0 if self.tops is None else self.tops.data.nbytes)
+
+
+def flags(valid: np.ndarray | None) -> tuple[np.ndarray, bool]:
+    """Which rows hold a value, as a kernel takes it: the array (empty where every row
+    does), and whether to read it."""
+    return (np.empty(0, bool), False) if valid is None else (valid, True)
 
 
 def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -245,12 +258,8 @@ class PartIndex:
         arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
         arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
-        summed = sum(p.nbytes for p in self.prefixes.values())
-        return (
-            sum(a.data.nbytes for a in arrays)
-            + summed
-            + sum(t.nbytes for t in self.extremes.values())
-        )
+        kept: list[Prefixes | Extremes] = [*self.prefixes.values(), *self.extremes.values()]
+        return sum(a.data.nbytes for a in arrays) + sum(k.nbytes for k in kept)
 
     def reserve(self, rows: int) -> None:
         """Room for ``rows`` rows in all (a state restored at once grows no array)."""
@@ -290,14 +299,12 @@ class PartIndex:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
         self.__dict__.pop("laid", None)
-        for name, prefixes in self.prefixes.items():
-            found = words(part.column(name))
-            assert found is not None  # a fixed width, in one chunk
-            summed = prefixes.sums is not None
-            values = found[0].view(self.types[name].to_pandas_dtype()) if summed else found[0]
-            prefixes.push(values, found[1] if len(found) > 1 else None)
+        end = self.keys.n
+        for name, prefixes in self.prefixes.items():  # from the values just laid
+            values, rows = self.values(name)
+            prefixes.push(values[at:end], None if rows is None else rows[at:end])
         for (name, _), extremes in self.extremes.items():
-            extremes.push(*self.values(name), at, self.keys.n)
+            extremes.push(*self.values(name), at, end)
 
     def values(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Fixed-width column ``name``'s laid values, in their own type, and which rows hold

@@ -45,6 +45,7 @@ from ..columns import limits
 from ..evaluators.common import with_nulls
 from ..memory import NO_NULLS, empty
 from ..sweep import offsets
+from .part_index import flags
 from .plan import RollingPlan
 
 if TYPE_CHECKING:
@@ -203,10 +204,9 @@ def _extreme(
     largest = evaluation is Evaluation.LARGEST
     tables = index.extremes[(column, largest)]
     values, valid = index.values(column)
-    flags = valid if valid is not None else np.empty(0, bool)
     best = empty(a.shape[1], np.int64)
     args = (tables.laid.view(), np.array(tables.offs, np.int64), np.array(index.bounds, np.int64))
-    extremes_at(values, flags, valid is not None, index.times.view(), largest, *args, a, b, best)
+    extremes_at(values, *flags(valid), index.times.view(), largest, *args, a, b, best)
     none = best < 0
     picked = values[np.where(none, 0, best)] if len(values) else np.zeros(len(best), values.dtype)
     return with_nulls(_in_order(picked, order), _in_order(none, order), type_)
