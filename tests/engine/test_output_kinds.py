@@ -174,3 +174,35 @@ def test_large_pandas_frames_go_through_from_pandas(monkeypatch) -> None:
     got, _ = tables._to_arrow(frame)
     assert got.schema.metadata is not None and b"pandas" in got.schema.metadata
     assert got.equals(pa.Table.from_pandas(frame, preserve_index=False))
+
+
+#: the frames whose columns are all NumPy arrays under string labels: the result is made as
+#: one frame of their copies and the new columns, without ``pd.concat``
+ONE_FRAME = {"numbers and times", "no rows", "strings", "no columns"}
+
+
+@pytest.mark.parametrize("name", [n for n in FRAMES if n != "repeated labels"])
+def test_pandas_result_of_every_kind_of_frame_equals_each_column_set_on_a_copy(
+    name, monkeypatch
+) -> None:
+    frame = FRAMES[name].copy()
+    frame.attrs["source"] = "requests"
+    new = {f"new_{n}": c[: len(frame)] for n, c in NEW.items()}
+    expected = frame.copy()  # the oracle: each new column set on a copy, one at a time
+    for n, c in new.items():
+        whole = pa.chunked_array(c.chunks if isinstance(c, pa.ChunkedArray) else [c], c.type)
+        expected[n] = whole.to_pandas().set_axis(frame.index)
+    before = frame.copy()
+    joined = []
+    monkeypatch.setattr(pd, "concat", lambda *a, **k: joined.append(1) or concat(*a, **k))
+    got = _with_columns(frame, pa.table({}), "pandas", list(new), list(new.values()))
+    pd.testing.assert_frame_equal(got, expected)
+    assert got.attrs == {"source": "requests"}
+    assert (not joined) == (name in ONE_FRAME)
+    for label in [*frame.columns, "new_f", "new_i"]:
+        if len(got) and got[label].dtype.kind in "if":  # the result's own memory, writable
+            got.loc[got.index[0], label] = 7
+    pd.testing.assert_frame_equal(frame, before)  # the frame given is left as it was
+
+
+concat = pd.concat
