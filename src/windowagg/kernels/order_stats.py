@@ -191,43 +191,48 @@ def sorted_ids(values, order, ids):
     return m
 
 
+#: the largest int64 (the smallest is one less than its negation)
+_MOST = np.int64(2**63 - 1)
+
+
 @kernel
 def span_ids(values, valid, limit, ids):
     """Each value's id as its distance from the smallest (``ids``: -1 where ``valid`` is
     False, an empty ``valid`` meaning every row, or the value is NaN), where every counted
-    value is a whole number and they span fewer than ``limit`` values; returns the span
-    ``m`` (ids in ``0..m-1``, equal exactly for equal values, ``-0.0`` as ``0.0``), or -1 where
-    they do not fit (``ids`` then unset). Two passes and no hash or sort: the values of a
-    small range of whole numbers (codes, counts, small ids) numbered directly."""
+    value is a whole number (a double's below 4e18 in magnitude, so that it converts to
+    int64 exactly) and they span fewer than ``limit`` values; returns the span ``m`` (ids in
+    ``0..m-1``, equal exactly for equal values, ``-0.0`` as ``0.0``), or -1 where they do not
+    fit (``ids`` then unset). Two passes and no hash or sort: the values of a small range of
+    whole numbers (codes, counts, small ids) numbered directly."""
     n = values.shape[0]
+    top = 4.0e18 if values.dtype.kind == "f" else np.inf  # an integer converts exactly
+    lo = _MOST
+    hi = -_MOST - 1
+    odd = False  # a fraction, or a double too large: noted without a branch per value
     every = valid.shape[0] == 0
-    first = 0  # the first counted value
-    while first < n and not ((every or valid[first]) and values[first] == values[first]):
-        first += 1
-    if first == n:
+    # the smallest and largest as int64, whose compares LLVM runs several at a time (a chain
+    # of double compares bounds the loop at one value per compare's latency)
+    for i in range(n):
+        x = values[i]
+        use = (every or valid[i]) and x == x
+        large = abs(x) >= top
+        odd |= use & ((x - np.floor(x) > 0) | large)
+        w = np.int64(x) if use and not large else np.int64(0)
+        lo = min(lo, w if use else _MOST)
+        hi = max(hi, w if use else -_MOST - 1)
+    if lo > hi:  # no value counted
         for i in range(n):
             ids[i] = -1
         return 0
-    lo = values[first]
-    hi = values[first]
-    fraction = False
-    # without a branch per value (NaN compares false, and a fraction is only noted)
-    for i in range(first, n):
-        x = values[i]
-        if every or valid[i]:
-            fraction |= x - np.floor(x) > 0
-            lo = x if x < lo else lo
-            hi = x if x > hi else hi
-    if fraction:
+    if odd:
         return -1
-    # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow;
-    # an infinity is never fewer)
+    # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow)
     if not float(hi) - float(lo) < limit + 4096.0 or not hi - lo < limit:
         return -1
     for i in range(n):
         x = values[i]
-        ids[i] = np.int64(x - lo) if (every or valid[i]) and x == x else -1
-    return np.int64(hi - lo) + 1
+        ids[i] = np.int64(x) - lo if (every or valid[i]) and x == x else -1
+    return hi - lo + 1
 
 
 @kernel

@@ -27,15 +27,14 @@ def whole_prefix(x, out):
     not the sums)."""
     out[0] = 0
     total = 0
-    top = 0.0
+    limit = 4.0e18 / max(x.shape[0], 1)  # each magnitude below 2**62 / n, whatever the rounding
     for i in range(x.shape[0]):
         v = x[i]
-        if not (v == np.floor(v) and abs(v) < 4.0e18):
+        if not (v == np.floor(v) and abs(v) < limit):
             return False
-        top = max(top, abs(v))
         total += np.int64(v)
         out[i + 1] = total
-    return top * x.shape[0] < 4.0e18  # below 2**62, whatever the rounding
+    return True
 
 
 @kernel
@@ -48,16 +47,17 @@ def whole_frame_sums(x, lo, hi, out):
         a = lo[j]
         k = hi[j] - a
         src = x[a : a + k]  # a slice from 0: no wraparound to test per value
+        # each magnitude below 4e18 / k (2**62 / k, whatever the rounding): no running largest,
+        # whose chain of compares would bound the loop at one value per compare's latency
+        limit = 4.0e18 / max(k, 1)
         total = 0
-        top = 0.0
-        odd = False  # a fraction, NaN or an infinity: noted without a branch per value
+        odd = False  # a fraction, NaN or too large: noted without a branch per value
         for i in range(k):
             v = src[i]
             m = abs(v)
-            odd |= (v != np.floor(v)) | (m >= 4.0e18)
-            top = max(top, m)
-            total += np.int64(v) if m < 4.0e18 else 0
-        if odd or top * k >= 4.0e18:  # 2**62, whatever the rounding
+            odd |= (v != np.floor(v)) | (m >= limit)
+            total += np.int64(v) if m < limit else 0
+        if odd:
             return False
         out[j] = total
     return True
