@@ -30,6 +30,12 @@ AGGS = {
     "aw": ("mean", "w", "range:-1h,-1us"),
     "mx": ("max", "v", "range:1h"),  # from the parts' tables of their best rows
     "mn": ("min", "w", "range:-5m,5m"),
+    "r": ("mean", "v", "rows:3"),  # rows frames: each part's rows of the frame found by pivots
+    "rw": ("sum", "w", "rows:-2,+1"),
+    "rx": ("max", "v", "rows:-4,0"),
+    "rn": ("count", "*", "rows:+1,+3"),
+    "ru": ("min", "w", "rows:-1,unbounded"),
+    "rc": ("count", "v", "rows:unbounded,0"),
 }
 
 
@@ -146,7 +152,7 @@ def test_entries_the_sums_do_not_serve_are_evaluated(paths) -> None:
     events, queries, _ = _log(7, 500, "whole")
     for aggs in (
         {**AGGS, "f": ("first", "v", "range:1h")},  # a first
-        {**AGGS, "r": ("sum", "v", "rows:10")},  # a rows frame
+        {**AGGS, "d": ("count_distinct", "v", "rows:10")},  # a distinct count
         {"u": ("sum", "u", "range:1h")},  # an unsigned long's sum (may not fit a long)
     ):
         state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")

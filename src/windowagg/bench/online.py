@@ -259,15 +259,16 @@ def _kinds(
     return out, float(sum(expected))
 
 
-#: a state whose entries are all counts, sums, means and maxima over range frames: answered
-#: from its parts' prefix sums and tables of their best rows where its keys hold many events
-#: (:mod:`~windowagg.engine.rolling.summaries`)
+#: a state whose entries are all counts, sums, means and maxima over range frames and the
+#: suite's mean over ``rows:100``: answered from its parts' prefix sums and tables of their
+#: best rows where its keys hold many events (:mod:`~windowagg.engine.rolling.summaries`)
 SUMMED_ENTRIES = {
     "s": ("sum", "v", "range:1h"),
     "c": ("count", "v", "range:1d"),
     "a": ("mean", "v", "range:1d"),
     "n": ("count", "*", "range:1h"),
     "m": ("max", "v", "range:1d"),
+    "r": ("mean", "v", "rows:100"),
 }
 #: the sides of that state: answered as it is, and with the sums set aside (its events read)
 SUMMED = "counts, sums, means and a max"

@@ -27,7 +27,8 @@ events cuts its asked keys into ranges of about equal events, and each range, wi
 queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
-events it reads. Where every entry is a count, sum, mean, max or min over a range frame,
+events it reads. Where every entry is a count, sum, mean, max or min over a range or a rows
+frame,
 each part also keeps its prefix sums and tables of its best rows, and a batch is answered
 from them (:mod:`.summaries`) in O(parts x log d) per query, unless it asks for so few
 events a request that reading them costs less.
@@ -94,9 +95,9 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
-        #: where every entry is a count, sum, mean, max or min over a range frame, the columns
-        #: each part keeps prefix sums of (maybe none), so that requests are answered from
-        #: them (:mod:`.summaries`)
+        #: where every entry is a count, sum, mean, max or min over a range or rows frame, the
+        #: columns each part keeps prefix sums of (maybe none), so that requests are answered
+        #: from them (:mod:`.summaries`)
         self.summed: dict[str, bool] | None = None
         #: and where some of those entries are a max or a min, the (column, largest) pairs
         #: whose tables of their best rows each part keeps

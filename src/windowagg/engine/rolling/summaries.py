@@ -1,18 +1,20 @@
 """Counts, sums, means, maxima and minima of an online state's requests from each part's
-prefix sums and tables of its best rows, in O(parts x log d) per request: no event of the
-frame is read.
+prefix sums and tables of its best rows, in O(parts x log d) per request over range frames
+(O(parts^2 x log^2 n) over rows frames of n rows): no event of the frame is read.
 
 Where every entry of the state is a count, sum, mean, max or min (by its record's
-evaluation) over a range frame, of a fixed-width column (a float64 or an integer column but
-for a count), each part of the state's index (:class:`~.part_index.PartIndex`) holds, when
-it is laid, the prefix counts of each counted or summed column's values and, where its
+evaluation) over a range or a rows frame, of a fixed-width column (a float64 or an integer
+column but for a count), each part of the state's index (:class:`~.part_index.PartIndex`)
+holds, when it is laid, the prefix counts of each counted or summed column's values and, where its
 values are whole numbers (a float column's, by
 :func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums cannot
 overflow, their exact int64 prefix sums, laid one after another as the parts are
 (:class:`~.part_index.Prefixes`). A batch of
 requests then finds each request's frame in every part as rows of its key's run there (the
 batch engine's own bounds, :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the
-run's start: O(log d)), and each entry's answer is the difference of two prefixes per part,
+run's start: O(log d); a rows frame's ends in each part from where the rows at or before
+the request's time end there, by pivots, :mod:`windowagg.kernels.row_cuts`), and each
+entry's answer is the difference of two prefixes per part,
 added over the parts: a count as it is, a sum exact (a float column's then rounded once to
 a double: what the engine's exactly rounded sum gives; an integer column's as it is, where
 no sum of the parts can overflow, so Spark's overflow rules never apply), a mean that sum
@@ -41,6 +43,7 @@ from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.bounds import at_bounds
 from ...kernels.extremes import extremes_at
+from ...kernels.row_cuts import row_cuts
 from ..columns import limits
 from ..evaluators.common import with_nulls
 from ..memory import NO_NULLS, empty
@@ -65,13 +68,13 @@ SUM_BOUND = 4.0e18
 
 def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[str, bool] | None:
     """The columns whose parts get prefix sums (each with whether an entry sums it), where
-    every entry of ``plan`` is a count, sum, mean, max or min over a range frame of a column
+    every entry of ``plan`` is a count, sum, mean, max or min over a range or rows frame of a column
     of ``fixed`` (the index's fixed-width columns; a float64 or an integer one but for a
     count, :func:`_summable`), or a count of rows; else None. A max or min adds no column:
     its parts keep tables of their best rows (:func:`extremes_of`)."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
-        if e.frame is None or e.frame.kind != "range" or e.evaluation not in SUMMED | EXTREMES:
+        if e.frame is None or e.evaluation not in SUMMED | EXTREMES:
             return None
         if e.other is not None or e.counts is not None or e.states:
             return None
@@ -152,10 +155,16 @@ def answered(
     found: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}
     rows: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}  # the frames as laid rows
     for f in plan.frames:
-        first, last = offsets(f, times)
         unbounded = f.start is None, f.end is None
         a, b = empty(parts * n, np.int64), empty(parts * n, np.int64)
-        at_bounds(times, seg, qseg, qsorted, False, first, last, lims, *unbounded, a, b)
+        if f.kind == "rows":  # each part's rows at or before the time, then the frame's cuts
+            at_bounds(
+                times, seg, qseg, qsorted, False, *offsets(UP_TO, times), lims, True, False, a, b
+            )
+            a, b = _rows_frame(times, lo, hi, at, b.reshape(parts, n), f, qsorted[:n] == lims[0])
+        else:
+            first, last = offsets(f, times)
+            at_bounds(times, seg, qseg, qsorted, False, first, last, lims, *unbounded, a, b)
         rows[f] = a.reshape(parts, n), b.reshape(parts, n)
         found[f] = rows[f][0] + part, rows[f][1] + part
     out = []
@@ -187,6 +196,33 @@ def answered(
             values /= np.maximum(count, 1)
         out.append(with_nulls(_in_order(values, order), _in_order(none, order), e.type))
     return out
+
+
+#: the range frame of a request's events at or before its time, where its rows frame ends
+UP_TO = Frame("range", None, 0, "range:unbounded,0")
+
+
+def _rows_frame(
+    times: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    at: np.ndarray,
+    up: np.ndarray,
+    f: Frame,
+    untimed: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each request's rows frame ``f`` in each part (rows ``a[p, j]`` to ``b[p, j] - 1``) from
+    where its rows at or before its time end there (``up``), by
+    :func:`~windowagg.kernels.row_cuts.row_cuts` (the requests in key and time order, key
+    ``at[j]`` among the runs ``lo`` to ``hi``); empty where the request has no time
+    (``untimed``), as the evaluation has it."""
+    parts, n = up.shape
+    a, b = empty((parts, n), np.int64), empty((parts, n), np.int64)
+    start, end = int(f.start or 0), int(f.end or 0)
+    work = empty(parts, np.int64), empty(parts, np.int64)
+    row_cuts(times, lo, hi, at, up, start, end, f.start is None, f.end is None, a, b, *work)
+    b[:, untimed] = a[:, untimed]
+    return a, b
 
 
 def _extreme(
