@@ -518,9 +518,9 @@ def test_a_batch_is_split_by_keys_across_threads(monkeypatch, times) -> None:
     ranges: list[tuple[str, int]] = []
     real = held_module.Held._of_runs
 
-    def spy(self, queries, place, runs, at_time):
+    def spy(self, queries, place, runs, *rest):
         ranges.append((threading.current_thread().name, runs.lo.shape[1]))
-        return real(self, queries, place, runs, at_time)
+        return real(self, queries, place, runs, *rest)
 
     monkeypatch.setattr(held_module.Held, "_of_runs", spy)
     with few_rows_on_threads(1):

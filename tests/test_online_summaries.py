@@ -117,11 +117,23 @@ def _held(state: OnlineFeatures) -> pa.Table:
     return held.table()
 
 
+#: the entries above with others the parts do not serve (evaluated over the events)
+MIXED = {
+    "l": ("last", "w", "rows:3"),
+    **AGGS,
+    "d": ("count_distinct", "v", "range:30m"),
+    "sd": ("stddev", "v", "range:1h"),
+}
+
+
+@pytest.mark.parametrize("aggs", [AGGS, MIXED], ids=["served", "mixed"])
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 400))
-def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(seed, n) -> None:
+def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
+    aggs, seed, n
+) -> None:
     events, queries, cuts = _log(seed, n, "whole")
-    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
     for batch in np.split(np.arange(n), cuts):
         if len(batch):
             state.update(events.take(pa.array(batch)))
@@ -129,7 +141,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(se
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         got = state.query(queries)
-    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
 
 
@@ -148,18 +160,47 @@ def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
     )
 
 
-def test_entries_the_sums_do_not_serve_are_evaluated(paths) -> None:
+def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
+    paths, monkeypatch
+) -> None:
+    """A state with a ``first`` and a distinct count beside the entries the parts serve: those
+    from the parts, the two alone (and only the columns they read) over the events, each
+    answer in its entry's place; a state of none the parts serve is evaluated whole."""
     events, queries, _ = _log(7, 500, "whole")
-    for aggs in (
-        {**AGGS, "f": ("first", "v", "range:1h")},  # a first
-        {**AGGS, "d": ("count_distinct", "v", "rows:10")},  # a distinct count
-        {"u": ("sum", "u", "range:1h")},  # an unsigned long's sum (may not fit a long)
-    ):
-        state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
-        state.update(events.append_column("u", events["w"].cast(pa.uint64())))
-        assert state._held.summed is None
-        state.query(queries)
-    assert paths == {"sums": 0, "evaluation": 3}
+    events = events.append_column("u", events["w"].cast(pa.uint64()))
+    evaluated, of_runs = [], held_module.Held._of_runs  # the entries each evaluation answers
+
+    def noted(*args):
+        evaluated.append([e.name for e in args[5].entries])
+        return of_runs(*args)
+
+    monkeypatch.setattr(held_module.Held, "_of_runs", noted)
+    mixed = {
+        "f": ("first", "v", "range:1h"),  # a first
+        **AGGS,
+        "d": ("count_distinct", "w", "rows:10"),  # a distinct count
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=mixed, allowed_lateness="1m")
+    state.update(events)
+    held = state._held
+    assert held.summed == {"v": True, "w": True} and [e.name for e in held.rest.entries] == [
+        "f",
+        "d",
+    ]
+    assert held.rest_read == ["v", "w"]
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=mixed, at=queries)
+    assert _same(got, want) and got.column_names == want.column_names
+    assert paths == {"sums": 1, "evaluation": 1} and evaluated == [["f", "d"]]
+    alone = {"u": ("sum", "u", "range:1h")}  # an unsigned long's sum (may not fit a long)
+    state = OnlineFeatures(time="ts", key="k", aggs=alone, allowed_lateness="1m")
+    state.update(events)
+    assert state._held.summed is None and state._held.rest is None
+    assert _same(
+        state.query(queries),
+        rolling_aggregate(_held(state), time="ts", key="k", aggs=alone, at=queries),
+    )
+    assert evaluated == [["f", "d"], ["u"]]
 
 
 @pytest.mark.parametrize("type_", ["int8", "int16", "int32", "int64", "uint8", "uint32"])

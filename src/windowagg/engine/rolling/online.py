@@ -27,16 +27,17 @@ events cuts its asked keys into ranges of about equal events, and each range, wi
 queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
-events it reads. Where every entry is a count, sum, mean, max or min over a range or a rows
-frame,
-each part also keeps its prefix sums and tables of its best rows, and a batch is answered
-from them (:mod:`.summaries`) in O(parts x log d) per query, unless it asks for so few
-events a request that reading them costs less.
+events it reads. Where some entries are counts, sums, means, maxima or minima over a range
+or a rows frame, each part also keeps prefix sums and tables of its best rows for them, and
+a batch has those entries answered from them (:mod:`.summaries`) in O(parts x log d) per
+query (the other entries evaluated over the events), unless it asks for so few events a
+request that reading them costs less.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -51,7 +52,7 @@ from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
-from .summaries import answered, extremes_of, summarized
+from .summaries import answered, extremes_of, served, summarized
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -95,18 +96,29 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
-        #: where every entry is a count, sum, mean, max or min over a range or rows frame, the
-        #: columns each part keeps prefix sums of (maybe none), so that requests are answered
-        #: from them (:mod:`.summaries`)
+        #: the entries that are counts, sums, means, maxima or minima over a range or rows
+        #: frame, answered from each part's prefix sums and tables of its best rows
+        #: (:mod:`.summaries`), as a plan of them alone (None: no such entry); and the others,
+        #: evaluated over the events, with the columns they read (None: no other entry)
+        self.served: RollingPlan | None = None
+        self.rest: RollingPlan | None = None
+        self.rest_read: list[str] = []
+        #: where some entries are served, the columns each part keeps prefix sums of (maybe
+        #: none), and the (column, largest) pairs whose tables of their best rows it keeps
         self.summed: dict[str, bool] | None = None
-        #: and where some of those entries are a max or a min, the (column, largest) pairs
-        #: whose tables of their best rows each part keeps
         self.extremes: frozenset[tuple[str, bool]] = frozenset()
         if self.indexed:
             fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
-            self.summed = summarized(plan, schema, fixed)
-            if self.summed is not None:
-                self.extremes = extremes_of(plan)
+            self.served = served(plan, schema, fixed)
+        if self.served is not None:
+            self.summed = summarized(self.served)
+            self.extremes = extremes_of(self.served)
+            names = {e.name for e in self.served.entries}
+            if len(names) < len(plan.entries):
+                self.rest = replace(
+                    plan, entries=tuple(e for e in plan.entries if e.name not in names)
+                )
+                self.rest_read = entries_read(self.rest, schema.empty_table()).column_names
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -260,7 +272,9 @@ class Held:
         each query's, and neither sorts the events nor matches keys again; only the columns
         the entries read are gathered (the times come with the keys found). A batch of at
         least :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events, on several threads,
-        runs in ranges of keys (:meth:`_in_ranges`)."""
+        runs in ranges of keys (:meth:`_in_ranges`). A batch that asks for many events a
+        request has the entries the parts serve answered from their sums and tables
+        (:meth:`_from_summaries`), and only the others evaluated over the events."""
         if asked.null_count:
             q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
             valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
@@ -271,13 +285,34 @@ class Held:
         runs = self.index.runs(wanted)
         if self.summed is not None and runs.n + SUMMED_FIXED >= SUMMED_PER_REQUEST * len(place):
             got = self._from_summaries(queries, place, runs, at_time)
-            if got is not None:
+            served, others = self.served, self.rest
+            if got is not None and others is None:
                 return got
+            if got is not None and served is not None and others is not None:
+                # the other entries over the events, each then in its place
+                rest = self._evaluated(queries, place, runs, at_time, others, self.rest_read)
+                by_name = dict(zip([e.name for e in served.entries], got))
+                by_name |= zip([e.name for e in others.entries], rest)
+                return [by_name[e.name] for e in self.plan.entries]
+        return self._evaluated(queries, place, runs, at_time, self.plan, self.read)
+
+    def _evaluated(
+        self,
+        queries: pa.Table,
+        place: np.ndarray,
+        runs: Runs,
+        at_time: str,
+        plan: RollingPlan,
+        read: list[str],
+    ) -> list[pa.Array]:
+        """``plan``'s entries (reading the columns ``read``) over the held events of ``runs``
+        (:meth:`_of_runs`), in ranges of keys on the engine's threads where the batch reads
+        :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events or more (:meth:`_in_ranges`)."""
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
             if len(ranges) > 1:
-                return self._in_ranges(queries, place, runs, ranges, at_time)
-        return self._of_runs(queries, place, runs, at_time)
+                return self._in_ranges(queries, place, runs, ranges, at_time, plan, read)
+        return self._of_runs(queries, place, runs, at_time, plan, read)
 
     def _in_ranges(
         self,
@@ -286,6 +321,8 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
+        plan: RollingPlan,
+        read: list[str],
     ) -> list[pa.Array]:
         """:meth:`_of_runs` with ``runs``' keys in ``ranges`` (of about equal events, one per
         thread), each range with its queries (those of a null key with the first) on a thread
@@ -299,9 +336,9 @@ class Held:
         def run(r: int) -> tuple[np.ndarray, list[pa.Array]]:
             (a, b), rows = ranges[r], np.flatnonzero(piece == r)
             at = place[rows]
-            return rows, self._of_runs(
-                times.take(pa.array(rows)), np.where(at >= 0, at - a, -1), runs.keys(a, b), at_time
-            )
+            asked = times.take(pa.array(rows))
+            at = np.where(at >= 0, at - a, -1)
+            return rows, self._of_runs(asked, at, runs.keys(a, b), at_time, plan, read)
 
         answered = parallel.on_cores(run, range(len(ranges)))
         order = np.concatenate([rows for rows, _ in answered])
@@ -326,20 +363,28 @@ class Held:
         if qtimes.dtype == np.float64:
             qtimes[np.isnan(qtimes)] = np.inf
         qtimes[~timed] = limits(times)[0]
-        return answered(self.plan, self.index, runs.lo, runs.hi, place, qtimes)
+        assert self.served is not None  # some entries are served
+        return answered(self.served, self.index, runs.lo, runs.hi, place, qtimes)
 
     def _of_runs(
-        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
+        self,
+        queries: pa.Table,
+        place: np.ndarray,
+        runs: Runs,
+        at_time: str,
+        plan: RollingPlan,
+        read: list[str],
     ) -> list[pa.Array]:
-        """The answers to ``queries`` (each asking for the key at ``place`` among ``runs``'
-        keys, -1 for a null key) over the held events of ``runs``."""
-        events, counts, numbers = self._by_index(runs, self.read)
+        """``plan``'s entries (reading the columns ``read``) at ``queries`` (each asking for
+        the key at ``place`` among ``runs``' keys, -1 for a null key) over the held events of
+        ``runs``."""
+        events, counts, numbers = self._by_index(runs, read)
         seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
         seg = seg[: m + 1]
         # as the column's: doubles already where the index lays them so
         times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
-        return evaluate_at(self.plan, events, times, seg, qseg, queries, at_time, self.schema)
+        return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
 
     @property
     def nbytes(self) -> int:

@@ -2,9 +2,10 @@
 prefix sums and tables of its best rows, in O(parts x log d) per request over range frames
 (O(parts^2 x log^2 n) over rows frames of n rows): no event of the frame is read.
 
-Where every entry of the state is a count, sum, mean, max or min (by its record's
-evaluation) over a range or a rows frame, of a fixed-width column (a float64 or an integer
-column but for a count), each part of the state's index (:class:`~.part_index.PartIndex`)
+For the entries of the state that are counts, sums, means, maxima or minima (by their
+record's evaluation) over a range or a rows frame, of a fixed-width column (a float64 or an
+integer column but for a count; :func:`served`; the state's other entries are evaluated
+over the events), each part of the state's index (:class:`~.part_index.PartIndex`)
 holds, when it is laid, the prefix counts of each counted or summed column's values and, where its
 values are whole numbers (a float column's, by
 :func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums cannot
@@ -34,6 +35,7 @@ as every other state is."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -45,6 +47,7 @@ from ...kernels.bounds import at_bounds
 from ...kernels.extremes import extremes_at
 from ...kernels.row_cuts import row_cuts
 from ..columns import limits
+from ..entries import Entry
 from ..evaluators.common import with_nulls
 from ..memory import NO_NULLS, empty
 from ..sweep import offsets
@@ -54,7 +57,7 @@ from .plan import RollingPlan
 if TYPE_CHECKING:
     from .part_index import PartIndex
 
-__all__ = ["answered", "extremes_of", "summarized"]
+__all__ = ["answered", "extremes_of", "served", "summarized"]
 
 #: the evaluations answered from prefix sums
 SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
@@ -66,32 +69,38 @@ EXTREMES = frozenset({Evaluation.LARGEST, Evaluation.SMALLEST})
 SUM_BOUND = 4.0e18
 
 
-def summarized(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> dict[str, bool] | None:
-    """The columns whose parts get prefix sums (each with whether an entry sums it), where
-    every entry of ``plan`` is a count, sum, mean, max or min over a range or rows frame of a column
-    of ``fixed`` (the index's fixed-width columns; a float64 or an integer one but for a
-    count, :func:`_summable`), or a count of rows; else None. A max or min adds no column:
-    its parts keep tables of their best rows (:func:`extremes_of`)."""
+def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan | None:
+    """The entries of ``plan`` answered from the parts' prefix sums and tables, as a plan of
+    them alone (None where there is none): each a count, sum, mean, max or min over a range
+    or rows frame of a column of ``fixed`` (the index's fixed-width columns; a float64 or an
+    integer one but for a count, :func:`_summable`), or a count of rows. The others are
+    evaluated over the events."""
+    entries = tuple(e for e in plan.entries if _served(e, schema, fixed))
+    return replace(plan, entries=entries) if entries else None
+
+
+def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
+    """Whether entry ``e`` is answered from the parts (:func:`served`)."""
+    if e.frame is None or e.evaluation not in SUMMED | EXTREMES:
+        return False
+    if e.other is not None or e.counts is not None or e.states:
+        return False
+    if e.column is None:  # count(*): the frame's rows
+        return e.evaluation is Evaluation.COUNT
+    if e.column not in fixed:
+        return False
+    return e.evaluation is Evaluation.COUNT or _summable(schema.field(e.column).type)
+
+
+def summarized(plan: RollingPlan) -> dict[str, bool]:
+    """The columns whose parts get prefix sums for ``plan``'s entries (those :func:`served`
+    answers), each with whether an entry sums it (else it is only counted). A max or min
+    adds no column: its parts keep tables of their best rows (:func:`extremes_of`)."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
-        if e.frame is None or e.evaluation not in SUMMED | EXTREMES:
-            return None
-        if e.other is not None or e.counts is not None or e.states:
-            return None
-        if e.evaluation in EXTREMES:  # a max or min: the column's tables, no prefix
-            if e.column not in fixed or not _summable(schema.field(e.column).type):
-                return None
-            continue
-        if e.column is None:  # count(*): the frame's rows
-            if e.evaluation is not Evaluation.COUNT:
-                return None
-            continue
-        if e.column not in fixed:
-            return None
-        sums = e.evaluation is not Evaluation.COUNT
-        if sums and not _summable(schema.field(e.column).type):
-            return None
-        columns[e.column] = columns.get(e.column, False) or sums
+        if e.column is not None and e.evaluation not in EXTREMES:
+            sums = e.evaluation is not Evaluation.COUNT
+            columns[e.column] = columns.get(e.column, False) or sums
     return columns
 
 
