@@ -57,6 +57,7 @@ def paths(monkeypatch) -> dict[str, int]:
     monkeypatch.setattr(held_module, "answered", from_sums)
     monkeypatch.setattr(held_module.Held, "_of_runs", evaluated)
     monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
+    monkeypatch.setattr(held_module, "MIXED_PER_REQUEST", 0)
     return calls
 
 
@@ -140,6 +141,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
     assert state._held is not None and state._held.summed == {"v": True, "w": True}
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
+        patch.setattr(held_module, "MIXED_PER_REQUEST", 0)
         got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
@@ -322,18 +324,22 @@ def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:
     assert paths["sums"] == queries.num_rows
 
 
-def test_a_batch_whose_keys_hold_few_events_reads_them(monkeypatch) -> None:
+@pytest.mark.parametrize("mixed", [False, True], ids=["served", "mixed"])
+def test_a_batch_whose_keys_hold_few_events_reads_them(mixed, monkeypatch) -> None:
     """The sums serve a batch unless it asks for so few events a request that reading them
     costs less: 500 requests for keys of a few events read them; one request, or 100 for a
-    key of 30,000 events, take the sums."""
+    key of 30,000 events, take the sums. Beside an entry the parts do not serve, whose
+    events are read anyway, one request for a key of two events reads them too, and 10 for
+    the key of 30,000 take the sums."""
     rng = np.random.default_rng(13)
     keys = np.r_[np.zeros(30_000, np.int64), rng.integers(1, 1_000, 2_000)]
     stamps = pa.array(np.sort(rng.integers(0, 7200, 32_000)) * 10**6, pa.timestamp("us"))
     v, w = rng.integers(0, 9, 32_000) * 1.0, rng.integers(0, 9, 32_000)
     events = pa.table({"k": keys, "ts": stamps, "v": v, "w": w})
-    state = OnlineFeatures(
-        time="ts", key="k", aggs=AGGS | {"w": ("count", "v", "range:1h")}, allowed_lateness="1h"
-    )
+    aggs = AGGS | {"w": ("count", "v", "range:1h")}
+    if mixed:
+        aggs["d"] = ("count_distinct", "w", "range:1h")
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
     state.update(events)
     picked = []
     real = held_module.Held._from_summaries
@@ -343,7 +349,9 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(monkeypatch) -> None:
     at = pa.array(np.full(500, 7200 * 10**6), pa.timestamp("us"))
     few = pa.table({"k": pa.array(np.arange(1, 501)), "ts": at})  # 500 requests, 2 events each
     hot = pa.table({"k": pa.array(np.zeros(100, np.int64)), "ts": at[:100]})
-    for queries, sums in ((few, False), (few.slice(0, 1), True), (hot, True)):
+    # beside an entry read anyway, 2,048 events a request or more: 10 requests of that key
+    hot = hot.slice(0, 10) if mixed else hot
+    for queries, sums in ((few, False), (few.slice(0, 1), not mixed), (hot, True)):
         picked.clear()
         got = state.query(queries)
         assert picked == ([1] if sums else [])
