@@ -36,6 +36,10 @@ AGGS = {
     "rn": ("count", "*", "rows:+1,+3"),
     "ru": ("min", "w", "rows:-1,unbounded"),
     "rc": ("count", "v", "rows:unbounded,0"),
+    "fv": ("first", "v", "range:1h"),  # the first or last row of the parts' frames
+    "lw": ("last", "w", "rows:-2,+1"),
+    "lv": ("last", "v", "range:-5m,5m"),
+    "fw": ("first_value", "w", "rows:unbounded,0"),
 }
 
 
@@ -178,7 +182,7 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
 
     monkeypatch.setattr(held_module.Held, "_of_runs", noted)
     mixed = {
-        "f": ("first", "v", "range:1h"),  # a first
+        "f": ("first(ignorenulls=True)", "v", "range:1h"),  # a first of the non-null values
         **AGGS,
         "d": ("count_distinct", "w", "rows:10"),  # a distinct count
     }
@@ -306,6 +310,38 @@ def test_max_ties_across_parts_go_to_the_later_time_then_the_later_part(paths) -
         want = rolling_aggregate(_held(state), time="ts", key="k", aggs=state.aggs, at=at)
         assert str(got["m"][0].as_py()) == str(want["m"][0].as_py()) == sign
     assert paths == {"sums": 4, "evaluation": 0}
+
+
+@pytest.mark.parametrize("frame", ["range:1h", "rows:3"])
+def test_first_and_last_across_parts_are_the_merged_orders_ends(frame, paths) -> None:
+    """Two parts whose rows of a key interleave in time and tie at the frame's ends: the
+    first row is the earliest, the earlier part's on a tie; the last the latest, the later
+    part's on a tie (the later arrival), as the batch call has the events in arrival order;
+    a null value at an end is the answer."""
+    aggs = {"f": ("first", "v", frame), "l": ("last", "v", frame), "lw": ("last", "w", frame)}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
+    for ts, v, w in (
+        ([10, 20, 30, 40], [1.0, 2.0, 3.0, 4.0], [1, 2, 3, None]),
+        ([10, 25, 40], [5.0, 6.0, 7.0], [5, None, 7]),
+    ):
+        state.update(
+            pa.table(
+                {
+                    "k": np.ones(len(ts), np.int64),
+                    "ts": pa.array(ts, pa.timestamp("s")),
+                    "v": pa.array(v),
+                    "w": pa.array(w, pa.int64()),
+                }
+            )
+        )
+    assert len(state._held.parts) == 2
+    at = pa.table({"k": [1, 1, 1], "ts": pa.array([40, 30, 10], pa.timestamp("s"))})
+    got = state.query(at)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=at)
+    assert _same(got, want)
+    if frame == "range:1h":  # the ties at 10 s and 40 s, each part's row
+        assert got["f"].to_pylist() == [1.0, 1.0, 1.0] and got["l"].to_pylist() == [7.0, 3.0, 5.0]
+    assert paths == {"sums": 1, "evaluation": 0}
 
 
 def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:

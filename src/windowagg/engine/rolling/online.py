@@ -27,11 +27,11 @@ events cuts its asked keys into ranges of about equal events, and each range, wi
 queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
-events it reads. Where some entries are counts, sums, means, maxima or minima over a range
-or a rows frame, each part also keeps prefix sums and tables of its best rows for them, and
-a batch has those entries answered from them (:mod:`.summaries`) in O(parts x log d) per
-query (the other entries evaluated over the events), unless it asks for so few events a
-request that reading them costs less.
+events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
+values over a range or a rows frame, each part also keeps prefix sums and tables of its best
+rows for them, and a batch has those entries answered from them (:mod:`.summaries`) in
+O(parts x log d) per query (the other entries evaluated over the events), unless it asks for
+so few events a request that reading them costs less.
 """
 
 from __future__ import annotations
@@ -96,8 +96,8 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
-        #: the entries that are counts, sums, means, maxima or minima over a range or rows
-        #: frame, answered from each part's prefix sums and tables of its best rows
+        #: the entries that are counts, sums, means, maxima, minima, first or last values over
+        #: a range or rows frame, answered from each part's prefix sums and tables of its best rows
         #: (:mod:`.summaries`), as a plan of them alone (None: no such entry); and the others,
         #: evaluated over the events, with the columns they read (None: no other entry)
         self.served: RollingPlan | None = None

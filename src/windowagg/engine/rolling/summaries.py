@@ -1,28 +1,30 @@
-"""Counts, sums, means, maxima and minima of an online state's requests from each part's
-prefix sums and tables of its best rows, in O(parts x log d) per request over range frames
-(O(parts^2 x log^2 n) over rows frames of n rows): no event of the frame is read.
+"""Counts, sums, means, maxima, minima, first and last values of an online state's requests
+from each part's prefix sums, tables of its best rows and frame's ends, in O(parts x log d)
+per request over range frames (O(parts^2 x log^2 n) over rows frames of n rows): no event of
+the frame is read.
 
-For the entries of the state that are counts, sums, means, maxima or minima (by their
-record's evaluation) over a range or a rows frame, of a fixed-width column (a float64 or an
-integer column but for a count; :func:`served`; the state's other entries are evaluated
-over the events), each part of the state's index (:class:`~.part_index.PartIndex`)
-holds, when it is laid, the prefix counts of each counted or summed column's values and, where its
-values are whole numbers (a float column's, by
+For the entries of the state that are counts, sums, means, maxima, minima, first or last
+values (by their record's evaluation) over a range or a rows frame, of a fixed-width column
+(a float64 or an integer column but for a count; :func:`served`; the state's other entries
+are evaluated over the events), each part of the state's index
+(:class:`~.part_index.PartIndex`) holds, when it is laid, the prefix counts of each counted
+or summed column's values and, where its values are whole numbers (a float column's, by
 :func:`~windowagg.kernels.passes.whole_prefix`; an integer column's) whose sums cannot
 overflow, their exact int64 prefix sums, laid one after another as the parts are
-(:class:`~.part_index.Prefixes`). A batch of
-requests then finds each request's frame in every part as rows of its key's run there (the
-batch engine's own bounds, :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the
-run's start: O(log d); a rows frame's ends in each part from where the rows at or before
-the request's time end there, by pivots, :mod:`windowagg.kernels.row_cuts`), and each
-entry's answer is the difference of two prefixes per part,
-added over the parts: a count as it is, a sum exact (a float column's then rounded once to
-a double: what the engine's exactly rounded sum gives; an integer column's as it is, where
-no sum of the parts can overflow, so Spark's overflow rules never apply), a mean that sum
-over the count; null where the frame holds no value, as SQL has it. A ``max`` or ``min``
-(of a float64 or an integer column) comes from each part's sparse table over blocks of its
-rows (:class:`~.part_index.Extremes`, :mod:`windowagg.kernels.extremes`): the best row of
-each part's frame in O(1), the youngest on ties, as the evaluation selects it.
+(:class:`~.part_index.Prefixes`). A batch of requests then finds each request's frame in
+every part as rows of its key's run there (the batch engine's own bounds,
+:func:`~windowagg.kernels.bounds.at_bounds`, galloping from the run's start: O(log d); a
+rows frame's ends in each part from where the rows at or before the request's time end
+there, by pivots, :mod:`windowagg.kernels.row_cuts`), and each entry's answer is the
+difference of two prefixes per part, added over the parts: a count as it is, a sum exact (a
+float column's then rounded once to a double: what the engine's exactly rounded sum gives;
+an integer column's as it is, where no sum of the parts can overflow, so Spark's overflow
+rules never apply), a mean that sum over the count; null where the frame holds no value, as
+SQL has it. A ``max`` or ``min`` (of a float64 or an integer column) comes from each part's
+sparse table over blocks of its rows (:class:`~.part_index.Extremes`,
+:mod:`windowagg.kernels.extremes`): the best row of each part's frame in O(1), the youngest
+on ties, as the evaluation selects it. A ``first`` or ``last`` (without ``ignorenulls``) is
+the value of the frame's first or last row in the merged order, among each part's: O(parts).
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
@@ -63,6 +65,8 @@ __all__ = ["answered", "extremes_of", "served", "summarized"]
 SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
 #: the evaluations answered from each part's tables of its best rows (``max``, ``min``)
 EXTREMES = frozenset({Evaluation.LARGEST, Evaluation.SMALLEST})
+#: the evaluations answered from the ends of each part's frame (``first``, ``last``)
+ENDS = frozenset({Evaluation.FIRST, Evaluation.LAST})
 
 #: the sums over every part answered from prefixes stay below this (each part's largest
 #: magnitude times its values, summed over the parts): no int64 sum of them overflows
@@ -73,15 +77,16 @@ def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan
     """The entries of ``plan`` answered from the parts' prefix sums and tables, as a plan of
     them alone (None where there is none): each a count, sum, mean, max or min over a range
     or rows frame of a column of ``fixed`` (the index's fixed-width columns; a float64 or an
-    integer one but for a count, :func:`_summable`), or a count of rows. The others are
-    evaluated over the events."""
+    integer one but for a count, :func:`_summable`), a count of rows, or a first or last
+    value (without ``ignorenulls``) of an integer or float column. The others are evaluated
+    over the events."""
     entries = tuple(e for e in plan.entries if _served(e, schema, fixed))
     return replace(plan, entries=entries) if entries else None
 
 
 def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
     """Whether entry ``e`` is answered from the parts (:func:`served`)."""
-    if e.frame is None or e.evaluation not in SUMMED | EXTREMES:
+    if e.frame is None or e.evaluation not in SUMMED | EXTREMES | ENDS:
         return False
     if e.other is not None or e.counts is not None or e.states:
         return False
@@ -89,7 +94,11 @@ def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
         return e.evaluation is Evaluation.COUNT
     if e.column not in fixed:
         return False
-    return e.evaluation is Evaluation.COUNT or _summable(schema.field(e.column).type)
+    type_ = schema.field(e.column).type
+    if e.evaluation in ENDS:  # the row itself, null or not: a number's value as it is
+        plain = pa.types.is_integer(type_) or pa.types.is_floating(type_)
+        return plain and e.type == type_ and not getattr(e.agg, "ignorenulls", False)
+    return e.evaluation is Evaluation.COUNT or _summable(type_)
 
 
 def summarized(plan: RollingPlan) -> dict[str, bool]:
@@ -98,7 +107,7 @@ def summarized(plan: RollingPlan) -> dict[str, bool]:
     adds no column: its parts keep tables of their best rows (:func:`extremes_of`)."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
-        if e.column is not None and e.evaluation not in EXTREMES:
+        if e.column is not None and e.evaluation not in EXTREMES | ENDS:
             sums = e.evaluation is not Evaluation.COUNT
             columns[e.column] = columns.get(e.column, False) or sums
     return columns
@@ -132,7 +141,8 @@ def answered(
     each part's frame found among its run of the key (``lo[p, w]`` to ``hi[p, w] - 1`` of
     the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]`` on), in one pass of
     the bounds over every part's runs, and each entry from the columns' prefixes there, or
-    from their tables of their best rows. None where a part lacks the sums or the table an
+    from their tables of their best rows, or the frame's first or last row. None where a
+    part lacks the sums or the table an
     entry needs, or the sums over every part could overflow: the evaluation over the events
     answers then."""
     times, prefixes = index.times.view(), index.prefixes
@@ -141,6 +151,8 @@ def answered(
             assert e.column is not None  # a max or min of a column
             if not all(index.extremes[(e.column, e.evaluation is Evaluation.LARGEST)].clean):
                 return None
+            continue
+        if e.evaluation in ENDS:  # the frame's first or last row: nothing to check
             continue
         pre = prefixes.get(e.column) if e.column is not None else None
         if e.evaluation is Evaluation.COUNT or pre is None:
@@ -182,6 +194,11 @@ def answered(
         if e.evaluation in EXTREMES:
             assert e.column is not None  # a max or min of a column
             out.append(_extreme(index, e.column, e.evaluation, e.type, *rows[e.frame], order))
+            continue
+        if e.evaluation in ENDS:
+            assert e.column is not None  # a first or last of a column
+            earliest = e.evaluation is Evaluation.FIRST
+            out.append(_end(index, e.column, earliest, e.type, *rows[e.frame], order))
             continue
         a, b = found[e.frame]
         pre = prefixes.get(e.column) if e.column is not None else None
@@ -255,6 +272,40 @@ def _extreme(
     none = best < 0
     picked = values[np.where(none, 0, best)] if len(values) else np.zeros(len(best), values.dtype)
     return with_nulls(_in_order(picked, order), _in_order(none, order), type_)
+
+
+def _end(
+    index: PartIndex,
+    column: str,
+    first: bool,
+    type_: pa.DataType,
+    a: np.ndarray,
+    b: np.ndarray,
+    order: np.ndarray,
+) -> pa.Array:
+    """A ``first`` or ``last`` of ``column`` over each request's frames (rows ``a[p, j]`` to
+    ``b[p, j] - 1`` of each part ``p``, the requests in ``order``'s order): the value of the
+    frame's first row in the merged order (the earliest time, the earlier part on a tie: its
+    first row there) or its last (the latest time, the later part on a tie), null where that
+    row holds none or no frame holds a row. O(parts) a request."""
+    times = index.times.view()
+    values, valid = index.values(column)
+    held = b > a
+    row = a if first else b - 1
+    at = times[np.where(held, row, 0)] if len(times) else np.zeros(a.shape, times.dtype)
+    whole = np.iinfo(np.int64)  # the bounds beyond every time of the laid times' type
+    most, least = (whole.max, whole.min) if times.dtype == np.int64 else (np.inf, -np.inf)
+    if first:  # the earliest; argmin keeps the earlier part on a tie
+        p = np.argmin(np.where(held, at, most), axis=0)
+    else:  # the latest; the later part on a tie: argmax over the parts from the last
+        p = a.shape[0] - 1 - np.argmax(np.where(held, at, least)[::-1], axis=0)
+    j = np.arange(a.shape[1])
+    none = ~held[p, j]
+    picked = np.where(none, 0, row[p, j])
+    taken = values[picked] if len(values) else np.zeros(len(picked), values.dtype)
+    if valid is not None and len(valid):
+        none |= ~valid[picked].astype(bool)
+    return with_nulls(_in_order(taken, order), _in_order(none, order), type_)
 
 
 def _in_order(x: np.ndarray, order: np.ndarray) -> np.ndarray:
