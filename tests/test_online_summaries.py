@@ -177,7 +177,7 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     evaluated, of_runs = [], held_module.Held._of_runs  # the entries each evaluation answers
 
     def noted(*args):
-        evaluated.append([e.name for e in args[5].entries])
+        evaluated.append([e.name for e in args[5].plan.entries])
         return of_runs(*args)
 
     monkeypatch.setattr(held_module.Held, "_of_runs", noted)
@@ -189,11 +189,11 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     state = OnlineFeatures(time="ts", key="k", aggs=mixed, allowed_lateness="1m")
     state.update(events)
     held = state._held
-    assert held.summed == {"v": True, "w": True} and [e.name for e in held.rest.entries] == [
+    assert held.summed == {"v": True, "w": True} and [e.name for e in held.rest.plan.entries] == [
         "f",
         "d",
     ]
-    assert held.rest_read == ["v", "w"]
+    assert held.rest.read == ["v", "w"]
     got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=mixed, at=queries)
     assert _same(got, want) and got.column_names == want.column_names

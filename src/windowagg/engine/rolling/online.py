@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -101,8 +102,7 @@ class Held:
         #: (:mod:`.summaries`), as a plan of them alone (None: no such entry); and the others,
         #: evaluated over the events, with the columns they read (None: no other entry)
         self.served: RollingPlan | None = None
-        self.rest: RollingPlan | None = None
-        self.rest_read: list[str] = []
+        self.rest: Reading | None = None
         #: where some entries are served, the columns each part keeps prefix sums of (maybe
         #: none), and the (column, largest) pairs whose tables of their best rows it keeps
         self.summed: dict[str, bool] | None = None
@@ -115,10 +115,8 @@ class Held:
             self.extremes = extremes_of(self.served)
             names = {e.name for e in self.served.entries}
             if len(names) < len(plan.entries):
-                self.rest = replace(
-                    plan, entries=tuple(e for e in plan.entries if e.name not in names)
-                )
-                self.rest_read = entries_read(self.rest, schema.empty_table()).column_names
+                rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
+                self.rest = Reading(rest, entries_read(rest, schema.empty_table()).column_names)
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -294,11 +292,11 @@ class Held:
                 return got
             if got is not None and served is not None and others is not None:
                 # the other entries over the events, each then in its place
-                rest = self._evaluated(queries, place, runs, at_time, others, self.rest_read)
+                rest = self._evaluated(queries, place, runs, at_time, others)
                 by_name = dict(zip([e.name for e in served.entries], got))
-                by_name |= zip([e.name for e in others.entries], rest)
+                by_name |= zip([e.name for e in others.plan.entries], rest)
                 return [by_name[e.name] for e in self.plan.entries]
-        return self._evaluated(queries, place, runs, at_time, self.plan, self.read)
+        return self._evaluated(queries, place, runs, at_time, Reading(self.plan, self.read))
 
     def _evaluated(
         self,
@@ -306,17 +304,16 @@ class Held:
         place: np.ndarray,
         runs: Runs,
         at_time: str,
-        plan: RollingPlan,
-        read: list[str],
+        reading: Reading,
     ) -> list[pa.Array]:
-        """``plan``'s entries (reading the columns ``read``) over the held events of ``runs``
-        (:meth:`_of_runs`), in ranges of keys on the engine's threads where the batch reads
+        """The entries of ``reading`` over the held events of ``runs`` (:meth:`_of_runs`), in
+        ranges of keys on the engine's threads where the batch reads
         :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events or more (:meth:`_in_ranges`)."""
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
             if len(ranges) > 1:
-                return self._in_ranges(queries, place, runs, ranges, at_time, plan, read)
-        return self._of_runs(queries, place, runs, at_time, plan, read)
+                return self._in_ranges(queries, place, runs, ranges, at_time, reading)
+        return self._of_runs(queries, place, runs, at_time, reading)
 
     def _in_ranges(
         self,
@@ -325,8 +322,7 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
-        plan: RollingPlan,
-        read: list[str],
+        reading: Reading,
     ) -> list[pa.Array]:
         """:meth:`_of_runs` with ``runs``' keys in ``ranges`` (of about equal events, one per
         thread), each range with its queries (those of a null key with the first) on a thread
@@ -342,7 +338,7 @@ class Held:
             at = place[rows]
             asked = times.take(pa.array(rows))
             at = np.where(at >= 0, at - a, -1)
-            return rows, self._of_runs(asked, at, runs.keys(a, b), at_time, plan, read)
+            return rows, self._of_runs(asked, at, runs.keys(a, b), at_time, reading)
 
         answered = parallel.on_cores(run, range(len(ranges)))
         order = np.concatenate([rows for rows, _ in answered])
@@ -371,17 +367,11 @@ class Held:
         return answered(self.served, self.index, runs.lo, runs.hi, place, qtimes)
 
     def _of_runs(
-        self,
-        queries: pa.Table,
-        place: np.ndarray,
-        runs: Runs,
-        at_time: str,
-        plan: RollingPlan,
-        read: list[str],
+        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str, reading: Reading
     ) -> list[pa.Array]:
-        """``plan``'s entries (reading the columns ``read``) at ``queries`` (each asking for
-        the key at ``place`` among ``runs``' keys, -1 for a null key) over the held events of
-        ``runs``."""
+        """The entries of ``reading`` at ``queries`` (each asking for the key at ``place``
+        among ``runs``' keys, -1 for a null key) over the held events of ``runs``."""
+        plan, read = reading
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
@@ -419,6 +409,13 @@ class Held:
                 parts = [self.parts[p].column(c) for p, _, _ in spans]
                 found[c] = taken(parts, spans, local, at, self.schema.field(c).type)
         return pa.table(found), counts, times
+
+
+class Reading(NamedTuple):
+    """Entries evaluated over the events (a plan of them), and the columns they read."""
+
+    plan: RollingPlan
+    read: list[str]
 
 
 #: a batch is answered from the parts' prefix sums (:mod:`.summaries`) unless it asks for

@@ -191,14 +191,9 @@ def answered(
     out = []
     for e in plan.entries:
         assert e.frame is not None  # a rolling frame's entry
-        if e.evaluation in EXTREMES:
-            assert e.column is not None  # a max or min of a column
-            out.append(_extreme(index, e.column, e.evaluation, e.type, *rows[e.frame], order))
-            continue
-        if e.evaluation in ENDS:
-            assert e.column is not None  # a first or last of a column
-            earliest = e.evaluation is Evaluation.FIRST
-            out.append(_end(index, e.column, earliest, e.type, *rows[e.frame], order))
+        if e.evaluation in EXTREMES | ENDS:  # a row's value: the best, or the first or last
+            picked = (_extreme if e.evaluation in EXTREMES else _end)(index, e, *rows[e.frame])
+            out.append(_value(index, e, picked, order))
             continue
         a, b = found[e.frame]
         pre = prefixes.get(e.column) if e.column is not None else None
@@ -251,45 +246,28 @@ def _rows_frame(
     return a, b
 
 
-def _extreme(
-    index: PartIndex,
-    column: str,
-    evaluation: Evaluation,
-    type_: pa.DataType,
-    a: np.ndarray,
-    b: np.ndarray,
-    order: np.ndarray,
-) -> pa.Array:
-    """A max or min of ``column`` over each request's frames (rows ``a[p, j]`` to
-    ``b[p, j] - 1`` of each part ``p``, the requests in ``order``'s order): the value of the
-    best row, found from the parts' tables; null where no frame holds a value."""
-    largest = evaluation is Evaluation.LARGEST
-    tables = index.extremes[(column, largest)]
-    values, valid = index.values(column)
+def _extreme(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The row of a max or min (entry ``e``) over each request's frames (rows ``a[p, j]`` to
+    ``b[p, j] - 1`` of each part ``p``): the best, found from the parts' tables; -1 where no
+    frame holds a value."""
+    assert e.column is not None  # a max or min of a column
+    largest = e.evaluation is Evaluation.LARGEST
+    tables = index.extremes[(e.column, largest)]
+    values, valid = index.values(e.column)
     best = empty(a.shape[1], np.int64)
     args = (tables.laid.view(), np.array(tables.offs, np.int64), np.array(index.bounds, np.int64))
     extremes_at(values, *flags(valid), index.times.view(), largest, *args, a, b, best)
-    none = best < 0
-    picked = values[np.where(none, 0, best)] if len(values) else np.zeros(len(best), values.dtype)
-    return with_nulls(_in_order(picked, order), _in_order(none, order), type_)
+    return best
 
 
-def _end(
-    index: PartIndex,
-    column: str,
-    first: bool,
-    type_: pa.DataType,
-    a: np.ndarray,
-    b: np.ndarray,
-    order: np.ndarray,
-) -> pa.Array:
-    """A ``first`` or ``last`` of ``column`` over each request's frames (rows ``a[p, j]`` to
-    ``b[p, j] - 1`` of each part ``p``, the requests in ``order``'s order): the value of the
-    frame's first row in the merged order (the earliest time, the earlier part on a tie: its
-    first row there) or its last (the latest time, the later part on a tie), null where that
-    row holds none or no frame holds a row. O(parts) a request."""
+def _end(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The row of a ``first`` or ``last`` (entry ``e``) over each request's frames (rows
+    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``): the frame's first row in the merged
+    order (the earliest time, the earlier part on a tie: its first row there) or its last
+    (the latest time, the later part on a tie); -1 where no frame holds a row. O(parts) a
+    request."""
     times = index.times.view()
-    values, valid = index.values(column)
+    first = e.evaluation is Evaluation.FIRST
     held = b > a
     row = a if first else b - 1
     at = times[np.where(held, row, 0)] if len(times) else np.zeros(a.shape, times.dtype)
@@ -300,12 +278,21 @@ def _end(
     else:  # the latest; the later part on a tie: argmax over the parts from the last
         p = a.shape[0] - 1 - np.argmax(np.where(held, at, least)[::-1], axis=0)
     j = np.arange(a.shape[1])
-    none = ~held[p, j]
-    picked = np.where(none, 0, row[p, j])
+    return np.where(held[p, j], row[p, j], -1)
+
+
+def _value(index: PartIndex, e: Entry, rows: np.ndarray, order: np.ndarray) -> pa.Array:
+    """Entry ``e``'s column: the value of its column at each request's row (``rows``, the
+    requests in ``order``'s order), in the entry's type; null where the row is -1 or holds
+    no value."""
+    assert e.column is not None  # a row's value of a column
+    values, valid = index.values(e.column)
+    none = rows < 0
+    picked = np.where(none, 0, rows)
     taken = values[picked] if len(values) else np.zeros(len(picked), values.dtype)
     if valid is not None and len(valid):
         none |= ~valid[picked].astype(bool)
-    return with_nulls(_in_order(taken, order), _in_order(none, order), type_)
+    return with_nulls(_in_order(taken, order), _in_order(none, order), e.type)
 
 
 def _in_order(x: np.ndarray, order: np.ndarray) -> np.ndarray:
