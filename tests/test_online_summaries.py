@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import windowagg.engine.rolling.online as held_module
 from windowagg import rolling_aggregate
+from windowagg.engine.rolling import summaries
 from windowagg.online import OnlineFeatures
 
 AGGS = {
@@ -40,6 +41,8 @@ AGGS = {
     "lw": ("last", "w", "rows:-2,+1"),
     "lv": ("last", "v", "range:-5m,5m"),
     "fw": ("first_value", "w", "rows:unbounded,0"),
+    "dv": ("count_distinct", "v", "range:1h"),  # from each part's rows grouped by value
+    "dw": ("count_distinct", "w", "rows:-3,+2"),
 }
 
 
@@ -62,6 +65,7 @@ def paths(monkeypatch) -> dict[str, int]:
     monkeypatch.setattr(held_module.Held, "_of_runs", evaluated)
     monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
     monkeypatch.setattr(held_module, "MIXED_PER_REQUEST", 0)
+    monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the groups however few values repeat
     return calls
 
 
@@ -146,6 +150,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         patch.setattr(held_module, "MIXED_PER_REQUEST", 0)
+        patch.setattr(summaries, "GROUP_COST", 0)
         got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
@@ -169,7 +174,8 @@ def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
 def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     paths, monkeypatch
 ) -> None:
-    """A state with a ``first`` and a distinct count beside the entries the parts serve: those
+    """A state with a ``first`` of the non-null values and a standard deviation beside the
+    entries the parts serve: those
     from the parts, the two alone (and only the columns they read) over the events, each
     answer in its entry's place; a state of none the parts serve is evaluated whole."""
     events, queries, _ = _log(7, 500, "whole")
@@ -184,20 +190,20 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     mixed = {
         "f": ("first(ignorenulls=True)", "v", "range:1h"),  # a first of the non-null values
         **AGGS,
-        "d": ("count_distinct", "w", "rows:10"),  # a distinct count
+        "sd": ("stddev", "w", "rows:10"),  # a standard deviation
     }
     state = OnlineFeatures(time="ts", key="k", aggs=mixed, allowed_lateness="1m")
     state.update(events)
     held = state._held
     assert held.summed == {"v": True, "w": True} and [e.name for e in held.rest.plan.entries] == [
         "f",
-        "d",
+        "sd",
     ]
     assert held.rest.read == ["v", "w"]
     got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=mixed, at=queries)
     assert _same(got, want) and got.column_names == want.column_names
-    assert paths == {"sums": 1, "evaluation": 1} and evaluated == [["f", "d"]]
+    assert paths == {"sums": 1, "evaluation": 1} and evaluated == [["f", "sd"]]
     alone = {"u": ("sum", "u", "range:1h")}  # an unsigned long's sum (may not fit a long)
     state = OnlineFeatures(time="ts", key="k", aggs=alone, allowed_lateness="1m")
     state.update(events)
@@ -206,7 +212,7 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
         state.query(queries),
         rolling_aggregate(_held(state), time="ts", key="k", aggs=alone, at=queries),
     )
-    assert evaluated == [["f", "d"], ["u"]]
+    assert evaluated == [["f", "sd"], ["u"]]
 
 
 @pytest.mark.parametrize("type_", ["int8", "int16", "int32", "int64", "uint8", "uint32"])
@@ -374,7 +380,7 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(mixed, monkeypatch) -> No
     events = pa.table({"k": keys, "ts": stamps, "v": v, "w": w})
     aggs = AGGS | {"w": ("count", "v", "range:1h")}
     if mixed:
-        aggs["d"] = ("count_distinct", "w", "range:1h")
+        aggs["sd"] = ("stddev", "w", "range:1h")
     state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
     state.update(events)
     picked = []
@@ -393,6 +399,37 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(mixed, monkeypatch) -> No
         assert picked == ([1] if sums else [])
         want = rolling_aggregate(_held(state), time="ts", key="k", aggs=state.aggs, at=queries)
         assert _same(got, want)
+
+
+@pytest.mark.parametrize("repeats", [False, True])
+def test_distinct_counts_come_from_the_groups_where_the_values_repeat(repeats, monkeypatch) -> None:
+    """A key whose values repeat (seven values over 30,000 events) has its distinct counts
+    from each part's groups of rows by value; one whose values never repeat would walk a
+    group per event, and its events are read instead. Both equal the backfill."""
+    n = 30_000
+    v = np.arange(n) % 7 if repeats else np.arange(n)
+    events = pa.table(
+        {
+            "k": np.zeros(n, np.int64),
+            "ts": pa.array(np.arange(n) * 10**6, pa.timestamp("us")),
+            "v": v.astype(float),
+        }
+    )
+    aggs = {"d": ("count_distinct", "v", "range:1h"), "e": ("count_distinct", "v", "rows:500")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="10h")
+    for lo in range(0, n, 7_000):
+        state.update(events.slice(lo, 7_000))
+    assert len(state._held.parts) > 1 and state._held.grouped == {"v"}
+    found = []
+    real = held_module.answered
+    monkeypatch.setattr(held_module, "answered", lambda *a: found.append(real(*a)) or found[-1])
+    stamps = np.array([n // 2, n, 2 * n]) * 10**6  # a frame of an hour, and none
+    at = pa.table({"k": np.zeros(3, np.int64), "ts": pa.array(stamps, pa.timestamp("us"))})
+    got = state.query(at)
+    assert (found[0] is not None) == repeats
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=at)
+    assert _same(got, want)
+    assert got["d"].to_pylist() == ([7, 7, 0] if repeats else [3601, 3600, 0])
 
 
 def test_sums_survive_save_load_and_letting_go(tmp_path, paths) -> None:

@@ -114,7 +114,8 @@ def _tables() -> None:
             online.update({c: v[lo : lo + 500] for c, v in table.items()})
         online.query(queries)
     # an online state answered from its parts' prefix sums and tables of their best rows (a
-    # key of many events): the bounds and a rows frame's cuts over the parts' int64 times
+    # key of many events): the bounds, a rows frame's cuts and the groups' merges and counts
+    # over the parts' int64 times
     hot = {
         "k": np.zeros(6_000, np.int64),
         "t": (np.arange(6_000) * 1_000_000).astype("datetime64[us]"),
@@ -126,6 +127,8 @@ def _tables() -> None:
         "hi": ("max", "v", "range:60s"),
         "lo": ("min", "v", "range:60s"),
         "r": ("mean", "v", "rows:100"),  # a rows frame's ends in each part, by pivots
+        "d": ("count_distinct", "v", "range:60s"),  # the parts' rows grouped by value
+        "f": ("first", "v", "range:60s"),
     }
     online = OnlineFeatures(time="t", key="k", aggs=summed, allowed_lateness="1h")
     for lo in range(0, 6_000, 2_000):

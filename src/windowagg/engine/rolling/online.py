@@ -28,10 +28,10 @@ queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
 events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
-values over a range or a rows frame, each part also keeps prefix sums and tables of its best
-rows for them, and a batch has those entries answered from them (:mod:`.summaries`) in
-O(parts x log d) per query (the other entries evaluated over the events), unless it asks for
-so few events a request that reading them costs less.
+values or distinct counts over a range or a rows frame, each part also keeps prefix sums and
+tables of its best rows for them, and a batch has those entries answered from them
+(:mod:`.summaries`) in O(parts x log d) per query (the other entries evaluated over the
+events), unless it asks for so few events a request that reading them costs less.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
-from .summaries import answered, extremes_of, served, summarized
+from .summaries import answered, extremes_of, grouped_of, served, summarized
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -97,22 +97,26 @@ class Held:
         #: parts' keys and times, distinct keys and fixed-width columns read
         self.indexed = field is not None and pa.types.is_signed_integer(field.type)
         self.key_type = None if field is None else field.type  # one key column: its type
-        #: the entries that are counts, sums, means, maxima, minima, first or last values over
-        #: a range or rows frame, answered from each part's prefix sums and tables of its best rows
-        #: (:mod:`.summaries`), as a plan of them alone (None: no such entry); and the others,
-        #: evaluated over the events, with the columns they read (None: no other entry)
+        #: the entries that are counts, sums, means, maxima, minima, first or last values or
+        #: distinct counts over a range or rows frame, answered from each part's prefix sums,
+        #: tables and groups (:mod:`.summaries`), as a plan of them alone (None: no such
+        #: entry); and the others, evaluated over the events, with the columns they read
+        #: (None: no other entry)
         self.served: RollingPlan | None = None
         self.rest: Reading | None = None
         #: where some entries are served, the columns each part keeps prefix sums of (maybe
         #: none), and the (column, largest) pairs whose tables of their best rows it keeps
         self.summed: dict[str, bool] | None = None
         self.extremes: frozenset[tuple[str, bool]] = frozenset()
+        #: and the columns whose rows grouped by key and value it keeps (distinct counts)
+        self.grouped: frozenset[str] = frozenset()
         if self.indexed:
             fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
             self.served = served(plan, schema, fixed)
         if self.served is not None:
             self.summed = summarized(self.served)
             self.extremes = extremes_of(self.served)
+            self.grouped = grouped_of(self.served)
             names = {e.name for e in self.served.entries}
             if len(names) < len(plan.entries):
                 rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
@@ -186,7 +190,9 @@ class Held:
     def _fresh(self) -> PartIndex:
         """An index of no part, for this state's times and read columns."""
         numbers = times_as_numbers(self.schema.empty_table().column(self.plan.time))[0]
-        return PartIndex(numbers.dtype, self.schema, self.read, self.summed, self.extremes)
+        return PartIndex(
+            numbers.dtype, self.schema, self.read, self.summed, self.extremes, self.grouped
+        )
 
     def _merge(self) -> None:
         """Merge the newest part into the one before while that one is no larger (a binary
@@ -207,11 +213,12 @@ class Held:
                     np.empty(n, np.int64),
                 )
                 merged_rows(ka, ta, kb, tb, keys, times, rows)
+                grouped = index.merged_groups(rows)  # the two parts' groups, merged
                 both = both.take(pa.array(rows))
             parts[-1] = both.combine_chunks()
             if self.indexed:
                 self.index.pop(2)  # laid again, merged
-                self.index.push(keys, times, parts[-1])
+                self.index.push(keys, times, parts[-1], grouped)
 
     def _evict(self) -> None:
         """Let go of the events no query at the mark or later reaches

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from ...kernels.distinct_groups import group_starts, merged_groups, value_groups
 from ...kernels.extremes import BLOCK, extreme_tables
 from ...kernels.key_order import merged_runs, part_runs
 from ...kernels.passes import whole_prefix
@@ -29,6 +30,7 @@ from ..memory import empty, read_only
 
 __all__ = [
     "Extremes",
+    "Groups",
     "Growing",
     "PartIndex",
     "Prefixes",
@@ -171,6 +173,72 @@ class Extremes:
         return self.laid.data.nbytes + (0 if self.tops is None else self.tops.data.nbytes)
 
 
+class Groups:
+    """A column's rows that hold a value in every part, each part's sorted by key, value and
+    row (:func:`~windowagg.kernels.distinct_groups.value_groups`; :mod:`.summaries`), laid
+    one after another: ``rows``, and where each group of one key and value starts among them,
+    ``groups`` (part ``p``'s from ``goff[p]``, then the end of its rows), for the distinct
+    counts of a frame."""
+
+    def __init__(self) -> None:
+        self.rows = Growing(np.int64)
+        self.groups = Growing(np.int64)
+        self.roff, self.goff = [0], [0]
+
+    def push(
+        self,
+        keys: np.ndarray,
+        values: np.ndarray,
+        valid: np.ndarray | None,
+        start: int,
+        end: int,
+        merged: np.ndarray | None = None,
+    ) -> None:
+        """Lay the groups of the part of rows ``start`` to ``end - 1`` of the laid ``keys``,
+        ``values`` (in their own type) and ``valid`` (None: every row holds a value): sorted
+        (:func:`~windowagg.kernels.distinct_groups.value_groups`), or where two parts merged
+        into it, their groups' rows ``merged`` (:meth:`merged`), in order already."""
+        n = end - start
+        rows = self.rows.more(n)
+        groups = self.groups.more(n + 1)
+        at = self.roff[-1]
+        if merged is None:
+            work = empty(n, np.int64)
+            m, g = value_groups(keys, values, *flags(valid), start, end, at, rows, groups, work)
+        else:
+            m = len(merged)
+            rows[:m] = merged
+            g = group_starts(keys, values, rows, m, at, groups)
+        self.rows.n = at + m
+        self.groups.n = self.goff[-1] + g + 1
+        self.roff.append(self.rows.n)
+        self.goff.append(self.groups.n)
+
+    def merged(
+        self, keys: np.ndarray, values: np.ndarray, rows: np.ndarray, start: int
+    ) -> np.ndarray:
+        """The rows of the last two parts' groups (the older's rows from ``start``, the
+        newer's after them) as rows of the part they merge into, whose row ``i`` is row
+        ``start + rows[i]``, in its groups' order
+        (:func:`~windowagg.kernels.distinct_groups.merged_groups`)."""
+        laid, roff = self.rows.view(), self.roff
+        older, newer = laid[roff[-3] : roff[-2]], laid[roff[-2] : roff[-1]]
+        out = empty(len(older) + len(newer), np.int64)
+        place = empty(len(rows), np.int64)
+        merged_groups(keys, values, older, newer, rows, start, place, out)
+        return out
+
+    def pop(self, parts: int) -> None:
+        """Forget the last ``parts`` parts."""
+        del self.roff[len(self.roff) - parts :]
+        del self.goff[len(self.goff) - parts :]
+        self.rows.n, self.groups.n = self.roff[-1], self.goff[-1]
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.data.nbytes + self.groups.data.nbytes
+
+
 def flags(valid: np.ndarray | None) -> tuple[np.ndarray, bool]:
     """Which rows hold a value, as a kernel takes it: the array (empty where every row
     does), and whether to read it."""
@@ -216,6 +284,7 @@ class PartIndex:
         read: list[str],
         summed: dict[str, bool] | None = None,
         extremes: frozenset[tuple[str, bool]] = frozenset(),
+        grouped: frozenset[str] = frozenset(),
     ) -> None:
         self.keys, self.times = Growing(np.int64), Growing(times)
         #: whether every time laid is a double exactly, as the engine reads it: a double, or
@@ -237,6 +306,8 @@ class PartIndex:
         self.prefixes = {c: Prefixes(sums) for c, sums in (summed or {}).items()}
         #: the (column, largest) pairs whose tables of their best rows every part keeps
         self.extremes = {(c, largest): Extremes(largest) for c, largest in extremes}
+        #: the columns whose rows grouped by key and value every part keeps
+        self.grouped = {c: Groups() for c in grouped}
 
     @property
     def parts(self) -> int:
@@ -258,7 +329,11 @@ class PartIndex:
         arrays = [self.keys, self.times, self.distinct, self.starts, self.table]
         arrays += list(self.words.values())
         arrays += [v for v in self.valid.values() if v is not None]
-        kept: list[Prefixes | Extremes] = [*self.prefixes.values(), *self.extremes.values()]
+        kept: list[Prefixes | Extremes | Groups] = [
+            *self.prefixes.values(),
+            *self.extremes.values(),
+            *self.grouped.values(),
+        ]
         return sum(a.data.nbytes for a in arrays) + sum(k.nbytes for k in kept)
 
     def reserve(self, rows: int) -> None:
@@ -271,9 +346,16 @@ class PartIndex:
         a, b = self.bounds[p], self.bounds[p + 1]
         return self.keys.view()[a:b], self.times.view()[a:b]
 
-    def push(self, keys: np.ndarray, times: np.ndarray, part: pa.Table) -> None:
+    def push(
+        self,
+        keys: np.ndarray,
+        times: np.ndarray,
+        part: pa.Table,
+        merged: dict[str, np.ndarray] | None = None,
+    ) -> None:
         """Lay a part after the others: its keys and times (sorted by key, then time) and
-        ``part``, its rows in that order (one chunk per column)."""
+        ``part``, its rows in that order (one chunk per column); ``merged``: where two parts
+        merged into it, each grouped column's rows of its groups (:meth:`merged_groups`)."""
         at = self.keys.n
         self.keys.extend(keys)
         self.times.extend(times)
@@ -305,6 +387,20 @@ class PartIndex:
             prefixes.push(values[at:end], None if rows is None else rows[at:end])
         for (name, _), extremes in self.extremes.items():
             extremes.push(*self.values(name), at, end)
+        for name, grouped in self.grouped.items():
+            rows = None if merged is None else merged[name]
+            grouped.push(self.keys.view(), *self.values(name), at, end, rows)
+
+    def merged_groups(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Each grouped column's rows of the last two parts' groups, as rows of the part they
+        merge into, whose row ``i`` is row ``rows[i]`` of the two laid one after the other
+        (:func:`~windowagg.kernels.key_order.merged_rows`), in its groups' order
+        (:meth:`Groups.merged`): taken before the two are popped."""
+        start, keys = self.bounds[-3], self.keys.view()
+        return {
+            name: grouped.merged(keys, self.values(name)[0], rows, start)
+            for name, grouped in self.grouped.items()
+        }
 
     def values(self, name: str) -> tuple[np.ndarray, np.ndarray | None]:
         """Fixed-width column ``name``'s laid values, in their own type, and which rows hold
@@ -324,6 +420,8 @@ class PartIndex:
             prefixes.pop(parts, self.bounds[-1] + len(self.bounds) - 1)
         for extremes in self.extremes.values():
             extremes.pop(parts)
+        for grouped in self.grouped.values():
+            grouped.pop(parts)
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at

@@ -1,7 +1,7 @@
-"""Counts, sums, means, maxima, minima, first and last values of an online state's requests
-from each part's prefix sums, tables of its best rows and frame's ends, in O(parts x log d)
-per request over range frames (O(parts^2 x log^2 n) over rows frames of n rows): no event of
-the frame is read.
+"""Counts, sums, means, maxima, minima, first and last values and distinct counts of an
+online state's requests from each part's prefix sums, tables of its best rows, frame's ends
+and rows grouped by value, in O(parts x log d) per request over range frames (O(parts^2 x
+log^2 n) over rows frames of n rows): no event of the frame is read.
 
 For the entries of the state that are counts, sums, means, maxima, minima, first or last
 values (by their record's evaluation) over a range or a rows frame, of a fixed-width column
@@ -25,6 +25,12 @@ sparse table over blocks of its rows (:class:`~.part_index.Extremes`,
 :mod:`windowagg.kernels.extremes`): the best row of each part's frame in O(1), the youngest
 on ties, as the evaluation selects it. A ``first`` or ``last`` (without ``ignorenulls``) is
 the value of the frame's first or last row in the merged order, among each part's: O(parts).
+A distinct count (of an integer or a float column) comes from each part's rows grouped by
+key and value (:class:`~.part_index.Groups`, :mod:`windowagg.kernels.distinct_groups`): the
+key's groups walked in value order across the parts, a value counted where a group of it
+holds a row of its part's frame, O(σ parts log n) for a key of σ distinct values; where the
+requests' keys hold too few events per group for that to cost less than reading them
+(:data:`GROUP_COST`), the batch is answered by the evaluation over the events.
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
@@ -46,6 +52,7 @@ import pyarrow as pa
 from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.bounds import at_bounds
+from ...kernels.distinct_groups import distinct_at, key_groups
 from ...kernels.extremes import extremes_at
 from ...kernels.row_cuts import row_cuts
 from ..columns import limits
@@ -57,9 +64,9 @@ from .part_index import flags
 from .plan import RollingPlan
 
 if TYPE_CHECKING:
-    from .part_index import PartIndex
+    from .part_index import Groups, PartIndex
 
-__all__ = ["answered", "extremes_of", "served", "summarized"]
+__all__ = ["answered", "extremes_of", "grouped_of", "served", "summarized"]
 
 #: the evaluations answered from prefix sums
 SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
@@ -67,6 +74,13 @@ SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
 EXTREMES = frozenset({Evaluation.LARGEST, Evaluation.SMALLEST})
 #: the evaluations answered from the ends of each part's frame (``first``, ``last``)
 ENDS = frozenset({Evaluation.FIRST, Evaluation.LAST})
+#: the evaluation answered from each part's rows grouped by key and value (distinct counts)
+GROUPED = frozenset({Evaluation.DISTINCT})
+
+#: a batch's distinct counts come from the groups (:func:`_distinct`) where its requests'
+#: keys hold fewer groups in all, times this, than the events of its keys: a group costs a
+#: binary search and a step of the merge, an event a read and a count
+GROUP_COST = 4
 
 #: the sums over every part answered from prefixes stay below this (each part's largest
 #: magnitude times its values, summed over the parts): no int64 sum of them overflows
@@ -86,7 +100,7 @@ def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan
 
 def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
     """Whether entry ``e`` is answered from the parts (:func:`served`)."""
-    if e.frame is None or e.evaluation not in SUMMED | EXTREMES | ENDS:
+    if e.frame is None or e.evaluation not in SUMMED | EXTREMES | ENDS | GROUPED:
         return False
     if e.other is not None or e.counts is not None or e.states:
         return False
@@ -95,9 +109,11 @@ def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
     if e.column not in fixed:
         return False
     type_ = schema.field(e.column).type
+    plain = pa.types.is_integer(type_) or pa.types.is_floating(type_)
     if e.evaluation in ENDS:  # the row itself, null or not: a number's value as it is
-        plain = pa.types.is_integer(type_) or pa.types.is_floating(type_)
         return plain and e.type == type_ and not getattr(e.agg, "ignorenulls", False)
+    if e.evaluation in GROUPED:  # numbers compared as they are (-0.0 is 0.0, NaN none)
+        return plain
     return e.evaluation is Evaluation.COUNT or _summable(type_)
 
 
@@ -107,7 +123,7 @@ def summarized(plan: RollingPlan) -> dict[str, bool]:
     adds no column: its parts keep tables of their best rows (:func:`extremes_of`)."""
     columns: dict[str, bool] = {}
     for e in plan.entries:
-        if e.column is not None and e.evaluation not in EXTREMES | ENDS:
+        if e.column is not None and e.evaluation not in EXTREMES | ENDS | GROUPED:
             sums = e.evaluation is not Evaluation.COUNT
             columns[e.column] = columns.get(e.column, False) or sums
     return columns
@@ -119,6 +135,13 @@ def extremes_of(plan: RollingPlan) -> frozenset[tuple[str, bool]]:
         (e.column, e.evaluation is Evaluation.LARGEST)
         for e in plan.entries
         if e.evaluation in EXTREMES and e.column is not None
+    )
+
+
+def grouped_of(plan: RollingPlan) -> frozenset[str]:
+    """The columns of ``plan``'s distinct counts."""
+    return frozenset(
+        e.column for e in plan.entries if e.evaluation in GROUPED and e.column is not None
     )
 
 
@@ -152,7 +175,7 @@ def answered(
             if not all(index.extremes[(e.column, e.evaluation is Evaluation.LARGEST)].clean):
                 return None
             continue
-        if e.evaluation in ENDS:  # the frame's first or last row: nothing to check
+        if e.evaluation in ENDS | GROUPED:  # rows, or the groups: nothing to check here
             continue
         pre = prefixes.get(e.column) if e.column is not None else None
         if e.evaluation is Evaluation.COUNT or pre is None:
@@ -160,6 +183,13 @@ def answered(
         if not all(pre.whole) or sum(pre.bound) >= SUM_BOUND:
             return None
     parts, w = lo.shape
+    groups = {c: _key_groups(index.grouped[c], lo, hi) for c in grouped_of(plan)}
+    if groups:  # the groups each request walks, against the events its keys hold
+        asked = np.bincount(place[place >= 0], minlength=w)
+        events = int((hi - lo).sum())
+        walked = [int((gv - gu).sum(axis=0) @ asked) for gu, gv in groups.values()]
+        if GROUP_COST * max(walked) > events:
+            return None  # the keys' values repeat too little: reading the events costs less
     n = len(place)
     order = np.lexsort((qtimes, place))  # by key, then time: as the bounds walk them
     at = place[order]
@@ -191,6 +221,11 @@ def answered(
     out = []
     for e in plan.entries:
         assert e.frame is not None  # a rolling frame's entry
+        if e.evaluation in GROUPED:
+            assert e.column is not None  # a distinct count of a column
+            count = _distinct(index, e.column, groups[e.column], at, *rows[e.frame])
+            out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
+            continue
         if e.evaluation in EXTREMES | ENDS:  # a row's value: the best, or the first or last
             picked = (_extreme if e.evaluation in EXTREMES else _end)(index, e, *rows[e.frame])
             out.append(_value(index, e, picked, order))
@@ -279,6 +314,36 @@ def _end(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray
         p = a.shape[0] - 1 - np.argmax(np.where(held, at, least)[::-1], axis=0)
     j = np.arange(a.shape[1])
     return np.where(held[p, j], row[p, j], -1)
+
+
+def _key_groups(grouped: Groups, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each asked key's groups in each part (its runs ``lo`` to ``hi``): groups
+    ``gu[p, w]`` to ``gv[p, w] - 1`` (:func:`~windowagg.kernels.distinct_groups.key_groups`)."""
+    gu, gv = empty(lo.shape, np.int64), empty(lo.shape, np.int64)
+    goff = np.array(grouped.goff, np.int64)
+    key_groups(grouped.rows.view(), grouped.groups.view(), goff, lo, hi, gu, gv)
+    return gu, gv
+
+
+def _distinct(
+    index: PartIndex,
+    column: str,
+    groups: tuple[np.ndarray, np.ndarray],
+    at: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray:
+    """The number of distinct values of ``column`` over each request's frames (rows
+    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``), from the groups of its key
+    (``at[j]``, -1: none; ``groups``: :func:`_key_groups`), by
+    :func:`~windowagg.kernels.distinct_groups.distinct_at`."""
+    grouped = index.grouped[column]
+    values = index.values(column)[0]
+    out = empty(a.shape[1], np.int64)
+    work = empty(a.shape[0], np.int64), empty(a.shape[0], np.int64)
+    laid = grouped.rows.view(), grouped.groups.view()
+    distinct_at(values, *laid, *groups, at, a, b, out, *work)
+    return out
 
 
 def _value(index: PartIndex, e: Entry, rows: np.ndarray, order: np.ndarray) -> pa.Array:

@@ -1,0 +1,230 @@
+"""Exact distinct counts of an online state's frames from each part's rows grouped by value,
+without reading the frames' rows.
+
+Each part (:class:`~windowagg.engine.rolling.part_index.PartIndex`) keeps, for a column whose
+distinct values are counted, its rows that hold a value (not null, not NaN) sorted by key,
+then value, then row (:func:`value_groups`): each key's rows of one value form a group, its
+rows in time order. A frame's distinct values are then the values of the groups that hold a
+row of the frame, in any part: the groups of the request's key in every part are walked in
+value order together (a merge of ``k`` sorted lists), and a group holds a row of its part's
+frame where a binary search among its rows finds one (:func:`distinct_at`). That costs
+O(σ k log n) for a key of σ distinct values in ``k`` parts, whatever the frame's rows: far
+less than reading them where a key's values repeat (a hot key's day of a hundred prices), and
+more where they do not, so the caller reads the events then. This is the distinct count as
+the number of values with an occurrence in a range, counted from per-value occurrence lists
+(the inverted index of a column store), rather than by a sweep over the range."""
+
+from .jit import inline, kernel
+
+
+@inline
+def _sort(values, rows, work, a, b):
+    """``rows[a:b]`` sorted by ``values[rows[i]]``, stably (bottom-up merge sort through
+    ``work[a:b]``; runs of 16 by insertion first)."""
+    for s in range(a, b, 16):
+        e = min(s + 16, b)
+        for i in range(s + 1, e):
+            r = rows[i]
+            x = values[r]
+            j = i - 1
+            while j >= s and values[rows[j]] > x:
+                rows[j + 1] = rows[j]
+                j -= 1
+            rows[j + 1] = r
+    width = 16
+    src, dst = rows, work
+    swapped = False
+    while width < b - a:
+        for s in range(a, b, 2 * width):
+            m = min(s + width, b)
+            e = min(s + 2 * width, b)
+            i, j, o = s, m, s
+            while i < m and j < e:
+                if values[src[j]] < values[src[i]]:
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < m:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < e:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        for i in range(a, b):
+            rows[i] = work[i]
+
+
+@kernel
+def value_groups(keys, values, valid, check, start, end, at, rows, groups, work):
+    """Rows ``start`` to ``end - 1`` (sorted by key, ``keys``, then time) that hold a value
+    (``valid``, read where ``check``; NaN holds none), sorted by key, then value, then row,
+    into ``rows`` (laid from place ``at`` on); where each group of one key and value starts,
+    as places, into ``groups``, then the end. ``work``: work space, as long as ``rows``.
+    Returns the number of rows laid and of groups."""
+    o = 0
+    s = start
+    while s < end:
+        e = s + 1
+        while e < end and keys[e] == keys[s]:
+            e += 1
+        first = o
+        for r in range(s, e):
+            x = values[r]
+            if (not check or valid[r]) and x == x:
+                rows[o] = r
+                o += 1
+        _sort(values, rows, work, first, o)
+        s = e
+    return o, group_starts(keys, values, rows, o, at, groups)
+
+
+@kernel
+def group_starts(keys, values, rows, n, at, groups):
+    """Where each group of one key and value starts among ``rows[:n]`` (sorted by key, value
+    and row; laid from place ``at`` on), as places, into ``groups``, then the end. Returns
+    the number of groups."""
+    g = 0
+    for i in range(n):
+        r = rows[i]
+        if i == 0 or keys[r] != keys[rows[i - 1]] or values[r] != values[rows[i - 1]]:
+            groups[g] = at + i
+            g += 1
+    groups[g] = at + n
+    return g
+
+
+@kernel
+def merged_groups(keys, values, older, newer, rows, start, place, out):
+    """The rows of two parts' groups, ``older`` and ``newer`` (laid rows, each sorted by key,
+    value and row; the newer part's rows right after the older's, from ``start``), as rows of
+    the part they merge into, whose row ``i`` is row ``start + rows[i]``: row ``r`` becomes
+    ``start + place[r - start]`` (``place``: work space, one per row, the inverse of
+    ``rows``), and the two lists merge by key, value and that row into ``out``: one pass,
+    where sorting the merged part's groups again would cost a sort. The choice of list is
+    computed, not branched on (values in no order mispredict every other branch)."""
+    for k in range(rows.shape[0]):
+        place[rows[k]] = k
+    i = 0
+    j = 0
+    o = 0
+    na = older.shape[0]
+    nb = newer.shape[0]
+    while i < na and j < nb:
+        r = older[i]
+        q = newer[j]
+        kr, kq = keys[r], keys[q]
+        vr, vq = values[r], values[q]
+        pr, pq = place[r - start], place[q - start]
+        first = (kr < kq) | ((kr == kq) & ((vr < vq) | ((vr == vq) & (pr < pq))))
+        out[o] = start + (pr if first else pq)
+        i += first
+        j += 1 - first
+        o += 1
+    while i < na:
+        out[o] = start + place[older[i] - start]
+        i += 1
+        o += 1
+    while j < nb:
+        out[o] = start + place[newer[j] - start]
+        j += 1
+        o += 1
+
+
+@inline
+def _first_at(rows, a, b, r):
+    """The first of ``rows[a:b]`` (ascending) at or after row ``r``."""
+    while a < b:
+        m = (a + b) >> 1
+        if rows[m] < r:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+@inline
+def _first_group(rows, groups, a, b, r):
+    """The first of groups ``a`` to ``b - 1`` whose first row is at or after row ``r`` (the
+    groups of each key lie after those of the keys before, whose rows come before), by
+    galloping from ``a``: O(log d) for a move of d groups."""
+    step = 1
+    while a + step <= b and rows[groups[a + step - 1]] < r:
+        a += step
+        step *= 2
+    b = min(b, a + step)
+    while a < b:
+        m = (a + b) >> 1
+        if rows[groups[m]] < r:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+@kernel
+def key_groups(rows, groups, goff, lo, hi, gu, gv):
+    """Each asked key ``w``'s groups in each part ``p`` (its run there: rows ``lo[p, w]`` to
+    ``hi[p, w] - 1``; the keys ascending): groups ``gu[p, w]`` to ``gv[p, w] - 1``, found by
+    galloping from the key before's; part ``p``'s groups are ``goff[p]`` to
+    ``goff[p + 1] - 2`` (then its end)."""
+    for p in range(lo.shape[0]):
+        a = goff[p]
+        b = goff[p + 1] - 1
+        for w in range(lo.shape[1]):
+            if lo[p, w] >= hi[p, w]:
+                gu[p, w] = a
+                gv[p, w] = a
+                continue
+            a = _first_group(rows, groups, a, b, lo[p, w])
+            gu[p, w] = a
+            a = _first_group(rows, groups, a, b, hi[p, w])
+            gv[p, w] = a
+
+
+@kernel
+def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end):
+    """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
+    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key's (``key[j]``, -1: none)
+    groups in part ``p`` are ``gu[p, key[j]]`` to ``gv[p, key[j]] - 1`` (group ``g``: the
+    rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of one value, ascending), walked
+    in value order together, a value counted where a group of it holds a row of its part's
+    frame. ``at`` and ``end``: work space, one per part."""
+    parts = a.shape[0]
+    for j in range(a.shape[1]):
+        w = key[j]
+        if w < 0:
+            out[j] = 0
+            continue
+        for p in range(parts):
+            at[p] = gu[p, w]
+            end[p] = gv[p, w]
+        count = 0
+        while True:
+            q = -1
+            for p in range(parts):  # the part whose next group holds the smallest value
+                if at[p] < end[p] and (
+                    q < 0 or values[rows[groups[at[p]]]] < values[rows[groups[at[q]]]]
+                ):
+                    q = p
+            if q < 0:
+                break
+            x = values[rows[groups[at[q]]]]
+            held = False
+            for p in range(parts):
+                g = at[p]
+                if g < end[p] and values[rows[groups[g]]] == x:
+                    if not held and a[p, j] < b[p, j]:
+                        i = _first_at(rows, groups[g], groups[g + 1], a[p, j])
+                        held = i < groups[g + 1] and rows[i] < b[p, j]
+                    at[p] = g + 1
+            count += held
+        out[j] = count
