@@ -209,7 +209,7 @@ def whole_in_place(x, out):
 
 
 @inline
-def _gallop(times, p, e, t, strict):
+def gallop(times, p, e, t, strict):
     """The first place ``x`` from ``p`` on with ``times[x] > t`` (``strict``) or ``>= t``,
     else ``e`` (times ascending): steps doubling from ``p``, then a binary search in the last
     step, so O(log d) for a place ``d`` rows on, and O(1) for the next row."""
@@ -239,7 +239,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
     or before ``t``. A side flagged unbounded reaches the segment's first or last event. A query
     without a segment, or with a null time (``lims[0]``), gets an empty frame; bounds never
     decrease. Range bounds by :func:`shifted` (doubles or int64, exactly). The pointers move
-    by :func:`_gallop`: O(log d) for a move of d events, so a few queries of a long segment
+    by :func:`gallop`: O(log d) for a move of d events, so a few queries of a long segment
     (a hot key's request) cost far less than its events."""
     prev = -1
     s = e = lo = hi = at = 0
@@ -263,7 +263,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             hi_row[j] = s
             continue
         if rows:
-            at = _gallop(times, at, e, t, True)
+            at = gallop(times, at, e, t, True)
             a = s if lo_unb else min(max(at - 1 + lo_n, s), e)
             b = e if hi_unb else min(max(at + hi_n, s), e)
         else:
@@ -276,7 +276,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
                 else:
                     first = shifted(t, lo_off, lims[1], lims[2], lims[0])
                     after = past(t, lo_off, lims[2])
-                lo = e if after else _gallop(times, lo, e, first, False)
+                lo = e if after else gallop(times, lo, e, first, False)
                 a = lo
             if hi_unb:
                 b = e
@@ -284,7 +284,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
                 if hi < a:
                     hi = a
                 last = t + hi_off[0] if plain else shifted(t, hi_off, lims[0], lims[2], lims[0])
-                hi = _gallop(times, hi, e, last, True)
+                hi = gallop(times, hi, e, last, True)
                 b = hi
         lo_row[j] = a
         hi_row[j] = b if b > a else a

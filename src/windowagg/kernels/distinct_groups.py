@@ -14,6 +14,7 @@ more where they do not, so the caller reads the events then. This is the distinc
 the number of values with an occurrence in a range, counted from per-value occurrence lists
 (the inverted index of a column store), rather than by a sweep over the range."""
 
+from .bounds import gallop
 from .jit import inline, kernel
 
 
@@ -140,18 +141,6 @@ def merged_groups(keys, values, older, newer, rows, start, place, out):
 
 
 @inline
-def _first_at(rows, a, b, r):
-    """The first of ``rows[a:b]`` (ascending) at or after row ``r``."""
-    while a < b:
-        m = (a + b) >> 1
-        if rows[m] < r:
-            a = m + 1
-        else:
-            b = m
-    return a
-
-
-@inline
 def _first_group(rows, groups, a, b, r):
     """The first of groups ``a`` to ``b - 1`` whose first row is at or after row ``r`` (the
     groups of each key lie after those of the keys before, whose rows come before), by
@@ -223,7 +212,7 @@ def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end):
                 g = at[p]
                 if g < end[p] and values[rows[groups[g]]] == x:
                     if not held and a[p, j] < b[p, j]:
-                        i = _first_at(rows, groups[g], groups[g + 1], a[p, j])
+                        i = gallop(rows, groups[g], groups[g + 1], a[p, j], False)
                         held = i < groups[g + 1] and rows[i] < b[p, j]
                     at[p] = g + 1
             count += held

@@ -19,20 +19,8 @@ key's events, against O(D k) to walk the rows (the classic selection in sorted l
 Frederickson and Johnson, "The complexity of selection and ranking in X + Y and matrices
 with sorted columns", 1982; here with the ``k`` parts few, a binary counter's)."""
 
+from .bounds import gallop
 from .jit import inline, kernel
-
-
-@inline
-def _before(times, a, b, t, ties):
-    """How many of rows ``a`` to ``b - 1`` (``times`` ascending) come before time ``t``: those
-    at ``t`` too where ``ties`` (an earlier part's rows come first on a tie)."""
-    while a < b:
-        m = (a + b) >> 1
-        if times[m] < t or (ties and times[m] == t):
-            a = m + 1
-        else:
-            b = m
-    return a
 
 
 @inline
@@ -69,10 +57,10 @@ def _cut(times, s, e, up, w, g, lo, hi, out, j):
         rank = mid - s[q, w]
         for p in range(parts):
             if p != q:
-                rank += _before(times, lo[p], hi[p], t, p < q) - s[p, w]
+                rank += gallop(times, lo[p], hi[p], t, p < q) - s[p, w]
         taken = rank < g  # the pivot is among the first g rows: so is every row before it
         for p in range(parts):
-            c = mid if p == q else _before(times, lo[p], hi[p], t, p < q)
+            c = mid if p == q else gallop(times, lo[p], hi[p], t, p < q)
             if rank == g:  # the cut falls just before the pivot
                 lo[p] = c
             elif taken:
