@@ -66,6 +66,7 @@ def paths(monkeypatch) -> dict[str, int]:
     monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
     monkeypatch.setattr(held_module, "MIXED_PER_REQUEST", 0)
     monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the groups however few values repeat
+    monkeypatch.setattr(held_module, "GROUPED_PER_REQUEST", 0)
     return calls
 
 
@@ -151,6 +152,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         patch.setattr(held_module, "MIXED_PER_REQUEST", 0)
         patch.setattr(summaries, "GROUP_COST", 0)
+        patch.setattr(held_module, "GROUPED_PER_REQUEST", 0)
         got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
@@ -366,23 +368,29 @@ def test_a_request_reads_no_event_of_its_frame(paths, monkeypatch) -> None:
     assert paths["sums"] == queries.num_rows
 
 
-@pytest.mark.parametrize("mixed", [False, True], ids=["served", "mixed"])
-def test_a_batch_whose_keys_hold_few_events_reads_them(mixed, monkeypatch) -> None:
+@pytest.mark.parametrize("kind", ["served", "mixed", "grouped"])
+def test_a_batch_whose_keys_hold_few_events_reads_them(kind, monkeypatch) -> None:
     """The sums serve a batch unless it asks for so few events a request that reading them
     costs less: 500 requests for keys of a few events read them; one request, or 100 for a
     key of 30,000 events, take the sums. Beside an entry the parts do not serve, whose
-    events are read anyway, one request for a key of two events reads them too, and 10 for
-    the key of 30,000 take the sums."""
+    events are read anyway (2,048 events a request or more), or beside a distinct count,
+    whose groups are walked (1,024 or more), one request for a key of two events reads them
+    too, and 10 for the key of 30,000 take the parts."""
     rng = np.random.default_rng(13)
     keys = np.r_[np.zeros(30_000, np.int64), rng.integers(1, 1_000, 2_000)]
     stamps = pa.array(np.sort(rng.integers(0, 7200, 32_000)) * 10**6, pa.timestamp("us"))
     v, w = rng.integers(0, 9, 32_000) * 1.0, rng.integers(0, 9, 32_000)
     events = pa.table({"k": keys, "ts": stamps, "v": v, "w": w})
-    aggs = AGGS | {"w": ("count", "v", "range:1h")}
-    if mixed:
+    aggs = {n: a for n, a in AGGS.items() if a[0] != "count_distinct"}
+    aggs["w"] = ("count", "v", "range:1h")
+    if kind == "mixed":
         aggs["sd"] = ("stddev", "w", "range:1h")
+    if kind == "grouped":
+        aggs["d"] = ("count_distinct", "w", "range:1h")
     state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
     state.update(events)
+    assert (state._held.rest is not None) == (kind == "mixed")
+    assert bool(state._held.grouped) == (kind == "grouped")
     picked = []
     real = held_module.Held._from_summaries
     monkeypatch.setattr(
@@ -391,9 +399,8 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(mixed, monkeypatch) -> No
     at = pa.array(np.full(500, 7200 * 10**6), pa.timestamp("us"))
     few = pa.table({"k": pa.array(np.arange(1, 501)), "ts": at})  # 500 requests, 2 events each
     hot = pa.table({"k": pa.array(np.zeros(100, np.int64)), "ts": at[:100]})
-    # beside an entry read anyway, 2,048 events a request or more: 10 requests of that key
-    hot = hot.slice(0, 10) if mixed else hot
-    for queries, sums in ((few, False), (few.slice(0, 1), not mixed), (hot, True)):
+    hot = hot if kind == "served" else hot.slice(0, 10)  # 3,000 events a request
+    for queries, sums in ((few, False), (few.slice(0, 1), kind == "served"), (hot, True)):
         picked.clear()
         got = state.query(queries)
         assert picked == ([1] if sums else [])
