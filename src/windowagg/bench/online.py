@@ -57,8 +57,9 @@ INGEST_BATCH, QUERY_BATCH = 100_000, 10_000
 #: DuckDB answers every batch where its first took at most this many seconds, else only the
 #: first (it takes minutes where keys are skewed)
 DUCK_REPEAT_S = 10.0
-#: the floor of a single query: the batch engine's evaluation alone, over the asked key's events
-FLOOR = "floor: the engine's evaluation of the key's events"
+#: a single query's evaluation alone, over the asked key's events: the floor of a request
+#: that reads them (one answered from the parts' sums, tables and groups reads none)
+FLOOR = "the engine's evaluation alone over the key's events"
 #: the state's batches on one thread, beside the engine's threads (where it has several)
 ONE_THREAD = "windowagg on 1 thread"
 
@@ -168,10 +169,11 @@ def _single(
     state: OnlineFeatures, held: pa.Table, zipf: bool, at: int, calls: int, budget_s: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One-row queries through ``query``, one call at a time, as many as fit in ``budget_s``;
-    then the same queries as the floor: the batch engine's evaluation (``evaluate_at``, with
-    the state's plan) over the asked key's events alone, found in key and time order with
-    their times before the clock starts. ``query`` finds those events and then runs that
-    evaluation, so no query through it is faster.
+    then the same queries by the batch engine's evaluation alone (``evaluate_at``, with the
+    state's plan) over the asked key's events, found in key and time order with their times
+    before the clock starts: the floor of a query that reads them (``query`` finds those
+    events and then runs that evaluation), which one answered from the parts' sums, tables
+    and groups does not.
     Returns both sides' times and the answers' checksum (the same on both sides; the sides run
     apart, as a serving process runs one of them)."""
     keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
