@@ -492,6 +492,10 @@ def test_plain_number_and_int64_times(times, paths) -> None:
         "a": ("mean", "v", "range:unbounded,0"),
         "hi": ("max", "v", "range:3ns" if ns else "range:3"),
         "lo": ("min", "v", "range:-2ns,0" if ns else "range:-2,0"),
+        "r": ("mean", "v", "rows:2"),  # rows frames, first and last, distinct counts
+        "f": ("first", "v", "range:3ns" if ns else "range:3"),
+        "l": ("last", "v", "rows:-1,0"),
+        "d": ("count_distinct", "v", "range:unbounded,0"),
     }
     state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness="3ns" if ns else 3)
     state.update(events.slice(0, 4))
@@ -529,3 +533,21 @@ def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
     assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
     assert paths == {"sums": 0, "evaluation": 2}
     assert any(x != x for x in want["hi"].to_pylist() if x is not None)  # a NaN max
+    # a first, a last and a distinct count need no sums: from the parts, a NaN as a value
+    # (the first or last row's), and not a value a distinct count counts, as the batch call
+    v[np.flatnonzero(~np.isnan(v))[::20]] = np.nan
+    events = events.set_column(
+        2, "v", pa.array(v, mask=events["v"].is_null().to_numpy(zero_copy_only=False))
+    )
+    ends = {
+        "f": ("first", "v", "range:1h"),
+        "l": ("last", "v", "rows:-2,0"),
+        "d": ("count_distinct", "v", "range:1h"),
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=ends, allowed_lateness="1m")
+    state.update(pl.from_arrow(events))
+    got = state.query(pl.from_arrow(queries))
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=ends, at=queries)
+    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    assert paths == {"sums": 1, "evaluation": 2}
+    assert any(x != x for c in ("f", "l") for x in want[c].to_pylist() if x is not None)
