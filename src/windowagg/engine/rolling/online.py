@@ -28,10 +28,11 @@ queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
 events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
-values or distinct counts over a range or a rows frame, each part also keeps prefix sums and
-tables of its best rows for them, and a batch has those entries answered from them
-(:mod:`.summaries`) in O(parts x log d) per query (the other entries evaluated over the
-events), unless it asks for so few events a request that reading them costs less.
+values or distinct counts over a range or a rows frame, each part also keeps prefix sums,
+tables of its best rows and its rows grouped by value for them, and a batch has those
+entries answered from them (:mod:`.summaries`) in O(parts x log d) per query (the other
+entries evaluated over the events), unless it asks for so few events a request that reading
+them costs less.
 """
 
 from __future__ import annotations
@@ -293,12 +294,12 @@ class Held:
         else:  # the events are read for the other entries anyway, or a key's groups walked
             least = max(MIXED_PER_REQUEST if self.rest else 0, GROUPED_PER_REQUEST)
             from_parts = runs.n >= least * len(place)
-        if self.summed is not None and from_parts:
+        served, others = self.served, self.rest
+        if served is not None and from_parts:
             got = self._from_summaries(queries, place, runs, at_time)
-            served, others = self.served, self.rest
             if got is not None and others is None:
                 return got
-            if got is not None and served is not None and others is not None:
+            if got is not None and others is not None:
                 # the other entries over the events, each then in its place
                 rest = self._evaluated(queries, place, runs, at_time, others)
                 by_name = dict(zip([e.name for e in served.entries], got))
