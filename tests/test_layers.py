@@ -146,7 +146,17 @@ CORE = ("keys", "memory", "parallel", "stages", "sweep", "entries", "columns", "
 EVALUATORS = {"common", "sums", "select", "moments", "orders", "values", "sweep"}
 #: the front ends, each a folder of its own over the core, and the modules each holds
 FRONT_ENDS = {
-    "rolling": {"plan", "table", "stream", "at", "at_stream", "online", "part_index", "summaries"},
+    "rolling": {
+        "plan",
+        "table",
+        "stream",
+        "at",
+        "at_stream",
+        "online",
+        "key_codes",
+        "part_index",
+        "summaries",
+    },
     "windows": {"plan", "table", "stream", "partials", "slices"},
 }
 

@@ -811,6 +811,84 @@ def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:
     assert got.column("c").to_pylist()[1:3] == [0, 0]
 
 
+#: key columns of every kind the index codes (strings differing only in a trailing zero
+#: byte, the empty string, unsigned ints beyond int64, dates, booleans), alone and together
+CODED = {
+    "s": pa.array(["", "a", "a\x00", "é", "card-" + "9" * 30, "b"], pa.string()),
+    "L": pa.array(["x", "", "y\x00"], pa.large_string()),
+    "b": pa.array([b"", b"\x00", b"a", b"a\x00"], pa.binary()),
+    "u": pa.array([2**64 - 1, 0, 2**63], pa.uint64()),
+    "d": pa.array([19723, 19724], pa.date32()),
+    "o": pa.array([True, False]),
+    "i": pa.array([-1, 1]),
+}
+
+
+@pytest.mark.parametrize(
+    "key", [["s"], ["L"], ["b"], ["u"], ["d"], ["o"], ["s", "i"], ["i", "b", "d"]]
+)
+def test_keys_of_strings_binary_and_several_columns_through_the_index(
+    key, seen, monkeypatch, tmp_path
+) -> None:
+    """A key of strings, binary, unsigned or temporal values, or of several columns, is held
+    in parts by its codes and found through the index, never by a pass over every event:
+    updates that merge parts, history let go (codes started afresh), a save and a load, and
+    requests with a key never seen (a string) or a null one answer what the batch call over
+    the held events answers, value and type; served entries (sum, rows count, distinct
+    count, first) and a standard deviation evaluated over the events."""
+    import windowagg.engine.rolling.online as held_module
+
+    def no_pass(*args):
+        raise AssertionError("the events of every key were read for a request")
+
+    monkeypatch.setattr(held_module, "of_keys", no_pass)
+    rng = np.random.default_rng(23)
+    n = 3000
+    secs = np.sort(rng.integers(0, 4 * 3600, n))
+    events = pa.table(
+        {c: CODED[c].take(rng.integers(0, len(CODED[c]), n)) for c in key}
+        | {
+            "ts": pa.array(T0 + (secs * 1_000_000).astype("timedelta64[us]")),
+            "v": pa.array(rng.normal(size=n), mask=rng.random(n) < 0.1),
+            "w": rng.integers(0, 9, n),
+        }
+    )
+    aggs = {
+        "sv": ("sum", "v", "range:1h"),
+        "c": ("count", "v", "rows:5"),
+        "dw": ("count_distinct", "w", "range:30m"),
+        "f": ("first", "w", "range:20m"),
+        "sd": ("stddev", "v", "range:1h"),
+    }
+    state = OnlineFeatures(time="ts", key=key, aggs=aggs, allowed_lateness="40m")
+    for lo in range(0, n, 400):
+        state.update(events.slice(lo, 400))
+    assert state._held.answers_from is not None  # history let go: codes started afresh
+    q = 60
+    asked = {c: CODED[c].take(rng.integers(0, len(CODED[c]), q)) for c in key}
+    first, type_ = key[0], CODED[key[0]].type
+    column = asked[first].to_pylist()
+    column[1] = None  # a null key
+    if pa.types.is_string(type_) or pa.types.is_large_string(type_):
+        column[0] = "never"  # a string never seen
+    asked[first] = pa.array(column, type_)
+    newest = T0 + np.timedelta64(int(secs[-1]), "s")
+    times = newest - (rng.integers(0, 1800, q) * 1_000_000).astype("timedelta64[us]")
+    queries = pa.table(asked | {"ts": pa.array(times)})
+    held = state._held.table()
+    want = windowagg.rolling_aggregate(held, time="ts", key=key, aggs=aggs, at=queries)
+    got = state.query(queries)
+    assert got.schema == want.schema
+    for name in aggs:  # NaN equals NaN
+        pairs = zip(got.column(name).to_pylist(), want.column(name).to_pylist())
+        assert all(a == b or (a != a and b != b) for a, b in pairs), name
+    assert got.column("c")[1].as_py() == 0  # a null key: no event
+    assert len(seen) == 1  # the standard deviation, over the asked keys' events alone
+    state.save(tmp_path / "state.arrow")
+    again = OnlineFeatures.load(tmp_path / "state.arrow")
+    assert again.query(queries).equals(got)
+
+
 def test_columns_of_every_kind_gathered_across_parts(monkeypatch) -> None:
     """A batch gathers the columns its entries read from every part: those of a fixed width
     as words with their nulls, others (strings, decimals, truth values) with Arrow's take;

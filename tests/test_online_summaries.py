@@ -136,26 +136,37 @@ MIXED = {
 }
 
 
-@pytest.mark.parametrize("aggs", [AGGS, MIXED], ids=["served", "mixed"])
+@pytest.mark.parametrize(
+    ("aggs", "keys"),
+    [(AGGS, pa.int64()), (MIXED, pa.int64()), (AGGS, pa.string())],
+    ids=["served", "mixed", "string keys"],
+)
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 400))
 def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
-    aggs, seed, n
+    aggs, keys, seed, n
 ) -> None:
     events, queries, cuts = _log(seed, n, "whole")
+    if keys != pa.int64():  # the same keys as strings: coded (windowagg...key_codes)
+        events = events.set_column(0, "k", events["k"].cast(keys))
+        queries = queries.set_column(0, "k", queries["k"].cast(keys))
     state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
     for batch in np.split(np.arange(n), cuts):
         if len(batch):
             state.update(events.take(pa.array(batch)))
     assert state._held is not None and state._held.summed == {"v": True, "w": True}
+    assert state._held.codes is not None  # the key has numbers: the parts are indexed
     with pytest.MonkeyPatch.context() as patch:  # the sums for any batch
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         patch.setattr(held_module, "MIXED_PER_REQUEST", 0)
         patch.setattr(summaries, "GROUP_COST", 0)
         patch.setattr(held_module, "GROUPED_PER_REQUEST", 0)
+        served, answered = [], held_module.answered
+        patch.setattr(held_module, "answered", lambda *a: served.append(answered(*a)) or served[-1])
         got = state.query(queries)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
+    assert [x is not None for x in served] == [True] * bool(state._held.parts)  # the parts
 
 
 @pytest.mark.parametrize("values", ["whole", "fractions", "nan", "huge", "huge integers"])

@@ -134,6 +134,12 @@ def _tables() -> None:
     for lo in range(0, 6_000, 2_000):
         online.update({c: v[lo : lo + 2_000] for c, v in hot.items()})
     online.query({"k": hot["k"][:1], "t": hot["t"][-1:]})
+    # keys of a string column and of several columns: coded through a hash table of bytes
+    named = hot | {"s": np.array(["a", "b", "c"], object)[rng.integers(0, 3, 6_000)]}
+    for key in (["s"], ["s", "k"]):
+        coded = OnlineFeatures(time="t", key=key, aggs={"s1": summed["s"]}, allowed_lateness="1h")
+        coded.update(named)
+        coded.query({c: named[c][:1] for c in ("s", "k", "t")})
     big = {"k": rng.integers(0, 20, 200_000), "t": rng.permutation(200_000) * 1.0}
     big["v"] = np.where(rng.random(200_000) < 0.01, np.nan, rng.random(200_000))
     # gathers on both cores; sums of 4,096 values or more, from prefix sums (rows:5) and

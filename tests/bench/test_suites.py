@@ -236,14 +236,17 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
         "recompute rolling_aggregate(at=)",
         *one,
         "DuckDB range join",
+        online.NAMED,
     ]
     if one:  # the same answers on one thread as on the engine's threads
         assert batch[2].checksum == batch[0].checksum
     assert batch[0].checksum > 10_000 and batch[0].extra == {"batches": 3}
-    assert batch[-1].extra == {"batches": 1 if zipf else 3}
+    assert batch[-2].extra == {"batches": 1 if zipf else 3}
+    assert batch[-1].checksum == batch[0].checksum  # the keys as strings: the same answers
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
-        *["single query p50"] * 6,
+        "ingest",
+        *["single query p50"] * 7,
         "save",
         "load",
     ]
@@ -255,14 +258,16 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
         online.POLARS,
         online.SUMMED,
         online.SUMMED_OFF,
+        online.NAMED,
     ]
     assert singles[0].checksum == singles[1].checksum  # both sides answered alike
+    assert singles[6].checksum == singles[2].checksum  # the keys as strings, alike
     assert singles[2].checksum == singles[3].checksum > 0  # the same requests in each kind
     assert singles[4].checksum == singles[5].checksum > 0  # from the sums and the events
     assert all(r.extra["calls"] >= 5 for r in singles)
     assert singles[2].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
-    assert len(lines) == len(rows) - 1  # save and load on one line
+    assert len(lines) == len(rows) - 2  # save and load on one line, as the strings' two
     assert any("p99.9" in line for line in lines)
 
 

@@ -19,7 +19,9 @@ single-query latency through the public API (a one-row table per call; p50, p99,
 many calls as fit in a time budget), and those of a second state of counts, sums, means and
 a max, answered from its parts' prefix sums and tables of their best rows, beside the same
 state reading its events; the bytes the state holds per event and entry; ``save`` and
-``load`` of the whole state to an Arrow IPC file.
+``load`` of the whole state to an Arrow IPC file; and the suite's state with its keys as
+strings (``card-`` and ten digits, coded as they arrive): its ingest, a batch and single
+requests, checked equal to the integer keys' answers.
 """
 
 from __future__ import annotations
@@ -261,6 +263,74 @@ def _kinds(
     return out, float(sum(expected))
 
 
+#: the side of the suite's state with its keys as strings (card numbers, say)
+NAMED = "windowagg, string keys"
+
+
+def _named_keys(table: pa.Table) -> pa.Table:
+    """``table`` with its keys as strings: ``card-`` and the number in ten digits."""
+    k = table.schema.get_field_index("k")
+    digits = pc.utf8_lpad(pc.cast(table["k"], pa.string()), 10, "0")
+    return table.set_column(k, "k", pc.binary_join_element_wise("card-", digits, ""))
+
+
+def _named(
+    events: pa.Table,
+    zipf: bool,
+    at: int,
+    batch: pa.Table,
+    calls: int,
+    report: Callable[[str], None],
+) -> tuple[np.ndarray, float, list[Row]]:
+    """The suite's state with the keys as strings (:func:`_named_keys`): coded as events
+    arrive (:mod:`~windowagg.engine.rolling.key_codes`), so that a request finds its key
+    through the index as an integer key's does. Its ingest, a batch (the median of three)
+    and :func:`_single`'s first ``calls`` requests, checked equal to the integer keys'
+    answers by the caller. Returns the single requests' times and checksum, and the rows of
+    the ingest and the batch (with the batch's checksum)."""
+    label = "Zipf keys" if zipf else "uniform keys"
+    named = _named_keys(events)
+    state, ingest = _state(named)
+    mine = _named_keys(batch)
+    checksum = _total(state.query(mine))
+    secs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        state.query(mine)
+        secs.append(time.perf_counter() - start)
+    keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
+    stamp = pa.array([at], pa.timestamp("us"))
+    asked = [_named_keys(pa.table({"k": pa.array([k]), "ts": stamp})) for k in keys]
+    for q in asked[:KIND_WARM]:  # a serving process is warm: untimed
+        state.query(q)
+    took, total = [], 0.0
+    for q in asked:
+        start = time.perf_counter()
+        got = state.query(q)
+        took.append(time.perf_counter() - start)
+        total += _total(got)
+    med = float(np.median(secs))
+    report(
+        f"{label:13s} {NAMED}: ingest {events.num_rows / ingest / 1e6:.2f} M events/s, "
+        f"{QUERY_BATCH / med:,.0f} queries/s in batches"
+    )
+    rows = [
+        Row("online", NAMED, "ingest", "keys", label, ingest, 0, events.num_rows, 0),
+        Row(
+            "online",
+            NAMED,
+            f"batch of {QUERY_BATCH:,}",
+            "keys",
+            label,
+            med,
+            (max(secs) - min(secs)) / med,
+            QUERY_BATCH,
+            checksum,
+        ),
+    ]
+    return np.array(took), total, rows
+
+
 #: a state whose entries are all counts, sums, means and maxima over range frames and the
 #: suite's mean over ``rows:100``: answered from its parts' prefix sums and tables of their
 #: best rows where its keys hold many events (:mod:`~windowagg.engine.rolling.summaries`)
@@ -425,10 +495,23 @@ def _case(
         )
     calls = 20 if checking_now() else 2_000
     single, floor, total = _single(state, held, zipf, at, calls, budget_s)
-    kinds, kinds_total = _kinds(state, zipf, at, min(len(single), KIND_CALLS))
-    summed, summed_total = _summed(ev, zipf, at, min(len(single), KIND_CALLS))
-    timed = (("windowagg", single), (FLOOR, floor), *kinds.items(), *summed.items())
+    calls = min(len(single), KIND_CALLS)
+    kinds, kinds_total = _kinds(state, zipf, at, calls)
+    summed, summed_total = _summed(ev, zipf, at, calls)
+    named, named_total, named_rows = _named(ev, zipf, at, batches[0], calls, report)
+    # the same answers as the integer keys': the first batch's, and the requests' as _kinds'
+    assert math.isclose(named_rows[1].checksum, first["windowagg"], rel_tol=1e-12)
+    assert math.isclose(named_total, kinds_total, rel_tol=1e-12)
+    rows += named_rows
+    timed = (
+        ("windowagg", single),
+        (FLOOR, floor),
+        *kinds.items(),
+        *summed.items(),
+        (NAMED, named),
+    )
     sums_of = {**dict.fromkeys(kinds, kinds_total), **dict.fromkeys(summed, summed_total)}
+    sums_of[NAMED] = kinds_total  # the same requests, their keys as strings
     for name, per_call in timed:
         p50, p99, p999 = np.percentile(per_call, [50, 99, 99.9])
         report(

@@ -12,19 +12,20 @@ A query whose frame would reach what was let go is refused
 
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 (:func:`~windowagg.engine.rolling.at.compute_at`) over the held events, with ties in arrival
-order as in the batch call over the events in that order. Where the key is one integer
-column, the state holds its events in parts (merged as a binary counter, so that many small
-updates leave O(log n) of them), each part in key and time order with ties in arrival order:
-an update's events are sorted once, and two parts merge in one compiled pass
-(:func:`~windowagg.kernels.key_order.merged_rows`). The parts' keys, times and the
-fixed-width columns the entries read are also laid one after another in one index
-(:class:`~.part_index.PartIndex`). A batch then finds each asked key's run in every part
-among the part's distinct keys, merges the runs key by key in one compiled pass (as
-stretches of rows that lie one after another), copies those stretches of the columns, and
-hands the evaluation the events of the keys it asks for alone, already in the order it
-would sort them into, so it does not sort them. On several threads, a batch that reads many
-events cuts its asked keys into ranges of about equal events, and each range, with its
-queries, is merged, copied and evaluated on a thread of its own
+order as in the batch call over the events in that order. Where the key has numbers (one
+column of whole numbers as they are; strings, binary and several columns coded by a hash
+table kept from call to call, :mod:`.key_codes`), the state holds its events in parts
+(merged as a binary counter, so that many small updates leave O(log n) of them), each part
+in key and time order with ties in arrival order: an update's events are sorted once, and
+two parts merge in one compiled pass (:func:`~windowagg.kernels.key_order.merged_rows`). The
+parts' key numbers, times and the fixed-width columns the entries read are also laid one
+after another in one index (:class:`~.part_index.PartIndex`). A batch then finds each asked
+key's run in every part among the part's distinct keys, merges the runs key by key in one
+compiled pass (as stretches of rows that lie one after another), copies those stretches of
+the columns, and hands the evaluation the events of the keys it asks for alone, already in
+the order it would sort them into, so it does not sort them. On several threads, a batch
+that reads many events cuts its asked keys into ranges of about equal events, and each
+range, with its queries, is merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
 events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
@@ -52,6 +53,7 @@ from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
+from .key_codes import KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
 from .summaries import answered, extremes_of, grouped_of, served, summarized
@@ -90,14 +92,15 @@ class Held:
         self.parts: list[
             pa.Table
         ] = []  # in arrival order, each half the size of the one before or more
-        field = schema.field(plan.keys[0]) if len(plan.keys) == 1 else None
         #: the columns the entries read, all a query gathers
         self.read = entries_read(plan, schema.empty_table()).column_names
-        #: where the key is one integer column, each part is in key and time order (ties in
-        #: arrival order: the order the evaluation puts them in), and ``index`` holds the
-        #: parts' keys and times, distinct keys and fixed-width columns read
-        self.indexed = field is not None and pa.types.is_signed_integer(field.type)
-        self.key_type = None if field is None else field.type  # one key column: its type
+        #: where the key's columns have numbers (:mod:`.key_codes`: whole numbers, strings,
+        #: binary), each part is in key and time order (ties in arrival order: the order the
+        #: evaluation puts them in), and ``index`` holds the parts' key numbers and times,
+        #: distinct keys and fixed-width columns read
+        types = [schema.field(k).type for k in plan.keys]
+        self.indexed = codeable(types)
+        self.codes = KeyCodes(types) if self.indexed else None
         #: the entries that are counts, sums, means, maxima, minima, first or last values or
         #: distinct counts over a range or rows frame, answered from each part's prefix sums,
         #: tables and groups (:mod:`.summaries`), as a plan of them alone (None: no such
@@ -164,11 +167,14 @@ class Held:
         return keep
 
     def restore(self, events: pa.Table) -> None:
-        """Hold ``events`` (every one in time, in arrival order or, where the key is one
-        integer column, in key and time order with ties in arrival order: a saved state's,
-        or those kept when events are let go) and nothing else."""
+        """Hold ``events`` (every one in time, in arrival order or, where the key has numbers,
+        in key and time order with ties in arrival order: a saved state's, or those kept
+        when events are let go) and nothing else. The key's codes start afresh: a part after
+        the first may then be sorted again (a key it holds that the first does not got a
+        later code than it had)."""
         self.parts, self.index = [], self._fresh()
-        if self.indexed:
+        if self.codes is not None:  # codes afresh: a key let go keeps none
+            self.codes = KeyCodes(self.codes.types)
             self.index.reserve(events.num_rows)
         for batch in events.to_batches():  # each the run of arrivals of a part, or of one
             if batch.num_rows:
@@ -176,11 +182,11 @@ class Held:
                 self._merge()
 
     def _hold(self, part: pa.Table) -> None:
-        """Hold ``part`` as the newest part: in key and time order where the key is one
-        integer column (:func:`key_time_order`; ties keep their order)."""
+        """Hold ``part`` as the newest part: in key and time order where the key has numbers
+        (:func:`key_time_order`; ties keep their order)."""
         part = part.combine_chunks()
-        if self.indexed:
-            keys = np.asarray(part.column(self.plan.keys[0]).to_numpy(), np.int64)
+        if self.codes is not None:
+            keys = self.codes.of([part.column(k) for k in self.plan.keys], add=True)
             times, _ = times_as_numbers(part.column(self.plan.time))
             if not in_key_order(keys, times):
                 order = key_time_order(keys, times)
@@ -238,9 +244,9 @@ class Held:
 
     def table(self) -> pa.Table:
         """Every held event (an empty table in the schema where none), part by part in
-        arrival order, each part in arrival order or, where the key is one integer column,
-        in key and time order with ties in arrival order: a stable sort by key and time puts
-        ties in arrival order either way."""
+        arrival order, each part in arrival order or, where the key has numbers, in key and
+        time order with ties in arrival order: a stable sort by key and time puts ties in
+        arrival order either way."""
         if not self.parts:
             return self.schema.empty_table()
         return pa.concat_tables(self.parts)
@@ -263,15 +269,14 @@ class Held:
                     "let events go); allow more lateness to answer queries further back"
                 )
         keys = self.plan.keys
-        if self.indexed and self.parts:
-            asked = queries.column(at_keys[0])
-            if asked.type == self.key_type:
-                return self._by_key(queries, asked, at_time)
+        types = [queries.schema.field(k).type for k in at_keys]
+        if self.codes is not None and self.parts and types == self.codes.types:
+            return self._by_key(queries, at_keys, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
 
-    def _by_key(self, queries: pa.Table, asked: pa.ChunkedArray, at_time: str) -> list[pa.Array]:
-        """The answers where the key is one integer column of the queries' type: the held
+    def _by_key(self, queries: pa.Table, at_keys: tuple, at_time: str) -> list[pa.Array]:
+        """The answers where the key has numbers, the queries' key of the same types: the held
         events of the keys asked for alone (the others lie in no query's frame), found in
         key and time order with each key's count (:meth:`_by_index`), so the evaluation
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
@@ -281,12 +286,13 @@ class Held:
         runs in ranges of keys (:meth:`_in_ranges`). A batch that asks for many events a
         request has the entries the parts serve answered from their sums and tables
         (:meth:`_from_summaries`), and only the others evaluated over the events."""
-        if asked.null_count:
-            q = np.asarray(pc.fill_null(asked, 0).to_numpy(zero_copy_only=False), np.int64)
-            valid = np.asarray(asked.is_valid().to_numpy(zero_copy_only=False), bool)
-        else:
-            q = np.asarray(asked.to_numpy(zero_copy_only=False), np.int64)
-            valid = np.ones(len(q), bool)
+        asked = [queries.column(k) for k in at_keys]
+        assert self.codes is not None  # the key has numbers
+        q = self.codes.of(asked, add=False)  # -1: a key never seen
+        valid = np.ones(len(q), bool)
+        for col in asked:
+            if col.null_count:
+                valid &= np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
         if self.rest is None and not self.grouped:
@@ -392,7 +398,8 @@ class Held:
     @property
     def nbytes(self) -> int:
         """The bytes the state holds: the events' columns and each part's keys and times."""
-        return sum(p.nbytes for p in self.parts) + (self.index.nbytes if self.indexed else 0)
+        held = sum(p.nbytes for p in self.parts)
+        return held + (self.index.nbytes + self.codes.nbytes if self.codes is not None else 0)
 
     def _by_index(self, runs: Runs, columns: list[str]) -> tuple[pa.Table, np.ndarray, np.ndarray]:
         """The ``columns`` of the held events of ``runs``' keys, in key and time order, ties

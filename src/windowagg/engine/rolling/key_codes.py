@@ -1,0 +1,164 @@
+"""The keys of an online state (:mod:`.online`) as int64 numbers, one per row, equal where the
+keys are equal: the state holds its parts in key and time order by them, and a request finds
+its key's run in every part by a search among them (:class:`~.part_index.PartIndex`).
+
+- A key of one whole-number column (integers, booleans, dates, timestamps, durations, times)
+  is its own numbers (an unsigned 64-bit one's bits as int64).
+- A key of one string or binary column is coded: each byte string gets a code, 0, 1, 2... in
+  the order it was first seen, from a hash table kept from call to call
+  (:mod:`windowagg.kernels.key_codes`), so an update codes its rows in O(1) each and a
+  request its key in O(1), whatever the number of keys held.
+- A key of several such columns is coded the same way: each row's numbers (a string
+  column's codes first) laid side by side as one byte string.
+
+Keys of other types (floats, decimals, nested types) are not coded (:func:`codeable`): the
+state reads their events as the batch call does. A request's key never seen is -1 (no code
+is), and its row's answers are those of a key with no event. Codes are never reused while
+the state holds its parts; a state that lets events go starts its codes afresh with the
+events it keeps (:meth:`~.online.Held.restore`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ...kernels.key_codes import added, byte_hashes, looked_up, rehashed
+from ..memory import empty, read_only
+from .part_index import Growing
+
+__all__ = ["KeyCodes", "codeable"]
+
+
+def _whole(type_: pa.DataType) -> bool:
+    """Whether a key column of ``type_`` is its own numbers."""
+    t = pa.types
+    return (
+        t.is_integer(type_)
+        or t.is_boolean(type_)
+        or t.is_date(type_)
+        or t.is_timestamp(type_)
+        or t.is_duration(type_)
+        or t.is_time(type_)
+    )
+
+
+def _bytes(type_: pa.DataType) -> bool:
+    """Whether a key column of ``type_`` is coded by its bytes."""
+    t = pa.types
+    return (
+        t.is_string(type_)
+        or t.is_large_string(type_)
+        or t.is_binary(type_)
+        or t.is_large_binary(type_)
+        or t.is_fixed_size_binary(type_)
+        or t.is_string_view(type_)
+        or t.is_binary_view(type_)
+    )
+
+
+def codeable(types: list[pa.DataType]) -> bool:
+    """Whether a key of columns of ``types`` has codes (:class:`KeyCodes`)."""
+    return bool(types) and all(_whole(t) or _bytes(t) for t in types)
+
+
+def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A whole-number column's values as int64 (0 where null; an unsigned 64-bit one's bits),
+    without a copy where they are int64 already."""
+    type_ = col.type
+    if pa.types.is_boolean(type_):
+        col = pc.cast(col, pa.int8())
+    elif not pa.types.is_integer(type_):  # a time's or a date's whole numbers
+        width = pa.int64() if type_.bit_width == 64 else pa.int32()
+        col = col.view(width) if isinstance(col, pa.Array) else col.cast(width)
+    if col.null_count:
+        col = pc.fill_null(col, 0)
+    values = col.to_numpy(zero_copy_only=False)
+    return values.view(np.int64) if values.dtype == np.uint64 else np.asarray(values, np.int64)
+
+
+class Codes:
+    """The byte strings seen so far, each with its code (:mod:`windowagg.kernels.key_codes`):
+    the hash table's slots (each a code, -1 where empty, the string's hash, and where its
+    bytes start and end), and the bytes one after another."""
+
+    def __init__(self) -> None:
+        self.data = Growing(np.uint8)
+        self.slots = _slots(16)
+        self.n = 0  # codes given
+
+    @property
+    def nbytes(self) -> int:
+        return self.slots.nbytes + self.data.data.nbytes
+
+    def of(self, offsets: np.ndarray, data: np.ndarray, add: bool) -> np.ndarray:
+        """The codes of the byte strings ``data[offsets[i]:offsets[i + 1]]``; those not seen
+        yet given the next codes where ``add``, else -1."""
+        n = len(offsets) - 1
+        offsets, data = read_only(offsets), read_only(data)
+        hashes, out = empty(n, np.int64), empty(n, np.int64)
+        byte_hashes(offsets, data, hashes)
+        if not looked_up(hashes, offsets, data, self.slots, self.data.view(), out) or not add:
+            return out
+        rows = np.flatnonzero(out < 0)
+        need = self.n + len(rows)
+        if 2 * need > len(self.slots):  # at most half full: a probe ends within a few slots
+            grown = _slots(1 << (2 * need - 1).bit_length())
+            rehashed(self.slots, grown)
+            self.slots = grown
+        size = self.data.n + int((offsets[rows + 1] - offsets[rows]).sum())
+        if size > len(self.data.data):  # doubling: O(1) a byte, amortized
+            self.data.reserve(max(size, 2 * len(self.data.data)))
+        got = added(
+            hashes, offsets, data, rows, self.slots, self.data.data, self.n, self.data.n, out
+        )
+        self.n, self.data.n = got
+        return out
+
+
+def _slots(size: int) -> np.ndarray:
+    """An empty hash table of ``size`` slots (a power of two)."""
+    slots = np.zeros((size, 4), np.int64)
+    slots[:, 0] = -1
+    return slots
+
+
+class KeyCodes:
+    """The numbers of a key of columns of ``types`` (:func:`codeable`), as the module says."""
+
+    def __init__(self, types: list[pa.DataType]) -> None:
+        self.types = types
+        #: a table of codes for each string or binary column, and one of the rows' numbers
+        #: side by side where the key has several columns
+        self.columns = [Codes() if _bytes(t) else None for t in types]
+        self.rows = Codes() if len(types) > 1 else None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(c.nbytes for c in (*self.columns, self.rows) if c is not None)
+
+    def of(self, columns: list[pa.Array | pa.ChunkedArray], add: bool) -> np.ndarray:
+        """Each row's key number (anything where a key column is null: such a row is in no
+        frame); a key not seen yet given the next code where ``add``, else -1."""
+        each = [
+            numbers(col) if codes is None else _coded(codes, col, add)
+            for codes, col in zip(self.columns, columns)
+        ]
+        if self.rows is None:
+            return each[0]
+        n = len(each[0])
+        side = np.stack(each, axis=1)  # one row's numbers as one byte string
+        offsets = np.arange(n + 1, dtype=np.int64) * side.itemsize * len(each)
+        # a string never seen has code -1, which no row laid side by side holds: not found
+        return self.rows.of(offsets, side.reshape(-1).view(np.uint8), add)
+
+
+def _coded(codes: Codes, col: pa.Array | pa.ChunkedArray, add: bool) -> np.ndarray:
+    """A string or binary column's codes (:class:`Codes`); a null's as an empty string's."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    col = pc.cast(col, pa.large_binary())
+    _, off, data = col.buffers()
+    offsets = np.frombuffer(off, np.int64)[col.offset : col.offset + len(col) + 1]
+    bytes_ = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return codes.of(offsets, bytes_, add)
