@@ -6,6 +6,7 @@ counted; history let go in bulk and a query that reaches it refused; save/load."
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import threading
 
 import numpy as np
@@ -821,21 +822,36 @@ CODED = {
     "d": pa.array([19723, 19724], pa.date32()),
     "o": pa.array([True, False]),
     "i": pa.array([-1, 1]),
+    "x": pa.array([0.0, -0.0, float("nan"), 1.5]),  # -0.0 and 0.0 two keys, as in the batch
+    "m": pa.array([decimal.Decimal(x) for x in ("1.10", "1.1", "-3.5")], pa.decimal128(6, 2)),
 }
 
 
 @pytest.mark.parametrize(
-    "key", [["s"], ["L"], ["b"], ["u"], ["d"], ["o"], ["s", "i"], ["i", "b", "d"]]
+    "key",
+    [
+        ["s"],
+        ["L"],
+        ["b"],
+        ["u"],
+        ["d"],
+        ["o"],
+        ["x"],
+        ["m"],
+        ["s", "i"],
+        ["i", "b", "d"],
+        ["o", "i", "x"],
+    ],
 )
 def test_keys_of_strings_binary_and_several_columns_through_the_index(
     key, seen, monkeypatch, tmp_path
 ) -> None:
-    """A key of strings, binary, unsigned or temporal values, or of several columns, is held
-    in parts by its codes and found through the index, never by a pass over every event:
-    updates that merge parts, history let go (codes started afresh), a save and a load, and
-    requests with a key never seen (a string) or a null one answer what the batch call over
-    the held events answers, value and type; served entries (sum, rows count, distinct
-    count, first) and a standard deviation evaluated over the events."""
+    """A key of strings, binary, unsigned, temporal, float or decimal values, or of several
+    columns, is held in parts by its codes and found through the index, never by a pass over
+    every event: updates that merge parts, history let go (codes started afresh), a save and
+    a load, and requests with a key never seen (a string) or a null one answer what the
+    batch call over the held events answers, value and type; served entries (sum, rows
+    count, distinct count, first) and a standard deviation evaluated over the events."""
     import windowagg.engine.rolling.online as held_module
 
     def no_pass(*args):
@@ -885,8 +901,66 @@ def test_keys_of_strings_binary_and_several_columns_through_the_index(
     assert got.column("c")[1].as_py() == 0  # a null key: no event
     assert len(seen) == 1  # the standard deviation, over the asked keys' events alone
     state.save(tmp_path / "state.arrow")
-    again = OnlineFeatures.load(tmp_path / "state.arrow")
-    assert again.query(queries).equals(got)
+    again = OnlineFeatures.load(tmp_path / "state.arrow").query(queries)
+    assert again.select(list(aggs)).equals(got.select(list(aggs)))  # no NaN among them
+
+
+@pytest.mark.parametrize(
+    ("key", "asked"),
+    [
+        ("i", pa.array([0, 1, 2, 3, 4, 5, None, 2**40], pa.int64())),  # int32 events
+        ("i", pa.array([0.0, 1.5, 2.0, -0.0, 4.0, float("nan"), None, 1.0])),
+        ("f", pa.array([0, 2, 1, 3, 0, 2, 5, None], pa.int64())),  # float events
+        (
+            "m",
+            pa.array(
+                [decimal.Decimal(x) for x in ["1.1", "2", "-3.5", "0", "9", "1.10", "2", "0"]]
+            ),
+        ),
+    ],
+    ids=["ints", "floats to ints", "ints to floats", "decimals of another scale"],
+)
+def test_request_keys_of_another_type_are_compared_by_value(key, asked, monkeypatch) -> None:
+    """A request's key of another type than the events' is put in their type by value, as
+    the batch call compares them (a value no key of that type equals matches none), and
+    found through the index: the batch call's answers, value and type."""
+    import windowagg.engine.rolling.online as held_module
+
+    def no_pass(*args):
+        raise AssertionError("the events of every key were read for a request")
+
+    monkeypatch.setattr(held_module, "of_keys", no_pass)
+    rng = np.random.default_rng(29)
+    n = 2000
+    values = {
+        "i": pa.array(rng.integers(0, 5, n), pa.int32()),
+        "f": pa.array(np.array([0.0, -0.0, 1.0, 2.0, np.nan])[rng.integers(0, 5, n)]),
+        "m": pa.array(
+            [
+                decimal.Decimal(x)
+                for x in np.array(["1.10", "2.00", "-3.50", "0"])[rng.integers(0, 4, n)]
+            ],
+            pa.decimal128(6, 2),
+        ),
+    }
+    secs = np.sort(rng.integers(0, 3600, n))
+    events = pa.table(
+        {
+            key: values[key],
+            "ts": pa.array(T0 + (secs * 1_000_000).astype("timedelta64[us]")),
+            "v": rng.normal(size=n),
+        }
+    )
+    aggs = {"s": ("sum", "v", "range:10m"), "c": ("count", "v", "rows:3")}
+    state = OnlineFeatures(time="ts", key=key, aggs=aggs, allowed_lateness="2h")
+    for lo in range(0, n, 500):
+        state.update(events.slice(lo, 500))
+    times = pa.array(np.full(len(asked), T0 + np.timedelta64(3600, "s")))
+    queries = pa.table({key: asked, "ts": times})
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="ts", key=key, aggs=aggs, at=queries)
+    assert got.schema == want.schema and got.select(list(aggs)).equals(want.select(list(aggs)))
+    assert sum(got.column("c").to_pylist()) > 0  # some keys found
 
 
 def test_columns_of_every_kind_gathered_across_parts(monkeypatch) -> None:

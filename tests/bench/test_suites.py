@@ -236,17 +236,20 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
         "recompute rolling_aggregate(at=)",
         *one,
         "DuckDB range join",
+        online.NAMED_INT,
         online.NAMED,
     ]
     if one:  # the same answers on one thread as on the engine's threads
         assert batch[2].checksum == batch[0].checksum
     assert batch[0].checksum > 10_000 and batch[0].extra == {"batches": 3}
-    assert batch[-2].extra == {"batches": 1 if zipf else 3}
-    assert batch[-1].checksum == batch[0].checksum  # the keys as strings: the same answers
+    assert batch[-3].extra == {"batches": 1 if zipf else 3}
+    # the keys as strings and as integers, in turn: the same answers to the same batches
+    assert batch[-1].checksum == batch[-2].checksum == batch[0].checksum
+    assert batch[-1].extra == batch[-2].extra == {"batches": 3}
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
         "ingest",
-        *["single query p50"] * 7,
+        *["single query p50"] * 8,
         "save",
         "load",
     ]
@@ -258,17 +261,51 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
         online.POLARS,
         online.SUMMED,
         online.SUMMED_OFF,
+        online.NAMED_INT,
         online.NAMED,
     ]
     assert singles[0].checksum == singles[1].checksum  # both sides answered alike
-    assert singles[6].checksum == singles[2].checksum  # the keys as strings, alike
+    assert singles[6].checksum == singles[7].checksum == singles[2].checksum  # as strings
     assert singles[2].checksum == singles[3].checksum > 0  # the same requests in each kind
     assert singles[4].checksum == singles[5].checksum > 0  # from the sums and the events
     assert all(r.extra["calls"] >= 5 for r in singles)
     assert singles[2].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
-    assert len(lines) == len(rows) - 2  # save and load on one line, as the strings' two
+    assert len(lines) == len(rows) - 3  # save and load on one line, the strings' three rows too
     assert any("p99.9" in line for line in lines)
+
+
+def test_online_suite_summed_sides_take_their_paths(answers_only: None, monkeypatch) -> None:
+    """The second state's two sides: every request of the one answered from the parts, and
+    none of the other's, reaches the parts' sums and tables; the other's all read their
+    events (a side that only set the sums' columns aside took the parts anyway)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from windowagg.bench import online
+    from windowagg.engine.rolling import online as held_module
+
+    paths: list[str] = []
+    parts, events = held_module.Held._from_summaries, held_module.Held._of_runs
+
+    def from_parts(self, *args):
+        paths.append("parts")
+        return parts(self, *args)
+
+    def from_events(self, *args):
+        paths.append("events")
+        return events(self, *args)
+
+    monkeypatch.setattr(held_module.Held, "_from_summaries", from_parts)
+    monkeypatch.setattr(held_module.Held, "_of_runs", from_events)
+    ev = online.workload(20_000, True)
+    at = int(pc.max(ev["ts"]).cast(pa.int64()).as_py())
+    calls = 2 * online.SUMMED_BLOCK
+    took, _ = online._summed(ev, True, at, calls)
+    assert [len(t) for t in took.values()] == [calls, calls]
+    # each side's requests, and one untimed before each block: half from the parts, half
+    # from the events, the warm-up's and the batch call's check from the parts
+    assert paths.count("events") == calls + 2 and paths.count("parts") > calls
 
 
 @pytest.mark.spark

@@ -54,7 +54,8 @@ def test_codes_number_equal_byte_strings_in_the_order_first_seen(batches, asked,
 
 def test_whole_number_keys_are_their_own_numbers() -> None:
     """Integers (an unsigned 64-bit one's bits), booleans, dates, timestamps, durations and
-    times as int64, nulls as 0, chunked or not; floats and decimals have no codes."""
+    times as int64, floats as their bits, nulls as 0, chunked or not; nested and
+    dictionary-encoded columns have no numbers."""
     cases = [
         (pa.array([2**64 - 1, 0, None], pa.uint64()), [-1, 0, 0]),
         (pa.array([-5, None, 7], pa.int8()), [-5, 0, 7]),
@@ -70,8 +71,17 @@ def test_whole_number_keys_are_their_own_numbers() -> None:
         assert numbers(pa.chunked_array([col[:1], col[1:]])).tolist() == want, col.type
     values = pa.array(np.arange(5), pa.int64())
     assert np.shares_memory(numbers(pa.chunked_array([values])), values.to_numpy())
-    assert codeable([pa.string(), pa.int32(), pa.date32(), pa.binary(4)])
-    assert not codeable([pa.float64()]) and not codeable([pa.string(), pa.decimal128(5, 2)])
+    # a float's bits: -0.0 and 0.0 apart, as two NaN of different bits (as the batch call's
+    # keys are)
+    other_nan = np.array([0x7FF8000000000001], np.uint64).view(np.float64)[0]
+    floats = np.array([0.0, -0.0, np.nan, other_nan, 1.5])
+    assert numbers(pa.array(floats)).tolist() == floats.view(np.int64).tolist()
+    single = np.array([0.0, -0.0, 2.5], np.float32)
+    assert numbers(pa.array(single)).tolist() == single.view(np.int32).tolist()
+    assert codeable([pa.string(), pa.int32(), pa.date32(), pa.binary(4), pa.float64()])
+    assert codeable([pa.decimal128(5, 2), pa.large_binary()])
+    assert not codeable([pa.list_(pa.int64())]) and not codeable([])
+    assert not codeable([pa.string(), pa.dictionary(pa.int32(), pa.string())])
 
 
 def test_several_columns_are_coded_by_their_rows() -> None:
@@ -85,3 +95,10 @@ def test_several_columns_are_coded_by_their_rows() -> None:
     assert got.tolist() == [0, 1, 2, 0, 3, 4]
     asked = coder.of([pa.array(["a", "z", "b", "", "b"]), pa.array([2, 1, 2, 1, -1])], add=False)
     assert asked.tolist() == [2, -1, -1, 3, 4]
+    # decimals by the bytes of their unscaled values: equal values of one type, one code
+    import decimal
+
+    amounts = pa.array(
+        [decimal.Decimal(x) for x in ("1.10", "1.1", "-2", "0")], pa.decimal128(6, 2)
+    )
+    assert KeyCodes([amounts.type]).of([amounts], add=True).tolist() == [0, 0, 1, 2]

@@ -21,7 +21,7 @@ a max, answered from its parts' prefix sums and tables of their best rows, besid
 state reading its events; the bytes the state holds per event and entry; ``save`` and
 ``load`` of the whole state to an Arrow IPC file; and the suite's state with its keys as
 strings (``card-`` and ten digits, coded as they arrive): its ingest, a batch and single
-requests, checked equal to the integer keys' answers.
+requests, taking turns with the integer keys' state, checked equal to its answers.
 """
 
 from __future__ import annotations
@@ -263,8 +263,12 @@ def _kinds(
     return out, float(sum(expected))
 
 
-#: the side of the suite's state with its keys as strings (card numbers, say)
+#: the suite's state with its keys as strings (card numbers, say), and the integer keys'
+#: state taking turns with it
 NAMED = "windowagg, string keys"
+NAMED_INT = "windowagg, integer keys, in turn with string keys"
+#: the two take turns by blocks of this many single requests
+NAMED_BLOCK = 100
 
 
 def _named_keys(table: pa.Table) -> pa.Table:
@@ -276,59 +280,74 @@ def _named_keys(table: pa.Table) -> pa.Table:
 
 def _named(
     events: pa.Table,
+    state: OnlineFeatures,
     zipf: bool,
-    at: int,
-    batch: pa.Table,
+    batches: list[pa.Table],
     calls: int,
     report: Callable[[str], None],
-) -> tuple[np.ndarray, float, list[Row]]:
-    """The suite's state with the keys as strings (:func:`_named_keys`): coded as events
-    arrive (:mod:`~windowagg.engine.rolling.key_codes`), so that a request finds its key
-    through the index as an integer key's does. Its ingest, a batch (the median of three)
-    and :func:`_single`'s first ``calls`` requests, checked equal to the integer keys'
-    answers by the caller. Returns the single requests' times and checksum, and the rows of
-    the ingest and the batch (with the batch's checksum)."""
+) -> tuple[dict[str, np.ndarray], list[Row]]:
+    """The suite's state with the keys as strings (:func:`_named_keys`), coded as events
+    arrive (:mod:`~windowagg.engine.rolling.key_codes`) so that a request finds its key
+    through the index as an integer key's does, beside the integer keys' ``state``: its
+    ingest; the batches, each run twice by each side taking turns; :func:`_single`'s first
+    ``calls`` requests, the two taking turns by blocks of :data:`NAMED_BLOCK` (each side
+    first every other block). Every answer checked equal to the integer keys'. Returns the
+    single requests' times of each side, and the rows of the ingest and the batches."""
     label = "Zipf keys" if zipf else "uniform keys"
-    named = _named_keys(events)
-    state, ingest = _state(named)
-    mine = _named_keys(batch)
-    checksum = _total(state.query(mine))
-    secs = []
-    for _ in range(3):
-        start = time.perf_counter()
-        state.query(mine)
-        secs.append(time.perf_counter() - start)
+    named, ingest = _state(_named_keys(events))
+    sides = {NAMED_INT: state, NAMED: named}
+    seconds: dict[str, list[float]] = {NAMED_INT: [], NAMED: []}
+    checks: dict[str, float] = {}  # the first batch's checksum
+    for batch in batches:
+        asked = {NAMED_INT: batch, NAMED: _named_keys(batch)}
+        runs = [lambda s=s, q=asked[name]: _total(s.query(q)) for name, s in sides.items()]
+        timed = measure_interleaved(runs, 2, warm=0)
+        assert timed[0][2] == timed[1][2]  # the same answers
+        for name, (secs, _, check) in zip(sides, timed):
+            seconds[name].append(secs)
+            checks.setdefault(name, check)
+    at = int(pc.max(events["ts"]).cast(pa.int64()).as_py())
     keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
     stamp = pa.array([at], pa.timestamp("us"))
-    asked = [_named_keys(pa.table({"k": pa.array([k]), "ts": stamp})) for k in keys]
-    for q in asked[:KIND_WARM]:  # a serving process is warm: untimed
-        state.query(q)
-    took, total = [], 0.0
-    for q in asked:
-        start = time.perf_counter()
-        got = state.query(q)
-        took.append(time.perf_counter() - start)
-        total += _total(got)
-    med = float(np.median(secs))
+    plain = [pa.table({"k": pa.array([k]), "ts": stamp}) for k in keys]
+    asked = {NAMED_INT: plain, NAMED: [_named_keys(q) for q in plain]}
+    took: dict[str, list[float]] = {NAMED_INT: [], NAMED: []}
+    totals: dict[str, float] = {NAMED_INT: 0.0, NAMED: 0.0}
+    order = list(sides)
+    for b, first in enumerate(range(0, calls, NAMED_BLOCK)):
+        for name in order if b % 2 else order[::-1]:  # each side first every other block
+            s = sides[name]
+            s.query(asked[name][max(first - 1, 0)])  # warm, untimed
+            for q in asked[name][first : first + NAMED_BLOCK]:
+                start = time.perf_counter()
+                got = s.query(q)
+                took[name].append(time.perf_counter() - start)
+                totals[name] += _total(got)
+    assert math.isclose(totals[NAMED], totals[NAMED_INT], rel_tol=1e-12)
+    medians = {name: float(np.median(ts)) for name, ts in seconds.items()}
     report(
-        f"{label:13s} {NAMED}: ingest {events.num_rows / ingest / 1e6:.2f} M events/s, "
-        f"{QUERY_BATCH / med:,.0f} queries/s in batches"
+        f"{label:13s} {NAMED}: ingest {events.num_rows / ingest / 1e6:.2f} M events/s; "
+        f"{QUERY_BATCH / medians[NAMED]:,.0f} queries/s in batches, against "
+        f"{QUERY_BATCH / medians[NAMED_INT]:,.0f} for the integer keys in turn"
     )
-    rows = [
-        Row("online", NAMED, "ingest", "keys", label, ingest, 0, events.num_rows, 0),
-        Row(
-            "online",
-            NAMED,
-            f"batch of {QUERY_BATCH:,}",
-            "keys",
-            label,
-            med,
-            (max(secs) - min(secs)) / med,
-            QUERY_BATCH,
-            checksum,
-        ),
-    ]
-    return np.array(took), total, rows
+    rows = [Row("online", NAMED, "ingest", "keys", label, ingest, 0, events.num_rows, 0)]
+    for name, ts in seconds.items():
+        med = medians[name]
+        rows.append(
+            Row(
+                "online",
+                name,
+                f"batch of {QUERY_BATCH:,}",
+                "keys",
+                label,
+                med,
+                (max(ts) - min(ts)) / med,
+                QUERY_BATCH,
+                checks[name],
+                {"batches": len(ts)},
+            )
+        )
+    return {name: np.array(ts) for name, ts in took.items()}, rows
 
 
 #: a state whose entries are all counts, sums, means and maxima over range frames and the
@@ -364,11 +383,11 @@ def _summed(
     for lo in range(0, events.num_rows, INGEST_BATCH):
         state.update(events.slice(lo, INGEST_BATCH))
     held = state._held
-    assert held is not None and held.summed is not None
+    assert held is not None and held.served is not None and held.summed is not None
     keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
     stamp = pa.array([at], pa.timestamp("us"))
     asked = [pa.table({"k": pa.array([k]), "ts": stamp}) for k in keys]
-    summed = held.summed
+    served = held.served  # the entries the parts serve: none, and the events are read
 
     def total(out: pa.Table) -> float:
         columns = [
@@ -380,18 +399,18 @@ def _summed(
     checks: dict[str, float] = {SUMMED: 0.0, SUMMED_OFF: 0.0}
     for q in asked[:KIND_WARM]:  # warm, untimed
         state.query(q)
-    sides = ((SUMMED, summed), (SUMMED_OFF, None))
+    sides = ((SUMMED, served), (SUMMED_OFF, None))
     for b, first in enumerate(range(0, len(asked), SUMMED_BLOCK)):
         block = asked[first : first + SUMMED_BLOCK]
-        for name, sums in sides if b % 2 else sides[::-1]:  # each side first every other block
-            held.summed = sums
+        for name, plan in sides if b % 2 else sides[::-1]:  # each side first every other block
+            held.served = plan
             state.query(asked[max(first - 1, 0)])  # warm, untimed
             for q in block:
                 start = time.perf_counter()
                 got = state.query(q)
                 took[name].append(time.perf_counter() - start)
                 checks[name] += total(got)
-    held.summed = summed
+    held.served = served
     both = pa.concat_tables(asked[:200])
     want = rolling_aggregate(held.table(), time="ts", key="k", aggs=SUMMED_ENTRIES, at=both)
     assert math.isclose(checks[SUMMED], checks[SUMMED_OFF], rel_tol=1e-12)
@@ -498,20 +517,12 @@ def _case(
     calls = min(len(single), KIND_CALLS)
     kinds, kinds_total = _kinds(state, zipf, at, calls)
     summed, summed_total = _summed(ev, zipf, at, calls)
-    named, named_total, named_rows = _named(ev, zipf, at, batches[0], calls, report)
-    # the same answers as the integer keys': the first batch's, and the requests' as _kinds'
-    assert math.isclose(named_rows[1].checksum, first["windowagg"], rel_tol=1e-12)
-    assert math.isclose(named_total, kinds_total, rel_tol=1e-12)
+    named, named_rows = _named(ev, state, zipf, batches, calls, report)
     rows += named_rows
-    timed = (
-        ("windowagg", single),
-        (FLOOR, floor),
-        *kinds.items(),
-        *summed.items(),
-        (NAMED, named),
-    )
+    timed = (("windowagg", single), (FLOOR, floor), *kinds.items(), *summed.items())
+    timed += tuple(named.items())
     sums_of = {**dict.fromkeys(kinds, kinds_total), **dict.fromkeys(summed, summed_total)}
-    sums_of[NAMED] = kinds_total  # the same requests, their keys as strings
+    sums_of |= dict.fromkeys(named, kinds_total)  # the same requests (checked equal)
     for name, per_call in timed:
         p50, p99, p999 = np.percentile(per_call, [50, 99, 99.9])
         report(

@@ -35,7 +35,7 @@ from ..stages import stage
 from ..sweep import FrameBounds, offsets
 from .plan import RollingPlan
 
-__all__ = ["check_queries", "compute_at", "entries_read", "evaluate_at"]
+__all__ = ["by_value", "check_queries", "compute_at", "entries_read", "evaluate_at"]
 
 
 def check_queries(
@@ -82,7 +82,7 @@ def _castable(source: pa.DataType, target: pa.DataType) -> bool:
     )
 
 
-def _by_value(column: pa.Array, target: pa.DataType) -> pa.Array:
+def by_value(column: pa.Array, target: pa.DataType) -> pa.Array:
     """A query's key column in the events' key type, compared by value: a key that no value
     of that type equals (1.5 against integers, 257 against int8, 2**53 + 1 against doubles)
     becomes null, which matches no event."""
@@ -112,7 +112,7 @@ def _segments(
         return np.full(q, 0 if len(seg) > 1 else -1, np.int64)
     asked = pa.table(
         [
-            _by_value(queries.column(a).combine_chunks(), first.schema.field(k).type)
+            by_value(queries.column(a).combine_chunks(), first.schema.field(k).type)
             for k, a in zip(plan.keys, at_keys)
         ],
         names=list(plan.keys),

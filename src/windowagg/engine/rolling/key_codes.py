@@ -3,19 +3,23 @@ keys are equal: the state holds its parts in key and time order by them, and a r
 its key's run in every part by a search among them (:class:`~.part_index.PartIndex`).
 
 - A key of one whole-number column (integers, booleans, dates, timestamps, durations, times)
-  is its own numbers (an unsigned 64-bit one's bits as int64).
-- A key of one string or binary column is coded: each byte string gets a code, 0, 1, 2... in
-  the order it was first seen, from a hash table kept from call to call
+  is its own numbers (an unsigned 64-bit one's bits as int64); a float column's, its bits:
+  the batch call's keys are equal where their bits are (-0.0 and 0.0 two keys, as two NaN
+  of different bits), and so are these.
+- A key of one string, binary or decimal column is coded (a decimal by the bytes of its
+  unscaled value, equal for equal values of one type): each byte string gets a code, 0, 1,
+  2... in the order it was first seen, from a hash table kept from call to call
   (:mod:`windowagg.kernels.key_codes`), so an update codes its rows in O(1) each and a
   request its key in O(1), whatever the number of keys held.
 - A key of several such columns is coded the same way: each row's numbers (a string
   column's codes first) laid side by side as one byte string.
 
-Keys of other types (floats, decimals, nested types) are not coded (:func:`codeable`): the
-state reads their events as the batch call does. A request's key never seen is -1 (no code
-is), and its row's answers are those of a key with no event. Codes are never reused while
-the state holds its parts; a state that lets events go starts its codes afresh with the
-events it keeps (:meth:`~.online.Held.restore`)."""
+A request's key columns are first put in the events' key types by value
+(:func:`~.at.by_value`), as the batch call compares them; a key never seen is -1 (no code
+is), and its row's answers are those of a key with no event. Keys of other types (nested,
+dictionary-encoded) are not coded (:func:`codeable`): the state reads their events as the
+batch call does. Codes are never reused while the state holds its parts; a state that lets
+events go starts its codes afresh with the events it keeps (:meth:`~.online.Held.restore`)."""
 
 from __future__ import annotations
 
@@ -31,10 +35,11 @@ __all__ = ["KeyCodes", "codeable"]
 
 
 def _whole(type_: pa.DataType) -> bool:
-    """Whether a key column of ``type_`` is its own numbers."""
+    """Whether a key column of ``type_`` is its own numbers (a float's, its bits)."""
     t = pa.types
     return (
         t.is_integer(type_)
+        or t.is_floating(type_)
         or t.is_boolean(type_)
         or t.is_date(type_)
         or t.is_timestamp(type_)
@@ -54,6 +59,7 @@ def _bytes(type_: pa.DataType) -> bool:
         or t.is_fixed_size_binary(type_)
         or t.is_string_view(type_)
         or t.is_binary_view(type_)
+        or t.is_decimal(type_)
     )
 
 
@@ -63,14 +69,17 @@ def codeable(types: list[pa.DataType]) -> bool:
 
 
 def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A whole-number column's values as int64 (0 where null; an unsigned 64-bit one's bits),
-    without a copy where they are int64 already."""
+    """A column of whole numbers (:func:`_whole`) as int64: its values (an unsigned 64-bit
+    one's bits), a time's or a date's numbers, a float's bits; 0 where null; without a copy
+    where they are int64 already."""
     type_ = col.type
     if pa.types.is_boolean(type_):
         col = pc.cast(col, pa.int8())
-    elif not pa.types.is_integer(type_):  # a time's or a date's whole numbers
-        width = pa.int64() if type_.bit_width == 64 else pa.int32()
-        col = col.view(width) if isinstance(col, pa.Array) else col.cast(width)
+    elif not pa.types.is_integer(type_):  # the numbers, or the bits, of the same width
+        width = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[type_.bit_width]
+        if isinstance(col, pa.ChunkedArray):
+            col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+        col = col.view(width)
     if col.null_count:
         col = pc.fill_null(col, 0)
     values = col.to_numpy(zero_copy_only=False)
@@ -156,7 +165,9 @@ class KeyCodes:
 def _coded(codes: Codes, col: pa.Array | pa.ChunkedArray, add: bool) -> np.ndarray:
     """A string or binary column's codes (:class:`Codes`); a null's as an empty string's."""
     if isinstance(col, pa.ChunkedArray):
-        col = col.combine_chunks()
+        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    if pa.types.is_decimal(col.type):  # equal values of one type: equal bytes
+        col = col.view(pa.binary(col.type.byte_width))
     col = pc.cast(col, pa.large_binary())
     _, off, data = col.buffers()
     offsets = np.frombuffer(off, np.int64)[col.offset : col.offset + len(col) + 1]

@@ -13,19 +13,20 @@ A query whose frame would reach what was let go is refused
 Queries are answered by the same evaluation as ``rolling_aggregate(at=)``
 (:func:`~windowagg.engine.rolling.at.compute_at`) over the held events, with ties in arrival
 order as in the batch call over the events in that order. Where the key has numbers (one
-column of whole numbers as they are; strings, binary and several columns coded by a hash
-table kept from call to call, :mod:`.key_codes`), the state holds its events in parts
-(merged as a binary counter, so that many small updates leave O(log n) of them), each part
-in key and time order with ties in arrival order: an update's events are sorted once, and
-two parts merge in one compiled pass (:func:`~windowagg.kernels.key_order.merged_rows`). The
-parts' key numbers, times and the fixed-width columns the entries read are also laid one
-after another in one index (:class:`~.part_index.PartIndex`). A batch then finds each asked
-key's run in every part among the part's distinct keys, merges the runs key by key in one
-compiled pass (as stretches of rows that lie one after another), copies those stretches of
-the columns, and hands the evaluation the events of the keys it asks for alone, already in
-the order it would sort them into, so it does not sort them. On several threads, a batch
-that reads many events cuts its asked keys into ranges of about equal events, and each
-range, with its queries, is merged, copied and evaluated on a thread of its own
+column of whole numbers as they are, of floats their bits; strings, binary, decimals and
+several columns coded by a hash table kept from call to call, :mod:`.key_codes`), the state
+holds its events in parts (merged as a binary counter, so that many small updates leave
+O(log n) of them), each part in key and time order with ties in arrival order: an update's
+events are sorted once, and two parts merge in one compiled pass
+(:func:`~windowagg.kernels.key_order.merged_rows`). The parts' key numbers, times and the
+fixed-width columns the entries read are also laid one after another in one index
+(:class:`~.part_index.PartIndex`). A batch then finds each asked key's run in every part
+among the part's distinct keys, merges the runs key by key in one compiled pass (as
+stretches of rows that lie one after another), copies those stretches of the columns, and
+hands the evaluation the events of the keys it asks for alone, already in the order it would
+sort them into, so it does not sort them. On several threads, a batch that reads many events
+cuts its asked keys into ranges of about equal events, and each range, with its queries, is
+merged, copied and evaluated on a thread of its own
 (:func:`~windowagg.engine.parallel.on_cores`): a point-in-time answer is its frame's alone,
 so the answers are those of one thread. Each such batch costs time in proportion to the
 events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
@@ -51,7 +52,7 @@ from .. import parallel
 from ..columns import limits, moved, numbers_as_times, word_type
 from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
-from .at import compute_at, entries_read, evaluate_at, in_events_unit
+from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
 from .key_codes import KeyCodes, codeable
 from .part_index import PartIndex, Runs
@@ -94,10 +95,10 @@ class Held:
         ] = []  # in arrival order, each half the size of the one before or more
         #: the columns the entries read, all a query gathers
         self.read = entries_read(plan, schema.empty_table()).column_names
-        #: where the key's columns have numbers (:mod:`.key_codes`: whole numbers, strings,
-        #: binary), each part is in key and time order (ties in arrival order: the order the
-        #: evaluation puts them in), and ``index`` holds the parts' key numbers and times,
-        #: distinct keys and fixed-width columns read
+        #: where the key's columns have numbers (:mod:`.key_codes`: whole numbers, floats,
+        #: strings, binary, decimals), each part is in key and time order (ties in arrival
+        #: order: the order the evaluation puts them in), and ``index`` holds the parts' key
+        #: numbers and times, distinct keys and fixed-width columns read
         types = [schema.field(k).type for k in plan.keys]
         self.indexed = codeable(types)
         self.codes = KeyCodes(types) if self.indexed else None
@@ -269,14 +270,20 @@ class Held:
                     "let events go); allow more lateness to answer queries further back"
                 )
         keys = self.plan.keys
-        types = [queries.schema.field(k).type for k in at_keys]
-        if self.codes is not None and self.parts and types == self.codes.types:
-            return self._by_key(queries, at_keys, at_time)
+        if self.codes is not None and self.parts:
+            # the queries' keys in the events' key types, compared by value (as the batch
+            # call compares them: a key no value of that type equals is null)
+            asked = [
+                by_value(_one_chunk(queries.column(a)), t)
+                for a, t in zip(at_keys, self.codes.types)
+            ]
+            return self._by_key(queries, asked, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
 
-    def _by_key(self, queries: pa.Table, at_keys: tuple, at_time: str) -> list[pa.Array]:
-        """The answers where the key has numbers, the queries' key of the same types: the held
+    def _by_key(self, queries: pa.Table, asked: list[pa.Array], at_time: str) -> list[pa.Array]:
+        """The answers where the key has numbers (``asked``: the queries' key columns in the
+        events' key types): the held
         events of the keys asked for alone (the others lie in no query's frame), found in
         key and time order with each key's count (:meth:`_by_index`), so the evaluation
         (:func:`~windowagg.engine.rolling.at.evaluate_at`) is handed the keys' segments and
@@ -286,7 +293,6 @@ class Held:
         runs in ranges of keys (:meth:`_in_ranges`). A batch that asks for many events a
         request has the entries the parts serve answered from their sums and tables
         (:meth:`_from_summaries`), and only the others evaluated over the events."""
-        asked = [queries.column(k) for k in at_keys]
         assert self.codes is not None  # the key has numbers
         q = self.codes.of(asked, add=False)  # -1: a key never seen
         valid = np.ones(len(q), bool)
@@ -490,6 +496,11 @@ def asked_of(q: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     place.fill(-1)
     place[valid] = inverse
     return wanted, place
+
+
+def _one_chunk(col: pa.ChunkedArray) -> pa.Array:
+    """A column as one array (its one chunk as it is: combining it would copy it)."""
+    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def taken(
