@@ -822,7 +822,7 @@ CODED = {
     "d": pa.array([19723, 19724], pa.date32()),
     "o": pa.array([True, False]),
     "i": pa.array([-1, 1]),
-    "x": pa.array([0.0, -0.0, float("nan"), 1.5]),  # -0.0 and 0.0 two keys, as in the batch
+    "x": pa.array([0.0, -0.0, float("nan"), 1.5]),  # -0.0 the same key as 0.0, as Spark's
     "m": pa.array([decimal.Decimal(x) for x in ("1.10", "1.1", "-3.5")], pa.decimal128(6, 2)),
 }
 

@@ -5,7 +5,8 @@ A key column of any type (strings, numbers, dates; several columns) becomes one 
 ``0`` to ``m - 1`` in the keys' sorted order, nulls first (Spark's ascending order, in which
 ``partitionBy`` groups a null key as one key): each column is dictionary-encoded (Arrow's
 hash; integers of a small range are their own offsets), its few distinct values sorted, and
-several columns combine lexicographically.
+several columns combine lexicographically. Float keys are equal as Spark's are
+(:func:`as_key`: -0.0 the same key as 0.0, every NaN one key), not where their bits are.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .stages import stage
 #: imports this module)
 NULL_TIME = int(np.iinfo(np.int64).min)
 
-__all__ = ["Keyed", "in_key_order", "key_codes", "keyed_sort"]
+__all__ = ["Keyed", "as_key", "in_key_order", "key_codes", "keyed_sort"]
 
 
 class Keyed(NamedTuple):
@@ -39,9 +40,21 @@ class Keyed(NamedTuple):
     first: np.ndarray
 
 
+def as_key(col: pa.Array) -> pa.Array:
+    """A key column's values as Spark compares keys: a float column's -0.0 as 0.0, and every
+    NaN as one (Spark's ``NormalizeFloatingNumbers`` on partition and grouping keys); other
+    columns as they are."""
+    if not pa.types.is_floating(col.type):
+        return col
+    zero, nan = pa.scalar(0.0, col.type), pa.scalar(float("nan"), col.type)
+    col = pc.if_else(pc.equal(col, zero), zero, col)  # -0.0 equals 0.0: becomes it
+    return pc.if_else(pc.is_nan(col), nan, col)
+
+
 def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:
     if isinstance(col, pa.ChunkedArray):  # one chunk as it is (combining it copies it)
         col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    col = as_key(col)
     if pa.types.is_integer(col.type) and not col.null_count and len(col):
         x = col.to_numpy()
         spans = parallel.by_chunks(lambda a, b: int_span(x[a:b]), len(x))

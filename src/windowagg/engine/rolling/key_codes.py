@@ -3,9 +3,9 @@ keys are equal: the state holds its parts in key and time order by them, and a r
 its key's run in every part by a search among them (:class:`~.part_index.PartIndex`).
 
 - A key of one whole-number column (integers, booleans, dates, timestamps, durations, times)
-  is its own numbers (an unsigned 64-bit one's bits as int64); a float column's, its bits:
-  the batch call's keys are equal where their bits are (-0.0 and 0.0 two keys, as two NaN
-  of different bits), and so are these.
+  is its own numbers (an unsigned 64-bit one's bits as int64); a float column's, its bits
+  once -0.0 is 0.0 and every NaN one NaN (:func:`~windowagg.engine.keys.as_key`: Spark's
+  keys, and the batch call's).
 - A key of one string, binary or decimal column is coded (a decimal by the bytes of its
   unscaled value, equal for equal values of one type): each byte string gets a code, 0, 1,
   2... in the order it was first seen, from a hash table kept from call to call
@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_codes import added, byte_hashes, looked_up, rehashed
+from ..keys import as_key
 from ..memory import empty, read_only
 from .part_index import Growing
 
@@ -70,8 +71,8 @@ def codeable(types: list[pa.DataType]) -> bool:
 
 def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of whole numbers (:func:`_whole`) as int64: its values (an unsigned 64-bit
-    one's bits), a time's or a date's numbers, a float's bits; 0 where null; without a copy
-    where they are int64 already."""
+    one's bits), a time's or a date's numbers, a float's bits as a key's (:func:`as_key`); 0
+    where null; without a copy where they are int64 already."""
     type_ = col.type
     if pa.types.is_boolean(type_):
         col = pc.cast(col, pa.int8())
@@ -79,7 +80,7 @@ def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
         width = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[type_.bit_width]
         if isinstance(col, pa.ChunkedArray):
             col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
-        col = col.view(width)
+        col = as_key(col).view(width)  # a float's bits once -0.0 and NaN are Spark's keys
     if col.null_count:
         col = pc.fill_null(col, 0)
     values = col.to_numpy(zero_copy_only=False)

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..columns import arrange, times_of
+from ..keys import as_key
 from ..memory import zeros
 from .plan import RollingPlan
 from .table import compute
@@ -40,7 +41,7 @@ def _key_codes(plan: RollingPlan, table: pa.Table) -> np.ndarray:
 
     code = zeros(table.num_rows, np.int64)
     for k in plan.keys:
-        enc = pc.dictionary_encode(table.column(k).combine_chunks(), null_encoding="encode")
+        enc = pc.dictionary_encode(as_key(table.column(k).combine_chunks()), null_encoding="encode")
         c = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         code = code * (len(enc.dictionary) + 1) + c
     return code
