@@ -104,6 +104,12 @@ def test_windows_over_float_keys_equal_spark(spark) -> None:
     assert got == want
     shown = [k for k in local["k"].to_pylist() if k is not None and k == 0]
     assert shown and all(math.copysign(1, k) > 0 for k in shown)  # 0.0, as Spark shows it
+    timed = df.withColumn("ts", F.timestamp_seconds("t"))
+    ours = wspark.window_aggregate(
+        timed, time="ts", key="k", windows=["tumbling:200s"], aggs={"s": ("sum", "v")}
+    )
+    rows_ = [(key(r["k"]), int(r["window_start"].timestamp()), r["s"]) for r in ours.collect()]
+    assert sorted(rows_, key=lambda x: x[:2]) == want
 
 
 def test_requests_and_an_online_state_match_float_keys_as_spark() -> None:
