@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import windowagg
+from windowagg.engine.rolling.key_codes import HELD_AS_CODES
 from windowagg.online import HistoryEvictedError, OnlineFeatures, replay
 
 from .threads import few_rows_on_threads
@@ -879,7 +880,12 @@ def test_keys_of_strings_binary_and_several_columns_through_the_index(
     state = OnlineFeatures(time="ts", key=key, aggs=aggs, allowed_lateness="40m")
     for lo in range(0, n, 400):
         state.update(events.slice(lo, 400))
-    assert state._held.answers_from is not None  # history let go: codes started afresh
+    held = state._held
+    assert held.answers_from is not None  # history let go: codes started afresh
+    # string and binary keys held as their codes, put back as they were
+    coded = [k for k in key if CODED[k].type in HELD_AS_CODES]
+    assert all(p.schema.field(k).type == pa.int64() for p in held.parts for k in coded)
+    assert held.table().schema == events.schema and coded == [k for k in key if k in "sLb"]
     q = 60
     asked = {c: CODED[c].take(rng.integers(0, len(CODED[c]), q)) for c in key}
     first, type_ = key[0], CODED[key[0]].type

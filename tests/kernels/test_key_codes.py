@@ -47,6 +47,7 @@ def test_codes_number_equal_byte_strings_in_the_order_first_seen(batches, asked,
                 want.setdefault(s, len(want))
             assert got.tolist() == [want[s] for s in batch]
         assert codes.n == len(want) and 2 * codes.n <= len(codes.slots)
+        assert codes.known().to_pylist() == list(want)  # each code's bytes, in code order
         found = codes.of(*_laid(asked), add=False)
         assert found.tolist() == [want.get(s, -1) for s in asked]
         assert codes.n == len(want)  # a lookup adds nothing

@@ -14,7 +14,10 @@ its key's run in every part by a search among them (:class:`~.part_index.PartInd
 - A key of several such columns is coded the same way: each row's numbers (a string
   column's codes first) laid side by side as one byte string.
 
-A request's key columns are first put in the events' key types by value
+A string or binary key column no entry reads is held as its codes (:data:`HELD_AS_CODES`:
+merging parts takes an int64 for ten times less than a string), and put back from them
+(:meth:`KeyCodes.decoded`) where the state hands out its events. A request's key columns
+are first put in the events' key types by value
 (:func:`~.at.by_value`), as the batch call compares them; a key never seen is -1 (no code
 is), and its row's answers are those of a key with no event. Keys of other types (nested,
 dictionary-encoded) are not coded (:func:`codeable`): the state reads their events as the
@@ -32,7 +35,7 @@ from ..keys import as_key
 from ..memory import empty, read_only
 from .part_index import Growing
 
-__all__ = ["KeyCodes", "codeable"]
+__all__ = ["HELD_AS_CODES", "KeyCodes", "codeable"]
 
 
 def _whole(type_: pa.DataType) -> bool:
@@ -125,6 +128,15 @@ class Codes:
         self.n, self.data.n = got
         return out
 
+    def known(self) -> pa.Array:
+        """Every byte string known, in the order of their codes (their bytes lie in it)."""
+        offsets = np.empty(self.n + 1, np.int64)
+        used = self.slots[:, 0] >= 0
+        offsets[self.slots[used, 0]] = self.slots[used, 2]
+        offsets[self.n] = self.data.n
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(self.data.view())]
+        return pa.Array.from_buffers(pa.large_binary(), self.n, buffers)
+
 
 def _slots(size: int) -> np.ndarray:
     """An empty hash table of ``size`` slots (a power of two)."""
@@ -150,17 +162,35 @@ class KeyCodes:
     def of(self, columns: list[pa.Array | pa.ChunkedArray], add: bool) -> np.ndarray:
         """Each row's key number (anything where a key column is null: such a row is in no
         frame); a key not seen yet given the next code where ``add``, else -1."""
+        return self.of_each(columns, add)[0]
+
+    def of_each(
+        self, columns: list[pa.Array | pa.ChunkedArray], add: bool
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """:meth:`of`, and each column's numbers (a string column's codes)."""
         each = [
             numbers(col) if codes is None else _coded(codes, col, add)
             for codes, col in zip(self.columns, columns)
         ]
         if self.rows is None:
-            return each[0]
+            return each[0], each
         n = len(each[0])
         side = np.stack(each, axis=1)  # one row's numbers as one byte string
         offsets = np.arange(n + 1, dtype=np.int64) * side.itemsize * len(each)
         # a string never seen has code -1, which no row laid side by side holds: not found
-        return self.rows.of(offsets, side.reshape(-1).view(np.uint8), add)
+        return self.rows.of(offsets, side.reshape(-1).view(np.uint8), add), each
+
+    def decoded(self, i: int, codes: pa.ChunkedArray) -> pa.ChunkedArray:
+        """Column ``i``'s values (a string or binary column: :data:`HELD_AS_CODES`) of its
+        ``codes``."""
+        known = self.columns[i]
+        assert known is not None and self.types[i] in HELD_AS_CODES
+        return pc.cast(pc.take(known.known(), codes), self.types[i])
+
+
+#: the key columns a state may hold as their codes (:meth:`KeyCodes.decoded`): taking them,
+#: as parts merge, costs ten times an int64's
+HELD_AS_CODES = frozenset({pa.string(), pa.large_string(), pa.binary(), pa.large_binary()})
 
 
 def _coded(codes: Codes, col: pa.Array | pa.ChunkedArray, add: bool) -> np.ndarray:

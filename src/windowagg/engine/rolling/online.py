@@ -54,7 +54,7 @@ from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
-from .key_codes import KeyCodes, codeable
+from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
 from .summaries import answered, extremes_of, grouped_of, served, summarized
@@ -102,6 +102,14 @@ class Held:
         types = [schema.field(k).type for k in plan.keys]
         self.indexed = codeable(types)
         self.codes = KeyCodes(types) if self.indexed else None
+        #: the key columns the parts hold as their codes (int64; each the place of its
+        #: column among the key's): string and binary ones no entry reads, put back as they
+        #: were by :meth:`table`
+        self.as_codes = {
+            k: i
+            for i, (k, t) in enumerate(zip(plan.keys, types))
+            if self.indexed and t in HELD_AS_CODES and k not in self.read
+        }
         #: the entries that are counts, sums, means, maxima, minima, first or last values or
         #: distinct counts over a range or rows frame, answered from each part's prefix sums,
         #: tables and groups (:mod:`.summaries`), as a plan of them alone (None: no such
@@ -187,7 +195,9 @@ class Held:
         (:func:`key_time_order`; ties keep their order)."""
         part = part.combine_chunks()
         if self.codes is not None:
-            keys = self.codes.of([part.column(k) for k in self.plan.keys], add=True)
+            keys, each = self.codes.of_each([part.column(k) for k in self.plan.keys], add=True)
+            for k, i in self.as_codes.items():  # held as codes: a merge takes them cheaply
+                part = part.set_column(part.schema.get_field_index(k), k, pa.array(each[i]))
             times, _ = times_as_numbers(part.column(self.plan.time))
             if not in_key_order(keys, times):
                 order = key_time_order(keys, times)
@@ -250,7 +260,12 @@ class Held:
         arrival order either way."""
         if not self.parts:
             return self.schema.empty_table()
-        return pa.concat_tables(self.parts)
+        held, codes = pa.concat_tables(self.parts), self.codes
+        for k, i in self.as_codes.items():  # the key columns held as codes, as they were
+            assert codes is not None  # a key held as codes has them
+            place = held.schema.get_field_index(k)
+            held = held.set_column(place, k, codes.decoded(i, held.column(k)))
+        return held
 
     def answer(self, queries: pa.Table, at_time: str, at_keys: tuple) -> list[pa.Array]:
         """Every entry's column at ``queries``' rows, over the held events; refused where a
