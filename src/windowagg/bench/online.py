@@ -357,23 +357,23 @@ def _named(
         f"{QUERY_BATCH / medians[NAMED_INT]:,.0f} for the integer keys in turn"
     )
     rows = [Row("online", NAMED, "ingest", "keys", label, ingest, 0, events.num_rows, 0)]
-    for name, ts in seconds.items():
-        med = medians[name]
-        rows.append(
-            Row(
-                "online",
-                name,
-                f"batch of {QUERY_BATCH:,}",
-                "keys",
-                label,
-                med,
-                (max(ts) - min(ts)) / med,
-                QUERY_BATCH,
-                checks[name],
-                {"batches": len(ts)},
-            )
-        )
+    rows += _batch_rows(label, seconds, checks)
     return {name: np.array(ts) for name, ts in took.items()}, rows
+
+
+def _batch_rows(label: str, seconds: dict[str, list[float]], checks: dict[str, float]) -> list[Row]:
+    """A row per side of its batches' times (the median, and the spread over the batches)
+    and the first batch's checksum (``checks``)."""
+    rows = []
+    for name, ts in seconds.items():
+        med = float(np.median(ts))
+        spread = (max(ts) - min(ts)) / med
+        extra: dict[str, float] = {"batches": len(ts)}
+        batch = f"batch of {QUERY_BATCH:,}"
+        rows.append(
+            Row("online", name, batch, "keys", label, med, spread, QUERY_BATCH, checks[name], extra)
+        )
+    return rows
 
 
 #: a state whose entries are all counts, sums, means and maxima over range frames and the
@@ -518,25 +518,12 @@ def _case(
     nbytes = state._held.nbytes if state._held is not None else 0
     per_event = nbytes / max(1, state.held) / len(ENTRIES)
     rows[0].extra["bytes_per_event_entry"] = round(per_event, 1)
-    for name, ts in seconds.items():
-        med = float(np.median(ts))
-        rows.append(
-            Row(
-                "online",
-                name,
-                f"batch of {QUERY_BATCH:,}",
-                "keys",
-                label,
-                med,
-                (max(ts) - min(ts)) / med,
-                QUERY_BATCH,
-                first[name],
-                {"batches": len(ts)},
-            )
-        )
+    rows += _batch_rows(label, seconds, first)
+    for row in rows[1:]:
+        times = row.median_s / rows[1].median_s
         report(
-            f"{label:13s} {name:34s} {QUERY_BATCH / med:12,.0f} queries/s  "
-            f"({med / rows[1].median_s:.3g}x windowagg's time per batch, {len(ts)} batches)"
+            f"{label:13s} {row.case:34s} {row.rate:12,.0f} queries/s  ({times:.3g}x "
+            f"windowagg's time per batch, {row.extra['batches']} batches)"
         )
     calls = 20 if checking_now() else 2_000
     single, floor, total = _single(state, held, zipf, at, calls, budget_s)

@@ -38,33 +38,25 @@ from .part_index import Growing
 __all__ = ["HELD_AS_CODES", "KeyCodes", "codeable"]
 
 
+_t = pa.types
+#: the types of a key column that is its own numbers (a float's, its bits), and of one coded
+#: by its bytes
+WHOLE = frozenset(
+    [_t.is_integer, _t.is_floating, _t.is_boolean, _t.is_date, _t.is_timestamp, _t.is_duration]
+) | {_t.is_time}
+BYTES = frozenset(
+    [_t.is_string, _t.is_large_string, _t.is_binary, _t.is_large_binary, _t.is_decimal]
+) | {_t.is_fixed_size_binary, _t.is_string_view, _t.is_binary_view}
+
+
 def _whole(type_: pa.DataType) -> bool:
-    """Whether a key column of ``type_`` is its own numbers (a float's, its bits)."""
-    t = pa.types
-    return (
-        t.is_integer(type_)
-        or t.is_floating(type_)
-        or t.is_boolean(type_)
-        or t.is_date(type_)
-        or t.is_timestamp(type_)
-        or t.is_duration(type_)
-        or t.is_time(type_)
-    )
+    """Whether a key column of ``type_`` is its own numbers (:data:`WHOLE`)."""
+    return any(of(type_) for of in WHOLE)
 
 
 def _bytes(type_: pa.DataType) -> bool:
-    """Whether a key column of ``type_`` is coded by its bytes."""
-    t = pa.types
-    return (
-        t.is_string(type_)
-        or t.is_large_string(type_)
-        or t.is_binary(type_)
-        or t.is_large_binary(type_)
-        or t.is_fixed_size_binary(type_)
-        or t.is_string_view(type_)
-        or t.is_binary_view(type_)
-        or t.is_decimal(type_)
-    )
+    """Whether a key column of ``type_`` is coded by its bytes (:data:`BYTES`)."""
+    return any(of(type_) for of in BYTES)
 
 
 def codeable(types: list[pa.DataType]) -> bool:
