@@ -911,6 +911,50 @@ def test_keys_of_strings_binary_and_several_columns_through_the_index(
     assert again.select(list(aggs)).equals(got.select(list(aggs)))  # no NaN among them
 
 
+def test_categorical_keys_through_the_index(monkeypatch) -> None:
+    """A pandas categorical key (dictionary-encoded, each update's frame and the requests'
+    with categories of their own) is coded by its values and found through the index:
+    requests (a category never seen, a null) answer what the batch call over the held
+    events answers. (Such a state's requests had failed: Arrow's ``is_in`` refused a
+    dictionary against plain values; and the batch call, a null among a dictionary's
+    codes.)"""
+    import pandas as pd
+
+    import windowagg.engine.rolling.online as held_module
+
+    def no_pass(*args):
+        raise AssertionError("the events of every key were read for a request")
+
+    monkeypatch.setattr(held_module, "of_keys", no_pass)
+
+    def frame(cards: list[str], hour: int, seed: int) -> pd.DataFrame:
+        rng = np.random.default_rng(seed)
+        secs = np.sort(rng.integers(0, 3600, 1500)) + 3600 * hour
+        return pd.DataFrame(
+            {
+                "card": pd.Categorical(rng.choice(cards, 1500)),
+                "ts": pd.Timestamp("2024-01-01") + pd.to_timedelta(secs, "s"),
+                "v": rng.normal(size=1500),
+            }
+        )
+
+    aggs = {"s": ("sum", "v", "range:30m"), "c": ("count", "v", "rows:5")}
+    state = OnlineFeatures(time="ts", key="card", aggs=aggs, allowed_lateness="3h")
+    state.update(frame(["a", "b", "c"], 0, 1))
+    state.update(frame(["c", "d", "a"], 1, 2))
+    held = state._held
+    assert held is not None and held.codes is not None  # through the index
+    at = pd.Timestamp("2024-01-01 01:50")
+    for cards in (["a", "d", "z", None, "c"], ["z", "a", "d", None, "c"]):
+        asked = pd.DataFrame({"card": pd.Categorical(cards), "ts": at})
+        got = state.query(asked)
+        want = windowagg.rolling_aggregate(
+            held.table(), time="ts", key="card", aggs=aggs, at=pa.Table.from_pandas(asked)
+        )
+        assert got["c"].tolist() == want["c"].to_pylist() and got["c"].tolist()[3] == 0
+        assert got["s"].fillna(-1).tolist() == pc.fill_null(want["s"], -1).to_pylist()
+
+
 @pytest.mark.parametrize(
     ("key", "asked"),
     [

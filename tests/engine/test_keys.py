@@ -85,6 +85,20 @@ def test_key_codes_follow_sparks_order() -> None:
     assert keyed.m == 5 and keyed.first.tolist() == [1, 2, 4, 3, 0]
 
 
+def test_dictionary_keys_are_keyed_by_their_values() -> None:
+    """A dictionary-encoded key (a pandas categorical), with a null among its codes and
+    chunks of dictionaries of their own, has the codes of its values decoded: equal values
+    one key whatever their dictionary, a null the first key. (A null among a dictionary's
+    codes had failed: its codes came out as floats.)"""
+    values = ["b", None, "a", "b", "c", "a"]
+    chunks = [pa.array(values[:3]).dictionary_encode(), pa.array(values[3:]).dictionary_encode()]
+    assert chunks[0].dictionary.to_pylist() != chunks[1].dictionary.to_pylist()
+    t = pa.table({"k": pa.chunked_array(chunks)})
+    keyed = key_codes(t, ["k"])
+    assert keyed.codes.tolist() == key_codes(pa.table({"k": values}), ["k"]).codes.tolist()
+    assert keyed.codes.tolist() == [2, 0, 1, 2, 3, 1]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(0, 60),

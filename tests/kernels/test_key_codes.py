@@ -55,8 +55,8 @@ def test_codes_number_equal_byte_strings_in_the_order_first_seen(batches, asked,
 
 def test_whole_number_keys_are_their_own_numbers() -> None:
     """Integers (an unsigned 64-bit one's bits), booleans, dates, timestamps, durations and
-    times as int64, floats as their bits (as Spark's keys), nulls as 0, chunked or not; nested and
-    dictionary-encoded columns have no numbers."""
+    times as int64, floats as their bits (as Spark's keys), nulls as 0, chunked or not; a
+    dictionary-encoded column is coded by its values; nested columns have no numbers."""
     cases = [
         (pa.array([2**64 - 1, 0, None], pa.uint64()), [-1, 0, 0]),
         (pa.array([-5, None, 7], pa.int8()), [-5, 0, 7]),
@@ -85,7 +85,8 @@ def test_whole_number_keys_are_their_own_numbers() -> None:
     assert codeable([pa.string(), pa.int32(), pa.date32(), pa.binary(4), pa.float64()])
     assert codeable([pa.decimal128(5, 2), pa.large_binary()])
     assert not codeable([pa.list_(pa.int64())]) and not codeable([])
-    assert not codeable([pa.string(), pa.dictionary(pa.int32(), pa.string())])
+    assert codeable([pa.string(), pa.dictionary(pa.int32(), pa.string())])  # by its values
+    assert not codeable([pa.struct([("a", pa.int64())])])
 
 
 def test_several_columns_are_coded_by_their_rows() -> None:

@@ -6,7 +6,8 @@ A key column of any type (strings, numbers, dates; several columns) becomes one 
 ``partitionBy`` groups a null key as one key): each column is dictionary-encoded (Arrow's
 hash; integers of a small range are their own offsets), its few distinct values sorted, and
 several columns combine lexicographically. Float keys are equal as Spark's are
-(:func:`as_key`: -0.0 the same key as 0.0, every NaN one key), not where their bits are.
+(:func:`spark_floats`: -0.0 the same key as 0.0, every NaN one key), not where their bits
+are; a dictionary-encoded column is keyed by its values (:func:`as_key`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .stages import stage
 #: imports this module)
 NULL_TIME = int(np.iinfo(np.int64).min)
 
-__all__ = ["Keyed", "as_key", "in_key_order", "key_codes", "keyed_sort"]
+__all__ = ["Keyed", "as_key", "in_key_order", "key_codes", "keyed_sort", "spark_floats"]
 
 
 class Keyed(NamedTuple):
@@ -40,15 +41,24 @@ class Keyed(NamedTuple):
     first: np.ndarray
 
 
-def as_key(col: pa.Array) -> pa.Array:
-    """A key column's values as Spark compares keys: a float column's -0.0 as 0.0, and every
-    NaN as one (Spark's ``NormalizeFloatingNumbers`` on partition and grouping keys); other
-    columns as they are."""
+def spark_floats(col: pa.Array) -> pa.Array:
+    """A float key column as Spark compares keys: -0.0 as 0.0, and every NaN as one (Spark's
+    ``NormalizeFloatingNumbers`` on partition and grouping keys); other columns as they
+    are."""
     if not pa.types.is_floating(col.type):
         return col
     zero, nan = pa.scalar(0.0, col.type), pa.scalar(float("nan"), col.type)
     col = pc.if_else(pc.equal(col, zero), zero, col)  # -0.0 equals 0.0: becomes it
     return pc.if_else(pc.is_nan(col), nan, col)
+
+
+def as_key(col: pa.Array) -> pa.Array:
+    """A key column's values as keys are compared: a dictionary-encoded column's values (its
+    codes are its dictionary's own: a null among them is a null key), floats as Spark's
+    (:func:`spark_floats`)."""
+    if pa.types.is_dictionary(col.type):
+        col = pc.cast(col, col.type.value_type)
+    return spark_floats(col)
 
 
 def _column_codes(col: pa.Array | pa.ChunkedArray) -> tuple[np.ndarray, int]:

@@ -16,13 +16,13 @@ its key's run in every part by a search among them (:class:`~.part_index.PartInd
 
 A string or binary key column no entry reads is held as its codes (:data:`HELD_AS_CODES`:
 merging parts takes an int64 for ten times less than a string), and put back from them
-(:meth:`KeyCodes.decoded`) where the state hands out its events. A request's key columns
-are first put in the events' key types by value
-(:func:`~.at.by_value`), as the batch call compares them; a key never seen is -1 (no code
-is), and its row's answers are those of a key with no event. Keys of other types (nested,
-dictionary-encoded) are not coded (:func:`codeable`): the state reads their events as the
-batch call does. Codes are never reused while the state holds its parts; a state that lets
-events go starts its codes afresh with the events it keeps (:meth:`~.online.Held.restore`)."""
+(:meth:`KeyCodes.decoded`) where the state hands out its events. A request's key columns are
+first put in the events' key types by value (:func:`~.at.by_value`), as the batch call
+compares them; a key never seen is -1 (no code is), and its row's answers are those of a key
+with no event. A dictionary-encoded key column is coded by its values. Keys of other types
+(nested) are not coded (:func:`codeable`): the state reads their events as the batch call
+does. Codes are never reused while the state holds its parts; a state that lets events go
+starts its codes afresh with the events it keeps (:meth:`~.online.Held.restore`)."""
 
 from __future__ import annotations
 
@@ -60,8 +60,14 @@ def _bytes(type_: pa.DataType) -> bool:
 
 
 def codeable(types: list[pa.DataType]) -> bool:
-    """Whether a key of columns of ``types`` has codes (:class:`KeyCodes`)."""
-    return bool(types) and all(_whole(t) or _bytes(t) for t in types)
+    """Whether a key of columns of ``types`` has codes (:class:`KeyCodes`): each column of
+    whole numbers or bytes, or dictionary-encoded values of them."""
+    return bool(types) and all(_whole(t) or _bytes(t) for t in map(plain_type, types))
+
+
+def plain_type(type_: pa.DataType) -> pa.DataType:
+    """The type of a key column's values: a dictionary-encoded column's, its values'."""
+    return type_.value_type if pa.types.is_dictionary(type_) else type_
 
 
 def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -142,9 +148,10 @@ class KeyCodes:
 
     def __init__(self, types: list[pa.DataType]) -> None:
         self.types = types
+        self.plain = [plain_type(t) for t in types]  # the types of the columns' values
         #: a table of codes for each string or binary column, and one of the rows' numbers
         #: side by side where the key has several columns
-        self.columns = [Codes() if _bytes(t) else None for t in types]
+        self.columns = [Codes() if _bytes(t) else None for t in self.plain]
         self.rows = Codes() if len(types) > 1 else None
 
     @property
@@ -160,9 +167,10 @@ class KeyCodes:
         self, columns: list[pa.Array | pa.ChunkedArray], add: bool
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """:meth:`of`, and each column's numbers (a string column's codes)."""
+        values = [as_key(col) for col in columns]  # a dictionary's values, Spark's floats
         each = [
             numbers(col) if codes is None else _coded(codes, col, add)
-            for codes, col in zip(self.columns, columns)
+            for codes, col in zip(self.columns, values)
         ]
         if self.rows is None:
             return each[0], each

@@ -50,7 +50,7 @@ import pyarrow.compute as pc
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from .. import parallel
 from ..columns import limits, moved, numbers_as_times, word_type
-from ..keys import in_key_order
+from ..keys import as_key, in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
@@ -289,8 +289,8 @@ class Held:
             # the queries' keys in the events' key types, compared by value (as the batch
             # call compares them: a key no value of that type equals is null)
             asked = [
-                by_value(_one_chunk(queries.column(a)), t)
-                for a, t in zip(at_keys, self.codes.types)
+                by_value(as_key(_one_chunk(queries.column(a))), t)
+                for a, t in zip(at_keys, self.codes.plain)
             ]
             return self._by_key(queries, asked, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)

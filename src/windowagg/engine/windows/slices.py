@@ -32,7 +32,7 @@ from ...kernels import cells as kernels
 from .. import parallel
 from ..columns import EXACT, take, times_of
 from ..evaluators.sums import sums_stay_small
-from ..keys import Keyed, as_key, key_codes, keyed_sort
+from ..keys import Keyed, key_codes, keyed_sort, spark_floats
 from ..memory import empty, zeros
 from ..stages import stage
 from .partials import counted, grids, mergeable, over_partials, partials
@@ -128,7 +128,7 @@ def slice_partials(
         table, times, cell, cells, specs, rows, any(e.wraps for e in plan.entries), order
     )
     at = keyed.first[cell_code]
-    out = {k: as_key(take(table.column(k), at)) for k in plan.keys}  # a float key as Spark's
+    out = {k: spark_floats(take(table.column(k), at)) for k in plan.keys}  # as Spark shows it
     out[SLICE] = pa.array(cell_step * float(period) + float(offset))
     seg = np.flatnonzero(np.r_[True, cell_code[1:] != cell_code[:-1], True]).astype(np.int64)
     if not cells:
