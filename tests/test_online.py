@@ -911,6 +911,47 @@ def test_keys_of_strings_binary_and_several_columns_through_the_index(
     assert again.select(list(aggs)).equals(got.select(list(aggs)))  # no NaN among them
 
 
+@pytest.mark.parametrize("times", ["nanoseconds", "int64"])
+def test_string_keys_over_times_beyond_doubles(times, seen) -> None:
+    """String keys through the index over nanosecond timestamps and int64 times beyond what
+    a double holds, NaN values (a value) and nulls (skipped), a null and an unseen request
+    key: what the batch call answers, value and type."""
+    rng = np.random.default_rng(31)
+    n = 1200
+    base = 1_800_000_000_000_000_001
+    stamps = base + np.sort(rng.integers(0, 10**12, n))
+    col = pa.array(stamps, pa.timestamp("ns")) if times == "nanoseconds" else pa.array(stamps)
+    v = np.where(rng.random(n) < 0.1, np.nan, rng.random(n))
+    events = pa.table(
+        {
+            "k": pa.array(np.array(["x", "y", "zz"])[rng.integers(0, 3, n)]),
+            "t": col,
+            "v": pa.array(v, mask=rng.random(n) < 0.1),
+        }
+    )
+    window = "range:5m" if times == "nanoseconds" else "range:300000000000"
+    aggs = {"s": ("sum", "v", window), "c": ("count", "v", "rows:4"), "m": ("max", "v", window)}
+    lateness = "1h" if times == "nanoseconds" else 3_600_000_000_000
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=lateness)
+    for lo in range(0, n, 300):
+        state.update(events.slice(lo, 300))
+    asked = stamps[rng.integers(0, n, 6)] + np.array([0, 1, 0, 7, 0, 0])  # at an event, after
+    queries = pa.table(
+        {
+            "k": pa.array(["x", None, "y", "zz", "never", "x"]),
+            "t": pa.array(asked, col.type),
+        }
+    )
+    got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert len(seen) == 1  # through the index: the asked keys' events alone, not sorted again
+    assert got.schema == want.schema
+    for name in aggs:  # NaN equals NaN
+        pairs = zip(got.column(name).to_pylist(), want.column(name).to_pylist())
+        assert all(a == b or (a != a and b != b) for a, b in pairs), name
+    assert got.column("c").to_pylist()[1] == 0 and got.column("c").to_pylist()[4] == 0
+
+
 def test_categorical_keys_through_the_index(monkeypatch) -> None:
     """A pandas categorical key (dictionary-encoded, each update's frame and the requests'
     with categories of their own) is coded by its values and found through the index:

@@ -517,31 +517,34 @@ def test_plain_number_and_int64_times(times, paths) -> None:
     assert paths == {"sums": 1, "evaluation": 0}
 
 
+def _polars_equal_to_the_batch(events: pa.Table, queries: pa.Table, aggs: dict) -> pa.Table:
+    """A state of ``aggs`` fed ``events`` as a Polars frame, asked ``queries`` as one: its
+    answers checked equal to the batch call's over the events held, which it returns."""
+    import polars as pl
+
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    state.update(pl.from_arrow(events))
+    got = state.query(pl.from_arrow(queries))
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    return want
+
+
 def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
     """A NaN is a value on Polars (and Arrow) tables, not a null: the part holding it has no
     sums, its requests read their events, and the sum is NaN as the batch call's."""
-    import polars as pl
-
     events, queries, _ = _log(17, 2000, "whole")
     v = events["v"].to_numpy(zero_copy_only=False)
     v[np.flatnonzero(~np.isnan(v))[1000]] = np.nan  # a valid value: a NaN, not a null
     events = events.set_column(
         2, "v", pa.array(v, mask=events["v"].is_null().to_numpy(zero_copy_only=False))
     )
-    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
-    state.update(pl.from_arrow(events))
-    got = state.query(pl.from_arrow(queries))
-    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
-    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    want = _polars_equal_to_the_batch(events, queries, AGGS)
     assert paths == {"sums": 0, "evaluation": 1}
     assert any(x != x for x in want["s"].to_pylist() if x is not None)  # a NaN sum
     # a max and a min alone: the part holding the NaN has no table, and the max is NaN
     extremes = {"hi": ("max", "v", "range:1h"), "lo": ("min", "v", "range:1h")}
-    state = OnlineFeatures(time="ts", key="k", aggs=extremes, allowed_lateness="1m")
-    state.update(pl.from_arrow(events))
-    got = state.query(pl.from_arrow(queries))
-    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=extremes, at=queries)
-    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    want = _polars_equal_to_the_batch(events, queries, extremes)
     assert paths == {"sums": 0, "evaluation": 2}
     assert any(x != x for x in want["hi"].to_pylist() if x is not None)  # a NaN max
     # a first, a last and a distinct count need no sums: from the parts, a NaN as a value
@@ -555,10 +558,6 @@ def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
         "l": ("last", "v", "rows:-2,0"),
         "d": ("count_distinct", "v", "range:1h"),
     }
-    state = OnlineFeatures(time="ts", key="k", aggs=ends, allowed_lateness="1m")
-    state.update(pl.from_arrow(events))
-    got = state.query(pl.from_arrow(queries))
-    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=ends, at=queries)
-    assert _same(got.to_arrow(), pl.from_arrow(want).to_arrow())
+    want = _polars_equal_to_the_batch(events, queries, ends)
     assert paths == {"sums": 1, "evaluation": 2}
     assert any(x != x for c in ("f", "l") for x in want[c].to_pylist() if x is not None)

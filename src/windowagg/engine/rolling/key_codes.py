@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_codes import added, byte_hashes, looked_up, rehashed
+from ..columns import one_array
 from ..keys import as_key
 from ..memory import empty, read_only
 from .part_index import Growing
@@ -74,14 +75,12 @@ def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of whole numbers (:func:`_whole`) as int64: its values (an unsigned 64-bit
     one's bits), a time's or a date's numbers, a float's bits as a key's (:func:`as_key`); 0
     where null; without a copy where they are int64 already."""
+    col = as_key(one_array(col))  # a dictionary's values; a float's -0.0 and NaN Spark's
     type_ = col.type
     if pa.types.is_boolean(type_):
         col = pc.cast(col, pa.int8())
     elif not pa.types.is_integer(type_):  # the numbers, or the bits, of the same width
-        width = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[type_.bit_width]
-        if isinstance(col, pa.ChunkedArray):
-            col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
-        col = as_key(col).view(width)  # a float's bits once -0.0 and NaN are Spark's keys
+        col = col.view({16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[type_.bit_width])
     if col.null_count:
         col = pc.fill_null(col, 0)
     values = col.to_numpy(zero_copy_only=False)
@@ -167,10 +166,9 @@ class KeyCodes:
         self, columns: list[pa.Array | pa.ChunkedArray], add: bool
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """:meth:`of`, and each column's numbers (a string column's codes)."""
-        values = [as_key(col) for col in columns]  # a dictionary's values, Spark's floats
         each = [
             numbers(col) if codes is None else _coded(codes, col, add)
-            for codes, col in zip(self.columns, values)
+            for codes, col in zip(self.columns, columns)
         ]
         if self.rows is None:
             return each[0], each
@@ -195,8 +193,7 @@ HELD_AS_CODES = frozenset({pa.string(), pa.large_string(), pa.binary(), pa.large
 
 def _coded(codes: Codes, col: pa.Array | pa.ChunkedArray, add: bool) -> np.ndarray:
     """A string or binary column's codes (:class:`Codes`); a null's as an empty string's."""
-    if isinstance(col, pa.ChunkedArray):
-        col = col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    col = as_key(one_array(col))  # a dictionary's values
     if pa.types.is_decimal(col.type):  # equal values of one type: equal bytes
         col = col.view(pa.binary(col.type.byte_width))
     col = pc.cast(col, pa.large_binary())

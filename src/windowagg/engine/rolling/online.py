@@ -49,8 +49,8 @@ import pyarrow.compute as pc
 
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from .. import parallel
-from ..columns import limits, moved, numbers_as_times, word_type
-from ..keys import as_key, in_key_order
+from ..columns import limits, moved, numbers_as_times, one_array, word_type
+from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
@@ -100,8 +100,7 @@ class Held:
         #: order: the order the evaluation puts them in), and ``index`` holds the parts' key
         #: numbers and times, distinct keys and fixed-width columns read
         types = [schema.field(k).type for k in plan.keys]
-        self.indexed = codeable(types)
-        self.codes = KeyCodes(types) if self.indexed else None
+        self.codes = KeyCodes(types) if codeable(types) else None
         #: the key columns the parts hold as their codes (int64; each the place of its
         #: column among the key's): string and binary ones no entry reads, put back as they
         #: were by :meth:`table`
@@ -140,6 +139,11 @@ class Held:
         self.answers_from: float | None = None
         self.dropped = 0
         self.after = 0  # events held after the last letting go
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the key has numbers (:attr:`codes`), and the parts an index."""
+        return self.codes is not None
 
     @property
     def count(self) -> int:
@@ -289,8 +293,7 @@ class Held:
             # the queries' keys in the events' key types, compared by value (as the batch
             # call compares them: a key no value of that type equals is null)
             asked = [
-                by_value(as_key(_one_chunk(queries.column(a))), t)
-                for a, t in zip(at_keys, self.codes.plain)
+                by_value(one_array(queries.column(a)), t) for a, t in zip(at_keys, self.codes.plain)
             ]
             return self._by_key(queries, asked, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)
@@ -511,11 +514,6 @@ def asked_of(q: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     place.fill(-1)
     place[valid] = inverse
     return wanted, place
-
-
-def _one_chunk(col: pa.ChunkedArray) -> pa.Array:
-    """A column as one array (its one chunk as it is: combining it would copy it)."""
-    return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
 def taken(
