@@ -12,7 +12,7 @@ from windowagg import warmup
 CHECK = """
 from windowagg import warmup
 from windowagg.kernels import bounds, cells, exact_moments, key_order, order_stats, passes
-from windowagg.kernels import distinct_groups, extremes, key_codes, row_cuts, select_frames
+from windowagg.kernels import distinct_groups, extremes, key_codes, part_answers, select_frames
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -25,9 +25,11 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            key_order.merged_rows, key_order.part_runs, key_order.merged_runs,
            key_order.query_segments, passes.stretched, order_stats.span_ids,
            passes.whole_frame_sums, passes.whole_prefix, extremes.extreme_tables,
-           extremes.extremes_at, row_cuts.row_cuts, distinct_groups.value_groups,
+           extremes.extremes_at, part_answers.frames_at, part_answers.prefix_totals,
+           part_answers.values_at, distinct_groups.value_groups,
            distinct_groups.group_starts, distinct_groups.merged_groups,
-           distinct_groups.key_groups, distinct_groups.distinct_at, key_codes.byte_hashes,
+           distinct_groups.key_first_groups, distinct_groups.key_groups,
+           distinct_groups.distinct_at, key_codes.byte_hashes,
            key_codes.looked_up, key_codes.added, key_codes.rehashed]
 print([k.__name__ for k in kernels if not k.signatures])
 """

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from windowagg.kernels.distinct_groups import (
     distinct_at,
+    key_first_groups,
     key_groups,
     merged_groups,
     value_groups,
@@ -50,19 +51,38 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
     rows, groups = np.empty(n, np.int64), np.empty(n + parts, np.int64)
     goff, r, g = [0], 0, 0
     bounds = [int(lo[p, 0]) if keys else 0 for p in range(parts)] + [n]
+    # each part's distinct keys (those with rows there), laid part after part, with where
+    # their groups begin; and each key's place among them
+    first, doff, at = [], [0], np.full((parts, keys), -1, np.int64)
     for p in range(parts):
         a, b = bounds[p], bounds[p + 1]
         work = np.empty(b - a, np.int64)
         m, k = value_groups(
             keys_laid, values, valid, True, a, b, r, rows[r : r + b - a], groups[g:], work
         )
+        held = [w for w in range(keys) if sizes[p, w]]
+        at[p, held] = doff[-1] + np.arange(len(held))
+        distinct = np.array([10 * w for w in held], np.int64)
+        out = np.empty(len(held), np.int64)
+        key_first_groups(keys_laid, rows, groups, g, g + k, distinct, out)
+        first.append(out)
+        doff.append(doff[-1] + len(held))
         r, g = r + m, g + k + 1
         goff.append(g)
     rows, groups, goff = rows[:r], groups[:g], np.array(goff, np.int64)
     q = 30
     key = rng.integers(-1, keys, q)
     ga, gb = np.empty((parts, keys), np.int64), np.empty((parts, keys), np.int64)
-    key_groups(rows, groups, goff, lo, hi, ga, gb)
+    laid = np.concatenate([np.zeros(0, np.int64), *first])
+    key_groups(laid, np.array(doff, np.int64), goff, at, ga, gb)
+    for p in range(parts):  # each key's groups: those of its rows, as a scan finds them
+        starts = rows[groups[goff[p] : goff[p + 1] - 1]]
+        for w in range(keys):
+            mine = np.flatnonzero((starts >= lo[p, w]) & (starts < hi[p, w])) + goff[p]
+            if len(mine):
+                assert (ga[p, w], gb[p, w]) == (mine[0], mine[-1] + 1)
+            else:
+                assert ga[p, w] == gb[p, w]
     fa, fb = np.zeros((parts, q), np.int64), np.zeros((parts, q), np.int64)
     for j, w in enumerate(key):
         for p in range(parts):

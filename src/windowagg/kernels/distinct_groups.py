@@ -140,43 +140,41 @@ def merged_groups(keys, values, older, newer, rows, start, place, out):
         o += 1
 
 
-@inline
-def _first_group(rows, groups, a, b, r):
-    """The first of groups ``a`` to ``b - 1`` whose first row is at or after row ``r`` (the
-    groups of each key lie after those of the keys before, whose rows come before), by
-    galloping from ``a``: O(log d) for a move of d groups."""
-    step = 1
-    while a + step <= b and rows[groups[a + step - 1]] < r:
-        a += step
-        step *= 2
-    b = min(b, a + step)
-    while a < b:
-        m = (a + b) >> 1
-        if rows[groups[m]] < r:
-            a = m + 1
-        else:
-            b = m
-    return a
+@kernel
+def key_first_groups(keys, rows, groups, g0, g1, distinct, out):
+    """Where each of a part's distinct keys (``distinct``, ascending) has its groups begin
+    among the part's groups ``g0`` to ``g1 - 1`` (group ``g``'s rows from ``rows[groups[g]]``,
+    of key ``keys[rows[groups[g]]]``; sorted by key): ``out[d]``, the first group of a key at
+    or after ``distinct[d]``, so that key ``d``'s groups are ``out[d]`` to ``out[d + 1] - 1``
+    (the last key's to ``g1 - 1``; none where its rows hold no value). One pass."""
+    d = 0
+    for g in range(g0, g1):
+        k = keys[rows[groups[g]]]
+        while d < len(distinct) and distinct[d] <= k:
+            out[d] = g
+            d += 1
+    while d < len(distinct):
+        out[d] = g1
+        d += 1
 
 
 @kernel
-def key_groups(rows, groups, goff, lo, hi, gu, gv):
-    """Each asked key ``w``'s groups in each part ``p`` (its run there: rows ``lo[p, w]`` to
-    ``hi[p, w] - 1``; the keys ascending): groups ``gu[p, w]`` to ``gv[p, w] - 1``, found by
-    galloping from the key before's; part ``p``'s groups are ``goff[p]`` to
-    ``goff[p + 1] - 2`` (then its end)."""
-    for p in range(lo.shape[0]):
-        a = goff[p]
-        b = goff[p + 1] - 1
-        for w in range(lo.shape[1]):
-            if lo[p, w] >= hi[p, w]:
-                gu[p, w] = a
-                gv[p, w] = a
+def key_groups(first, doff, goff, at, gu, gv):
+    """Each asked key ``w``'s groups in each part ``p``: groups ``gu[p, w]`` to
+    ``gv[p, w] - 1``, from where the groups of its place among the part's distinct keys
+    (``at[p, w]``; -1 where it has no rows there) begin (``first``, laid as the distinct keys
+    are: part ``p``'s from ``doff[p]``; :func:`key_first_groups`) and the next key's; part
+    ``p``'s groups are ``goff[p]`` to ``goff[p + 1] - 2`` (then its end). O(1) a key and
+    part."""
+    for p in range(at.shape[0]):
+        for w in range(at.shape[1]):
+            d = at[p, w]
+            if d < 0:
+                gu[p, w] = goff[p]
+                gv[p, w] = goff[p]
                 continue
-            a = _first_group(rows, groups, a, b, lo[p, w])
-            gu[p, w] = a
-            a = _first_group(rows, groups, a, b, hi[p, w])
-            gv[p, w] = a
+            gu[p, w] = first[d]
+            gv[p, w] = first[d + 1] if d + 1 < doff[p + 1] else goff[p + 1] - 1
 
 
 @kernel

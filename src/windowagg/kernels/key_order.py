@@ -131,13 +131,14 @@ def query_segments(place, counts, seg, qseg, of_key):
 
 
 @kernel
-def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi):
+def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi, at):
     """Each wanted key's run in each part of rows laid one after another (part ``p``: rows
     ``bounds[p]`` to ``bounds[p + 1] - 1``, sorted by key), found among the part's distinct
     keys (sorted: ``distinct[doff[p]:doff[p + 1]]``, key ``distinct[j]``'s rows from
     ``starts[j]`` to the next one's start, or the part's end); ``wanted`` sorted and
     distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``
-    (an empty run where it has none). Where the part's keys are dense, its table
+    (an empty run where it has none), and it is the part's distinct key ``at[p, w]`` (-1:
+    none). Where the part's keys are dense, its table
     (``table[toff[p]:toff[p + 1]]``: for each key from ``kmin[p]`` on, its place among the
     distinct keys, -1 for none) finds each key at once; else a binary search per key, from
     where the key before was found. Returns how many rows the runs hold."""
@@ -166,6 +167,7 @@ def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi)
                 j = a
                 if j < n and distinct[j] == x:
                     found = j
+            at[p, w] = found
             if found >= 0:
                 lo[p, w] = starts[found]
                 hi[p, w] = starts[found + 1] if found + 1 < n else bounds[p + 1]

@@ -49,7 +49,7 @@ import pyarrow.compute as pc
 
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from .. import parallel
-from ..columns import limits, moved, numbers_as_times, one_array, word_type
+from ..columns import limits, moved, numbers_as_times, one_array, word_type, words
 from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
@@ -70,6 +70,15 @@ def times_as_numbers(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
     """A time column as numbers in the unit frames are measured in (a timestamp's own unit,
     microseconds for a date), exactly: int64 for timestamps, dates and whole numbers, float64
     for floats; and which rows have a time."""
+    type_ = col.type
+    if pa.types.is_timestamp(type_) or pa.types.is_int64(type_) or pa.types.is_float64(type_):
+        found = words(col)  # a 64-bit column of one chunk: its words as they lie
+        if found is not None:
+            wide = np.float64 if pa.types.is_float64(type_) else np.int64
+            values = found[0].view(wide)
+            if len(found) == 1:
+                return values, np.ones(len(values), bool)
+            return np.where(found[1], values, 0), found[1]
     if pa.types.is_date(col.type):
         col = pc.cast(col, pa.timestamp("us"))
     if pa.types.is_timestamp(col.type):
@@ -323,7 +332,8 @@ class Held:
             from_parts = runs.n + SUMMED_FIXED >= SUMMED_PER_REQUEST * len(place)
         else:  # the events are read for the other entries anyway, or a key's groups walked
             least = max(MIXED_PER_REQUEST if self.rest else 0, GROUPED_PER_REQUEST)
-            from_parts = runs.n >= least * len(place)
+            fixed = 0 if self.rest else SUMMED_FIXED  # none but the parts' entries: no set-up
+            from_parts = runs.n + fixed >= least * len(place)
         served, others = self.served, self.rest
         if served is not None and from_parts:
             got = self._from_summaries(queries, place, runs, at_time)
@@ -403,7 +413,7 @@ class Held:
             qtimes[np.isnan(qtimes)] = np.inf
         qtimes[~timed] = limits(times)[0]
         assert self.served is not None  # some entries are served
-        return answered(self.served, self.index, runs.lo, runs.hi, place, qtimes)
+        return answered(self.served, self.index, runs, place, qtimes)
 
     def _of_runs(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str, reading: Reading

@@ -21,7 +21,12 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from ...kernels.distinct_groups import group_starts, merged_groups, value_groups
+from ...kernels.distinct_groups import (
+    group_starts,
+    key_first_groups,
+    merged_groups,
+    value_groups,
+)
 from ...kernels.extremes import BLOCK, extreme_tables
 from ...kernels.key_order import merged_runs, part_runs
 from ...kernels.passes import whole_prefix
@@ -178,11 +183,14 @@ class Groups:
     row (:func:`~windowagg.kernels.distinct_groups.value_groups`; :mod:`.summaries`), laid
     one after another: ``rows``, and where each group of one key and value starts among them,
     ``groups`` (part ``p``'s from ``goff[p]``, then the end of its rows), for the distinct
-    counts of a frame."""
+    counts of a frame; and where each of a part's distinct keys has its groups begin,
+    ``first``, laid as the index's distinct keys are
+    (:func:`~windowagg.kernels.distinct_groups.key_first_groups`)."""
 
     def __init__(self) -> None:
         self.rows = Growing(np.int64)
         self.groups = Growing(np.int64)
+        self.first = Growing(np.int64)
         self.roff, self.goff = [0], [0]
 
     def push(
@@ -192,12 +200,14 @@ class Groups:
         valid: np.ndarray | None,
         start: int,
         end: int,
+        distinct: np.ndarray,
         merged: np.ndarray | None = None,
     ) -> None:
         """Lay the groups of the part of rows ``start`` to ``end - 1`` of the laid ``keys``,
         ``values`` (in their own type) and ``valid`` (None: every row holds a value): sorted
         (:func:`~windowagg.kernels.distinct_groups.value_groups`), or where two parts merged
-        into it, their groups' rows ``merged`` (:meth:`merged`), in order already."""
+        into it, their groups' rows ``merged`` (:meth:`merged`), in order already; and where
+        the groups of each of its ``distinct`` keys begin."""
         n = end - start
         rows = self.rows.more(n)
         groups = self.groups.more(n + 1)
@@ -210,9 +220,12 @@ class Groups:
             rows[:m] = merged
             g = group_starts(keys, values, rows, m, at, groups)
         self.rows.n = at + m
-        self.groups.n = self.goff[-1] + g + 1
+        g0 = self.goff[-1]
+        self.groups.n = g0 + g + 1
         self.roff.append(self.rows.n)
         self.goff.append(self.groups.n)
+        first = self.first.more(len(distinct))
+        key_first_groups(keys, self.rows.view(), self.groups.view(), g0, g0 + g, distinct, first)
 
     def merged(
         self, keys: np.ndarray, values: np.ndarray, rows: np.ndarray, start: int
@@ -234,9 +247,17 @@ class Groups:
         del self.goff[len(self.goff) - parts :]
         self.rows.n, self.groups.n = self.roff[-1], self.goff[-1]
 
+    def forget_first(self, laid: int) -> None:
+        """Forget where the keys' groups begin beyond the first ``laid`` distinct keys."""
+        self.first.n = laid
+
     @property
     def nbytes(self) -> int:
-        return self.rows.data.nbytes + self.groups.data.nbytes
+        return self.rows.data.nbytes + self.groups.data.nbytes + self.first.data.nbytes
+
+
+def _number(type_: pa.DataType) -> bool:
+    return pa.types.is_integer(type_) or pa.types.is_floating(type_)
 
 
 def flags(valid: np.ndarray | None) -> tuple[np.ndarray, bool]:
@@ -250,6 +271,10 @@ def runs_of(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else keys[:0]
     return keys[starts], starts.astype(np.int64)
 
+
+#: the sums over every part answered from prefixes stay below this (each part's largest
+#: magnitude times its values, summed over the parts): no int64 sum of them overflows
+SUM_BOUND = 4.0e18
 
 #: a part's distinct keys get a table (:func:`key_table`) where they span at most this many
 #: times as many keys as they are, plus :data:`TABLE_FLOOR`
@@ -299,6 +324,11 @@ class PartIndex:
         #: the fixed-width columns read: their type, words and validity (None: no null yet)
         dtypes = {n: word_type(schema.field(n).type) for n in read}
         self.types = {n: schema.field(n).type for n, d in dtypes.items() if d is not None}
+        #: and the type their values are read in: a number's own, any other's words
+        self.dtypes = {
+            n: np.dtype(t.to_pandas_dtype()) if _number(t) else dtypes[n]
+            for n, t in self.types.items()
+        }
         self.words = {n: Growing(d) for n, d in dtypes.items() if d is not None}
         self.valid: dict[str, Growing | None] = dict.fromkeys(self.types)
         #: the columns whose prefix sums every part keeps (:mod:`.summaries`; each with
@@ -323,6 +353,16 @@ class PartIndex:
             np.array(self.toff, np.int64),
             np.array(self.kmin, np.int64),
         )
+
+    @functools.cached_property
+    def sound(self) -> bool:
+        """Whether every part has its tables of best rows (no NaN) and the sums it keeps are
+        of whole numbers whose sum over every part stays below :data:`SUM_BOUND` (found
+        once after each push or pop): else the served entries are evaluated over the
+        events (:mod:`.summaries`)."""
+        clean = all(all(x.clean) for x in self.extremes.values())
+        summed = [p for p in self.prefixes.values() if p.sums is not None]
+        return clean and all(all(p.whole) and sum(p.bound) < SUM_BOUND for p in summed)
 
     @property
     def nbytes(self) -> int:
@@ -380,7 +420,7 @@ class PartIndex:
             if valid is not None:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
-        self.__dict__.pop("laid", None)
+        self._laid_again()
         end = self.keys.n
         for name, prefixes in self.prefixes.items():  # from the values just laid
             values, rows = self.values(name)
@@ -389,7 +429,12 @@ class PartIndex:
             extremes.push(*self.values(name), at, end)
         for name, grouped in self.grouped.items():
             rows = None if merged is None else merged[name]
-            grouped.push(self.keys.view(), *self.values(name), at, end, rows)
+            grouped.push(self.keys.view(), *self.values(name), at, end, distinct, rows)
+
+    def _laid_again(self) -> None:
+        """Forget what was found of the parts as they lay (after a push or a pop)."""
+        self.__dict__.pop("laid", None)
+        self.__dict__.pop("sound", None)
 
     def merged_groups(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Each grouped column's rows of the last two parts' groups, as rows of the part they
@@ -406,13 +451,13 @@ class PartIndex:
         """Fixed-width column ``name``'s laid values, in their own type, and which rows hold
         one (None: every row)."""
         valid = self.valid[name]
-        laid = self.words[name].view().view(self.types[name].to_pandas_dtype())
+        laid = self.words[name].view().view(self.dtypes[name])
         return laid, None if valid is None else valid.view()
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
         del self.bounds[len(self.bounds) - parts :]
-        self.__dict__.pop("laid", None)
+        self._laid_again()
         del self.doff[len(self.doff) - parts :]
         del self.toff[len(self.toff) - parts :]
         del self.kmin[len(self.kmin) - parts :]
@@ -422,6 +467,7 @@ class PartIndex:
             extremes.pop(parts)
         for grouped in self.grouped.values():
             grouped.pop(parts)
+            grouped.forget_first(self.doff[-1])
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at
@@ -437,6 +483,7 @@ class PartIndex:
         (:func:`~windowagg.kernels.key_order.part_runs`)."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
+        at = empty((self.parts, w), np.int64)
         doff, bounds, toff, kmin = self.laid
         n = part_runs(
             wanted,
@@ -449,8 +496,9 @@ class PartIndex:
             kmin,
             lo,
             hi,
+            at,
         )
-        return Runs(lo, hi, n)
+        return Runs(lo, hi, n, at)
 
     def merged(self, runs: Runs) -> tuple[Stretches, np.ndarray, np.ndarray]:
         """The rows (numbered across the parts) of ``runs``' keys, key by key in time order,
@@ -478,11 +526,12 @@ class PartIndex:
 
 class Runs(NamedTuple):
     """Key ``w``'s rows in part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``; ``n`` rows in
-    all."""
+    all; it is the part's distinct key ``at[p, w]`` (numbered across the parts; -1: none)."""
 
     lo: np.ndarray
     hi: np.ndarray
     n: int
+    at: np.ndarray
 
     def per_key(self) -> np.ndarray:
         """How many rows each key holds."""
@@ -491,7 +540,7 @@ class Runs(NamedTuple):
     def keys(self, a: int, b: int) -> Runs:
         """The runs of keys ``a`` to ``b - 1`` alone."""
         lo, hi = np.ascontiguousarray(self.lo[:, a:b]), np.ascontiguousarray(self.hi[:, a:b])
-        return Runs(lo, hi, int((hi - lo).sum()))
+        return Runs(lo, hi, int((hi - lo).sum()), np.ascontiguousarray(self.at[:, a:b]))
 
 
 class Stretches(NamedTuple):

@@ -15,7 +15,8 @@ overflow, their exact int64 prefix sums, laid one after another as the parts are
 every part as rows of its key's run there (the batch engine's own bounds,
 :func:`~windowagg.kernels.bounds.at_bounds`, galloping from the run's start: O(log d); a
 rows frame's ends in each part from where the rows at or before the request's time end
-there, by pivots, :mod:`windowagg.kernels.row_cuts`), and each entry's answer is the
+there, by pivots, :mod:`windowagg.kernels.row_cuts`; every frame in one compiled call,
+:func:`~windowagg.kernels.part_answers.frames_at`), and each entry's answer is the
 difference of two prefixes per part, added over the parts: a count as it is, a sum exact (a
 float column's then rounded once to a double: what the engine's exactly rounded sum gives;
 an integer column's as it is, where no sum of the parts can overflow, so Spark's overflow
@@ -28,9 +29,10 @@ the value of the frame's first or last row in the merged order, among each part'
 A distinct count (of an integer or a float column) comes from each part's rows grouped by
 key and value (:class:`~.part_index.Groups`, :mod:`windowagg.kernels.distinct_groups`): the
 key's groups walked in value order across the parts, a value counted where a group of it
-holds a row of its part's frame, O(σ parts log n) for a key of σ distinct values; where the
-requests' keys hold too few events per group for that to cost less than reading them
-(:data:`GROUP_COST`), the batch is answered by the evaluation over the events.
+holds a row of its part's frame, O(σ parts log n) for a key of σ distinct values (the key's
+groups in each part found at once, from where each of the part's keys has its groups begin);
+where the requests' keys hold too few events per group for that to cost less than reading
+them (:data:`GROUP_COST`), the batch is answered by the evaluation over the events.
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
@@ -38,11 +40,12 @@ and section 4, window sharing by range queries): for the invertible aggregations
 difference answers a range without a tree; for max and min, a sparse table's two blocks of
 partial aggregates and the range's partial blocks. A part whose values are not such whole
 numbers (a fraction, NaN, an infinity) has no sums, and one whose values hold a NaN no table
-of its best rows: a batch that would read them is answered by the evaluation over the events,
-as every other state is."""
+of its best rows: a batch that would read them is answered by the evaluation over the
+events, as every other state is."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -51,20 +54,20 @@ import pyarrow as pa
 
 from ...aggregations import Evaluation
 from ...frames import Frame
-from ...kernels.bounds import at_bounds
 from ...kernels.distinct_groups import distinct_at, key_groups
 from ...kernels.extremes import extremes_at
-from ...kernels.row_cuts import row_cuts
+from ...kernels.part_answers import frames_at, prefix_totals, values_at
 from ..columns import limits
 from ..entries import Entry
 from ..evaluators.common import with_nulls
-from ..memory import NO_NULLS, empty
+from ..keys import in_key_order
+from ..memory import NO_NULLS, empty, read_only
 from ..sweep import offsets
 from .part_index import flags
 from .plan import RollingPlan
 
 if TYPE_CHECKING:
-    from .part_index import Groups, PartIndex
+    from .part_index import Groups, PartIndex, Runs
 
 __all__ = ["answered", "extremes_of", "grouped_of", "served", "summarized"]
 
@@ -81,10 +84,9 @@ GROUPED = frozenset({Evaluation.DISTINCT})
 #: keys hold fewer groups in all, times this, than the events of its keys: a group costs a
 #: binary search and a step of the merge, an event a read and a count
 GROUP_COST = 4
-
-#: the sums over every part answered from prefixes stay below this (each part's largest
-#: magnitude times its values, summed over the parts): no int64 sum of them overflows
-SUM_BOUND = 4.0e18
+#: and where they hold fewer than the events plus this many: reading the events costs a
+#: batch a fixed cost that walking the groups does not (the evaluation's set-up)
+GROUP_FIXED = 1 << 14
 
 
 def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan | None:
@@ -154,131 +156,122 @@ def _summable(type_: pa.DataType) -> bool:
 def answered(
     plan: RollingPlan,
     index: PartIndex,
-    lo: np.ndarray,
-    hi: np.ndarray,
+    runs: Runs,
     place: np.ndarray,
     qtimes: np.ndarray,
 ) -> list[pa.Array] | None:
-    """Every entry's column at the requests (key ``place[j]`` among the runs' keys, -1 for
-    none; time ``qtimes[j]``, in the laid times' type, a null time ``limits(times)[0]``):
-    each part's frame found among its run of the key (``lo[p, w]`` to ``hi[p, w] - 1`` of
-    the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]`` on), in one pass of
+    """Every entry's column at the requests (key ``place[j]`` among the ``runs``' keys, -1
+    for none; time ``qtimes[j]``, in the laid times' type, a null time
+    ``limits(times)[0]``): each part's frame found among its run of the key (``lo[p, w]`` to
+    ``hi[p, w] - 1`` of the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]``
+    on), in one pass of
     the bounds over every part's runs, and each entry from the columns' prefixes there, or
     from their tables of their best rows, or the frame's first or last row. None where a
     part lacks the sums or the table an
     entry needs, or the sums over every part could overflow: the evaluation over the events
     answers then."""
     times, prefixes = index.times.view(), index.prefixes
-    for e in plan.entries:
-        if e.evaluation in EXTREMES:
-            assert e.column is not None  # a max or min of a column
-            if not all(index.extremes[(e.column, e.evaluation is Evaluation.LARGEST)].clean):
-                return None
-            continue
-        if e.evaluation in ENDS | GROUPED:  # rows, or the groups: nothing to check here
-            continue
-        pre = prefixes.get(e.column) if e.column is not None else None
-        if e.evaluation is Evaluation.COUNT or pre is None:
-            continue
-        if not all(pre.whole) or sum(pre.bound) >= SUM_BOUND:
-            return None
+    lo, hi = runs.lo, runs.hi
+    if not index.sound:
+        return None
     parts, w = lo.shape
-    groups = {c: _key_groups(index.grouped[c], lo, hi) for c in grouped_of(plan)}
-    if groups:  # the groups each request walks, against the events its keys hold
-        asked = np.bincount(place[place >= 0], minlength=w)
-        events = int((hi - lo).sum())
-        walked = [int((gv - gu).sum(axis=0) @ asked) for gu, gv in groups.values()]
-        if GROUP_COST * max(walked) > events:
-            return None  # the keys' values repeat too little: reading the events costs less
     n = len(place)
-    order = np.lexsort((qtimes, place))  # by key, then time: as the bounds walk them
-    at = place[order]
+    # by key, then time, as the bounds walk them (one request, or requests asked in turn,
+    # already are)
+    order = None if in_key_order(place, qtimes) else np.lexsort((qtimes, place))
+    at = place if order is None else place[order]
+    qsorted = qtimes if order is None else qtimes[order]
+    groups = {c: _key_groups(index, index.grouped[c], runs.at) for c in grouped_of(plan)}
+    # the groups each request walks, against the events its keys hold (where the requests
+    # might walk too many: each walks no more groups than its key holds events)
+    if groups and GROUP_COST * runs.n * n > runs.n + GROUP_FIXED:
+        walked = max(_walked(gu, gv, at) for gu, gv in groups.values())
+        if GROUP_COST * walked > runs.n + GROUP_FIXED:
+            return None  # the keys' values repeat too little: reading the events costs less
     # each part's runs as segments, part after part: its run w is segment 2 (p w + w), the
     # gap after it the next; every request once per part, in that order
-    seg = np.empty(2 * parts * w, np.int64)
+    seg = empty(2 * parts * w, np.int64)
     seg[0::2], seg[1::2] = lo.ravel(), hi.ravel()
-    part = np.arange(parts)[:, None]
-    qseg = np.where(at >= 0, 2 * (part * w + at), -1).ravel()
-    qsorted = np.tile(qtimes[order], parts)
-    lims = limits(times)
-    # each frame's first and end row of every request's frame in each part, as places in
-    # the laid prefixes (row r of part p at r + p; an empty frame's places are equal)
-    found: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}
-    rows: dict[Frame, tuple[np.ndarray, np.ndarray]] = {}  # the frames as laid rows
-    for f in plan.frames:
-        unbounded = f.start is None, f.end is None
-        a, b = empty(parts * n, np.int64), empty(parts * n, np.int64)
-        if f.kind == "rows":  # each part's rows at or before the time, then the frame's cuts
-            at_bounds(
-                times, seg, qseg, qsorted, False, *offsets(UP_TO, times), lims, True, False, a, b
-            )
-            a, b = _rows_frame(times, lo, hi, at, b.reshape(parts, n), f, qsorted[:n] == lims[0])
-        else:
-            first, last = offsets(f, times)
-            at_bounds(times, seg, qseg, qsorted, False, first, last, lims, *unbounded, a, b)
-        rows[f] = a.reshape(parts, n), b.reshape(parts, n)
-        found[f] = rows[f][0] + part, rows[f][1] + part
+    qseg = 2 * (_PART[:parts] * w + at)
+    if np.count_nonzero(at < 0):
+        qseg[:, at < 0] = -1
+    laid_q = empty((parts, n), qsorted.dtype)
+    laid_q[:] = qsorted
+    # each frame's first and end row of every request's frame in each part (an empty
+    # frame's are equal), in one call
+    frames = tuple(plan.frames)
+    a, b = empty((len(frames), parts * n), np.int64), empty((len(frames), parts * n), np.int64)
+    work = empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)
+    spec = _frames_spec(frames, times.dtype == np.int64)
+    frames_at(
+        times, seg, qseg.ravel(), laid_q.ravel(), lo, hi, at, limits(times), *spec, a, b, *work
+    )
+    rows = {f: (a[i].reshape(parts, n), b[i].reshape(parts, n)) for i, f in enumerate(frames)}
     out = []
     for e in plan.entries:
         assert e.frame is not None  # a rolling frame's entry
+        first, end = rows[e.frame]
         if e.evaluation in GROUPED:
             assert e.column is not None  # a distinct count of a column
-            count = _distinct(index, e.column, groups[e.column], at, *rows[e.frame])
+            count = _distinct(index, e.column, groups[e.column], at, first, end)
             out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
             continue
         if e.evaluation in EXTREMES | ENDS:  # a row's value: the best, or the first or last
-            picked = (_extreme if e.evaluation in EXTREMES else _end)(index, e, *rows[e.frame])
+            picked = (_extreme if e.evaluation in EXTREMES else _end)(index, e, first, end)
             out.append(_value(index, e, picked, order))
             continue
-        a, b = found[e.frame]
         pre = prefixes.get(e.column) if e.column is not None else None
+        count = empty(n, np.int64)
         if pre is None:  # count(*): the frames' rows
-            count = (b - a).sum(axis=0)
+            np.sum(end - first, axis=0, out=count)
         else:
-            counts = pre.counts.view()
-            count = (counts[b] - counts[a]).sum(axis=0)
+            prefix_totals(pre.counts.view(), first, end, count)
         if e.evaluation is Evaluation.COUNT:
             out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
             continue
         assert pre is not None and pre.sums is not None
-        sums = pre.sums.view()
-        total = (sums[b] - sums[a]).sum(axis=0)
-        none = count == 0
+        total = empty(n, np.int64)
+        prefix_totals(pre.sums.view(), first, end, total)
+        none = _in_order(count == 0, order)
         if pa.types.is_integer(e.type):  # an integer column's sum: exact, as it is
-            out.append(with_nulls(_in_order(total, order), _in_order(none, order), e.type))
+            out.append(with_nulls(_in_order(total, order), none, e.type))
             continue
         values = total.astype(np.float64)  # rounded once; an integer mean's as the engine's
         if e.evaluation is Evaluation.MEAN:
             values /= np.maximum(count, 1)
-        out.append(with_nulls(_in_order(values, order), _in_order(none, order), e.type))
+        out.append(with_nulls(_in_order(values, order), none, e.type))
     return out
 
 
-#: the range frame of a request's events at or before its time, where its rows frame ends
-UP_TO = Frame("range", None, 0, "range:unbounded,0")
+@functools.lru_cache(maxsize=256)
+def _frames_spec(frames: tuple[Frame, ...], whole: bool) -> tuple[np.ndarray, ...]:
+    """``frames`` as :func:`~windowagg.kernels.part_answers.frames_at` reads them, over
+    int64 times (``whole``) or doubles: whether each is a ``rows`` frame, its offsets
+    (:func:`~windowagg.engine.sweep.offsets`), whether its start and its end are unbounded,
+    a ``rows`` frame's rows, and a zero offset (read-only: found once)."""
+    times = np.empty(0, np.int64 if whole else np.float64)
+    rows = np.array([f.kind == "rows" for f in frames], bool)
+    offs = np.zeros((len(frames), 4), times.dtype)
+    unbounded = np.array([(f.start is None, f.end is None) for f in frames], bool).reshape(-1, 2)
+    cuts = np.zeros((len(frames), 2), np.int64)
+    for i, f in enumerate(frames):
+        if f.kind == "rows":
+            cuts[i] = int(f.start or 0), int(f.end or 0)
+        else:
+            offs[i, 0:2], offs[i, 2:4] = offsets(f, times)
+    zero = np.zeros(2, times.dtype)
+    return tuple(read_only(x) for x in (rows, offs, unbounded, cuts, zero))
 
 
-def _rows_frame(
-    times: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    at: np.ndarray,
-    up: np.ndarray,
-    f: Frame,
-    untimed: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each request's rows frame ``f`` in each part (rows ``a[p, j]`` to ``b[p, j] - 1``) from
-    where its rows at or before its time end there (``up``), by
-    :func:`~windowagg.kernels.row_cuts.row_cuts` (the requests in key and time order, key
-    ``at[j]`` among the runs ``lo`` to ``hi``); empty where the request has no time
-    (``untimed``), as the evaluation has it."""
-    parts, n = up.shape
-    a, b = empty((parts, n), np.int64), empty((parts, n), np.int64)
-    start, end = int(f.start or 0), int(f.end or 0)
-    work = empty(parts, np.int64), empty(parts, np.int64)
-    row_cuts(times, lo, hi, at, up, start, end, f.start is None, f.end is None, a, b, *work)
-    b[:, untimed] = a[:, untimed]
-    return a, b
+def _walked(gu: np.ndarray, gv: np.ndarray, at: np.ndarray) -> int:
+    """The groups the requests (of keys ``at``, -1: none) walk, their keys' groups in each
+    part ``gu[p, w]`` to ``gv[p, w] - 1``."""
+    per_key = (gv - gu).sum(axis=0)
+    return int(per_key[at[at >= 0]].sum())
+
+
+#: the parts' columns as rows: part p's row r of the laid rows is laid at r + p
+_PART = np.arange(64, dtype=np.int64)[:, None]
 
 
 def _extreme(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -290,7 +283,7 @@ def _extreme(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.nda
     tables = index.extremes[(e.column, largest)]
     values, valid = index.values(e.column)
     best = empty(a.shape[1], np.int64)
-    args = (tables.laid.view(), np.array(tables.offs, np.int64), np.array(index.bounds, np.int64))
+    args = (tables.laid.view(), np.array(tables.offs, np.int64), index.laid[1])
     extremes_at(values, *flags(valid), index.times.view(), largest, *args, a, b, best)
     return best
 
@@ -316,12 +309,13 @@ def _end(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray
     return np.where(held[p, j], row[p, j], -1)
 
 
-def _key_groups(grouped: Groups, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each asked key's groups in each part (its runs ``lo`` to ``hi``): groups
-    ``gu[p, w]`` to ``gv[p, w] - 1`` (:func:`~windowagg.kernels.distinct_groups.key_groups`)."""
-    gu, gv = empty(lo.shape, np.int64), empty(lo.shape, np.int64)
+def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each asked key's groups in each part (its place among the part's distinct keys
+    ``at``): groups ``gu[p, w]`` to ``gv[p, w] - 1``
+    (:func:`~windowagg.kernels.distinct_groups.key_groups`)."""
+    gu, gv = empty(at.shape, np.int64), empty(at.shape, np.int64)
     goff = np.array(grouped.goff, np.int64)
-    key_groups(grouped.rows.view(), grouped.groups.view(), goff, lo, hi, gu, gv)
+    key_groups(grouped.first.view(), index.laid[0], goff, at, gu, gv)
     return gu, gv
 
 
@@ -346,22 +340,21 @@ def _distinct(
     return out
 
 
-def _value(index: PartIndex, e: Entry, rows: np.ndarray, order: np.ndarray) -> pa.Array:
+def _value(index: PartIndex, e: Entry, rows: np.ndarray, order: np.ndarray | None) -> pa.Array:
     """Entry ``e``'s column: the value of its column at each request's row (``rows``, the
     requests in ``order``'s order), in the entry's type; null where the row is -1 or holds
-    no value."""
+    no value (:func:`~windowagg.kernels.part_answers.values_at`)."""
     assert e.column is not None  # a row's value of a column
     values, valid = index.values(e.column)
-    none = rows < 0
-    picked = np.where(none, 0, rows)
-    taken = values[picked] if len(values) else np.zeros(len(picked), values.dtype)
-    if valid is not None and len(valid):
-        none |= ~valid[picked].astype(bool)
+    taken, none = empty(len(rows), values.dtype), empty(len(rows), bool)
+    values_at(values, *flags(valid), rows, taken, none)
     return with_nulls(_in_order(taken, order), _in_order(none, order), e.type)
 
 
-def _in_order(x: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Answers in the requests' order, ``x`` in ``order``'s."""
+def _in_order(x: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """Answers in the requests' order, ``x`` in ``order``'s (None: theirs)."""
+    if order is None:
+        return x
     out = np.empty_like(x)
     out[order] = x
     return out

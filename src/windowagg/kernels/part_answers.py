@@ -1,0 +1,105 @@
+"""The compiled steps of an online state's answers from its parts' summaries
+(:mod:`windowagg.engine.rolling.summaries`): every request's frames in every part in one call,
+a column's prefix differences added over the parts, and the values at the rows a ``max``,
+``min``, ``first`` or ``last`` picks. Each replaces a handful of NumPy steps per frame or
+entry, which cost a single request more than its work.
+
+A frame's rows in a part are found by the batch engine's own bounds
+(:func:`~windowagg.kernels.bounds.at_bounds`; a ``rows`` frame's ends by
+:func:`~windowagg.kernels.row_cuts.row_cuts`), so every path finds the same rows. A prefix
+difference is FiBA's range query for an invertible aggregation (Tangwongsan, Hirzel and
+Schneider, "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query
+Sharing"): the frame's answer from two prefixes per part, with no event read."""
+
+from __future__ import annotations
+
+from .bounds import at_bounds
+from .jit import kernel
+from .row_cuts import row_cuts
+
+__all__ = ["frames_at", "prefix_totals", "values_at"]
+
+
+@kernel
+def frames_at(
+    times, seg, qseg, qtimes, lo, hi, key, lims, rows, offs, unb, cuts, zero, a, b, up, wa, wb
+):
+    """Every request's frame ``f`` in every part: rows ``a[f, p * n + j]`` to
+    ``b[f, p * n + j] - 1`` for request ``j`` of ``n`` and part ``p``. The requests, sorted by
+    key then time, once per part (``seg``, ``qseg``, ``qtimes``: each part's key runs as
+    segments, as :func:`~windowagg.kernels.bounds.at_bounds` reads them); ``lo``, ``hi``:
+    the keys' runs (``lo[p, w]`` to ``hi[p, w] - 1``), ``key[j]`` the request's key among
+    them (-1: none). Frame ``f``: a ``rows`` frame where ``rows[f]`` (rows ``cuts[f, 0]`` to
+    ``cuts[f, 1]`` from the last at or before the request's time), else a range frame of
+    start offset ``offs[f, 0:2]`` and end offset ``offs[f, 2:4]`` (each as two parts,
+    :func:`~windowagg.engine.sweep.offsets`); ``unb[f]``: whether its start and its end are
+    unbounded. ``zero``: a zero offset in the times' type; ``up``, ``wa``, ``wb``: work space
+    (one per part and request, one per part, one per part). A request with a null time
+    (``lims[0]``) has empty frames."""
+    parts, n = lo.shape[0], key.shape[0]
+    for f in range(rows.shape[0]):
+        af, bf = a[f], b[f]
+        if not rows[f]:
+            at_bounds(
+                times,
+                seg,
+                qseg,
+                qtimes,
+                False,
+                offs[f, 0:2],
+                offs[f, 2:4],
+                lims,
+                unb[f, 0],
+                unb[f, 1],
+                af,
+                bf,
+            )
+            continue
+        # where each part's rows at or before the request's time end, then the frame's cuts
+        at_bounds(times, seg, qseg, qtimes, False, zero, zero, lims, True, False, af, up)
+        a2, b2 = af.reshape((parts, n)), bf.reshape((parts, n))
+        row_cuts(
+            times,
+            lo,
+            hi,
+            key,
+            up.reshape((parts, n)),
+            cuts[f, 0],
+            cuts[f, 1],
+            unb[f, 0],
+            unb[f, 1],
+            a2,
+            b2,
+            wa,
+            wb,
+        )
+        for j in range(n):
+            if qtimes[j] == lims[0]:  # no time: an empty frame, as the evaluation has it
+                for p in range(parts):
+                    b2[p, j] = a2[p, j]
+
+
+@kernel
+def prefix_totals(laid, a, b, out):
+    """``out[j]``: the prefix differences ``laid[b[p, j] + p] - laid[a[p, j] + p]`` added over
+    the parts ``p`` (part ``p``'s prefixes laid from its first row plus ``p``: one more than
+    its rows)."""
+    for j in range(a.shape[1]):
+        total = 0
+        for p in range(a.shape[0]):
+            total += laid[b[p, j] + p] - laid[a[p, j] + p]
+        out[j] = total
+
+
+@kernel
+def values_at(values, valid, has_valid, rows, out, null):
+    """``out[j]``: the value at row ``rows[j]``; ``null[j]`` where the row is -1 or (where
+    ``has_valid``) holds no value."""
+    for j in range(rows.shape[0]):
+        r = rows[j]
+        if r < 0:
+            out[j] = 0
+            null[j] = True
+        else:
+            out[j] = values[r]
+            null[j] = has_valid and not valid[r]
