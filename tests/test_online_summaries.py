@@ -8,6 +8,8 @@ has no sums, and the evaluation over the events answers."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +21,8 @@ import windowagg.engine.rolling.online as held_module
 from windowagg import rolling_aggregate
 from windowagg.engine.rolling import summaries
 from windowagg.online import OnlineFeatures
+
+from .threads import few_rows_on_threads
 
 AGGS = {
     "s": ("sum", "v", "range:1h"),
@@ -66,7 +70,7 @@ def paths(monkeypatch) -> dict[str, int]:
     monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
     monkeypatch.setattr(held_module, "MIXED_PER_REQUEST", 0)
     monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the groups however few values repeat
-    monkeypatch.setattr(held_module, "GROUPED_PER_REQUEST", 0)
+    monkeypatch.setattr(summaries, "GROUP_REQUEST", 0)
     return calls
 
 
@@ -160,7 +164,7 @@ def test_whole_number_sums_counts_and_means_from_the_parts_equal_the_backfill(
         patch.setattr(held_module, "SUMMED_PER_REQUEST", 0)
         patch.setattr(held_module, "MIXED_PER_REQUEST", 0)
         patch.setattr(summaries, "GROUP_COST", 0)
-        patch.setattr(held_module, "GROUPED_PER_REQUEST", 0)
+        patch.setattr(summaries, "GROUP_REQUEST", 0)
         served, answered = [], held_module.answered
         patch.setattr(held_module, "answered", lambda *a: served.append(answered(*a)) or served[-1])
         got = state.query(queries)
@@ -385,9 +389,9 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(kind, monkeypatch) -> Non
     costs less: 500 requests for keys of a few events read them; one request, or 100 for a
     key of 30,000 events, take the sums. Beside an entry the parts do not serve, whose
     events are read anyway (2,048 events a request or more), one request for a key of two
-    events reads them too; beside a distinct count, whose groups are walked (1,024 events a
-    request or more, less what reading the events costs a batch whatever its size), it takes
-    the parts. Ten requests for the key of 30,000 take the parts."""
+    events reads them too; beside a distinct count, whose groups are walked (256 events'
+    worth a request, against the events and what reading them costs a batch whatever its
+    size), it takes the parts. Ten requests for the key of 30,000 take the parts."""
     rng = np.random.default_rng(13)
     keys = np.r_[np.zeros(30_000, np.int64), rng.integers(1, 1_000, 2_000)]
     stamps = pa.array(np.sort(rng.integers(0, 7200, 32_000)) * 10**6, pa.timestamp("us"))
@@ -405,9 +409,13 @@ def test_a_batch_whose_keys_hold_few_events_reads_them(kind, monkeypatch) -> Non
     assert bool(state._held.grouped) == (kind == "grouped")
     picked = []
     real = held_module.Held._from_summaries
-    monkeypatch.setattr(
-        held_module.Held, "_from_summaries", lambda self, *a: picked.append(1) or real(self, *a)
-    )
+
+    def from_parts(self, *args):  # noted where the parts answered
+        got = real(self, *args)
+        picked.extend([1] if got is not None else [])
+        return got
+
+    monkeypatch.setattr(held_module.Held, "_from_summaries", from_parts)
     at = pa.array(np.full(500, 7200 * 10**6), pa.timestamp("us"))
     few = pa.table({"k": pa.array(np.arange(1, 501)), "ts": at})  # 500 requests, 2 events each
     hot = pa.table({"k": pa.array(np.zeros(100, np.int64)), "ts": at[:100]})
@@ -445,7 +453,7 @@ def test_distinct_counts_come_from_the_groups_where_the_values_repeat(repeats, m
     stamps = np.array([n // 2, n, 2 * n]) * 10**6  # a frame of an hour, and none
     at = pa.table({"k": np.zeros(3, np.int64), "ts": pa.array(stamps, pa.timestamp("us"))})
     got = state.query(at)
-    assert (found[0] is not None) == repeats
+    assert [x is not None for x in found] == ([True] if repeats else [])  # not even tried
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=at)
     assert _same(got, want)
     assert got["d"].to_pylist() == ([7, 7, 0] if repeats else [3601, 3600, 0])
@@ -562,3 +570,55 @@ def test_a_nan_value_in_a_polars_table_falls_back_to_the_events(paths) -> None:
     want = _polars_equal_to_the_batch(events, queries, ends)
     assert paths == {"sums": 1, "evaluation": 2}
     assert any(x != x for c in ("f", "l") for x in want[c].to_pylist() if x is not None)
+
+
+def test_a_batch_from_the_parts_runs_in_ranges_of_keys_on_threads(monkeypatch) -> None:
+    """On several threads, a batch answered from the parts is cut into ranges of its asked
+    keys of about equal requests, each range on a thread of its own (the first on the calling
+    thread); the answers, in the requests' order, are one thread's and the batch call's:
+    keys never seen, a null key and requests with no time among them, every served kind."""
+    rng = np.random.default_rng(21)
+    n = 6000
+    keys = np.where(rng.random(n) < 0.3, 7, rng.integers(0, 40, n))
+    events = pa.table(
+        {
+            "k": keys,
+            "ts": pa.array(rng.integers(0, 7200, n) * 10**6, pa.timestamp("us")),
+            "v": pa.array(rng.integers(0, 9, n) * 1.0, mask=rng.random(n) < 0.05),
+        }
+    )
+    aggs = {
+        "s": ("sum", "v", "range:10m"),
+        "m": ("max", "v", "range:-20m,-1us"),
+        "a": ("mean", "v", "rows:-5,0"),
+        "f": ("last", "v", "range:1h"),
+        "d": ("count_distinct", "v", "range:30m"),
+    }
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="2h")
+    for part in np.array_split(np.arange(n), 4):  # several parts
+        state.update(events.take(pa.array(part)))
+    asked = pa.array([*rng.integers(0, 45, 3000).tolist(), None, 7], pa.int64())
+    stamps = pa.array(rng.integers(0, 7200, len(asked)) * 10**6, pa.timestamp("us"))
+    queries = pa.table({"k": asked, "ts": pc.if_else(rng.random(len(asked)) < 0.02, None, stamps)})
+    ranges: list[tuple[str, int]] = []
+    real = held_module.Held._summarized
+
+    def spy(self, queries, place, runs, *rest):
+        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
+        return real(self, queries, place, runs, *rest)
+
+    monkeypatch.setattr(held_module.Held, "_summarized", spy)
+    monkeypatch.setattr(held_module, "PARALLEL_REQUESTS", 100)
+    monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the parts for this batch of few events
+    monkeypatch.setattr(summaries, "GROUP_REQUEST", 0)
+    with few_rows_on_threads(1):
+        alone = state.query(queries)
+    assert len(ranges) == 1
+    ranges.clear()
+    with few_rows_on_threads(3):
+        split = state.query(queries)
+    here = threading.current_thread().name
+    assert len(ranges) == 3 and sum(w for _, w in ranges) == len(pc.unique(asked.drop_null()))
+    assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
+    want = rolling_aggregate(events, time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(split, want) and _same(alone, want)

@@ -90,7 +90,8 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
                 x, y = np.sort(rng.integers(lo[p, w], hi[p, w] + 1, 2))
                 fa[p, j], fb[p, j] = x, y
     out = np.empty(q, np.int64)
-    distinct_at(values, rows, groups, ga, gb, key, fa, fb, out, *np.empty((2, parts), np.int64))
+    work = *np.empty((2, parts), np.int64), np.empty(parts, values.dtype)
+    distinct_at(values, rows, groups, ga, gb, key, fa, fb, out, *work)
     want = []
     for j in range(q):
         seen = set()

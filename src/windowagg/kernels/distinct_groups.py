@@ -178,13 +178,14 @@ def key_groups(first, doff, goff, at, gu, gv):
 
 
 @kernel
-def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end):
+def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end, cur):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
     ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key's (``key[j]``, -1: none)
     groups in part ``p`` are ``gu[p, key[j]]`` to ``gv[p, key[j]] - 1`` (group ``g``: the
     rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of one value, ascending), walked
-    in value order together, a value counted where a group of it holds a row of its part's
-    frame. ``at`` and ``end``: work space, one per part."""
+    in value order together (a part whose frame is empty left out), a value counted where a
+    group of it holds a row of its part's frame. ``at``, ``end`` and ``cur`` (each part's
+    next group's value, in the values' type): work space, one per part."""
     parts = a.shape[0]
     for j in range(a.shape[1]):
         w = key[j]
@@ -193,25 +194,27 @@ def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end):
             continue
         for p in range(parts):
             at[p] = gu[p, w]
-            end[p] = gv[p, w]
+            end[p] = gv[p, w] if a[p, j] < b[p, j] else at[p]
+            if at[p] < end[p]:
+                cur[p] = values[rows[groups[at[p]]]]
         count = 0
         while True:
             q = -1
             for p in range(parts):  # the part whose next group holds the smallest value
-                if at[p] < end[p] and (
-                    q < 0 or values[rows[groups[at[p]]]] < values[rows[groups[at[q]]]]
-                ):
+                if at[p] < end[p] and (q < 0 or cur[p] < cur[q]):
                     q = p
             if q < 0:
                 break
-            x = values[rows[groups[at[q]]]]
+            x = cur[q]
             held = False
             for p in range(parts):
                 g = at[p]
-                if g < end[p] and values[rows[groups[g]]] == x:
-                    if not held and a[p, j] < b[p, j]:
+                if g < end[p] and cur[p] == x:
+                    if not held:
                         i = gallop(rows, groups[g], groups[g + 1], a[p, j], False)
                         held = i < groups[g + 1] and rows[i] < b[p, j]
                     at[p] = g + 1
+                    if g + 1 < end[p]:
+                        cur[p] = values[rows[groups[g + 1]]]
             count += held
         out[j] = count

@@ -40,6 +40,7 @@ them costs less.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -57,7 +58,7 @@ from .at_stream import reachable
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
-from .summaries import answered, extremes_of, grouped_of, served, summarized
+from .summaries import answered, extremes_of, grouped_of, served, summarized, walk_pays
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -328,12 +329,12 @@ class Held:
                 valid &= np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
-        if self.rest is None and not self.grouped:
+        if self.rest is not None:  # the events are read for the other entries anyway
+            from_parts = runs.n >= MIXED_PER_REQUEST * len(place)
+        elif self.grouped:  # the groups' walk weighed against the events (:func:`answered`)
+            from_parts = True
+        else:
             from_parts = runs.n + SUMMED_FIXED >= SUMMED_PER_REQUEST * len(place)
-        else:  # the events are read for the other entries anyway, or a key's groups walked
-            least = max(MIXED_PER_REQUEST if self.rest else 0, GROUPED_PER_REQUEST)
-            fixed = 0 if self.rest else SUMMED_FIXED  # none but the parts' entries: no set-up
-            from_parts = runs.n + fixed >= least * len(place)
         served, others = self.served, self.rest
         if served is not None and from_parts:
             got = self._from_summaries(queries, place, runs, at_time)
@@ -361,7 +362,13 @@ class Held:
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
             if len(ranges) > 1:
-                return self._in_ranges(queries, place, runs, ranges, at_time, reading)
+
+                def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs) -> list[pa.Array]:
+                    return self._of_runs(asked, at, keys, at_time, reading)
+
+                got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
+                assert got is not None  # the evaluation answers every range
+                return got
         return self._of_runs(queries, place, runs, at_time, reading)
 
     def _in_ranges(
@@ -371,32 +378,57 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
-        reading: Reading,
-    ) -> list[pa.Array]:
-        """:meth:`_of_runs` with ``runs``' keys in ``ranges`` (of about equal events, one per
-        thread), each range with its queries (those of a null key with the first) on a thread
-        of its own (:func:`~windowagg.engine.parallel.on_cores`), the answers then put back
-        in the queries' order: each query's answer is its frame's alone, so they are one
-        thread's answers."""
+        answer: Callable[[pa.Table, np.ndarray, Runs], list[pa.Array] | None],
+    ) -> list[pa.Array] | None:
+        """``answer`` (:meth:`_of_runs` or :meth:`_summarized`) with ``runs``' keys in
+        ``ranges`` (of about equal work, one per thread), each range with its queries (those
+        of a null key with the first) on a thread of its own
+        (:func:`~windowagg.engine.parallel.on_cores`), the answers then put back in the
+        queries' order: each query's answer is its frame's alone, so they are one thread's
+        answers. None where ``answer`` gives none for some range."""
         piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
         piece[place < 0] = 0
         times = queries.select([at_time])
 
-        def run(r: int) -> tuple[np.ndarray, list[pa.Array]]:
+        def run(r: int) -> tuple[np.ndarray, list[pa.Array] | None]:
             (a, b), rows = ranges[r], np.flatnonzero(piece == r)
             at = place[rows]
             asked = times.take(pa.array(rows))
             at = np.where(at >= 0, at - a, -1)
-            return rows, self._of_runs(asked, at, runs.keys(a, b), at_time, reading)
+            return rows, answer(asked, at, runs.keys(a, b))
 
         answered = parallel.on_cores(run, range(len(ranges)))
+        if any(columns is None for _, columns in answered):
+            return None
         order = np.concatenate([rows for rows, _ in answered])
-        entries = range(len(answered[0][1]))
+        entries = range(len(answered[0][1] or ()))
         return moved(
-            [pa.concat_arrays([columns[e] for _, columns in answered]) for e in entries], order
+            [pa.concat_arrays([columns[e] for _, columns in answered if columns]) for e in entries],
+            order,
         )
 
     def _from_summaries(
+        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
+    ) -> list[pa.Array] | None:
+        """The answers from each part's prefix sums (:meth:`_summarized`), a batch of at
+        least :data:`PARALLEL_REQUESTS` requests on several threads in ranges of keys of
+        about equal requests (:meth:`_in_ranges`); None where the sums do not serve, or the
+        distinct counts' groups cost more than the events (:func:`~.summaries.walk_pays`)."""
+        assert self.served is not None  # some entries are served
+        if not self.index.sound or not walk_pays(self.served, self.index, runs, place):
+            return None
+        if len(place) >= PARALLEL_REQUESTS and parallel.get_threads() > 1:
+            asked = np.bincount(place[place >= 0], minlength=runs.lo.shape[1])
+            ranges = parallel.grouped(np.r_[0, np.cumsum(asked)])
+            if len(ranges) > 1:
+
+                def summarized(asked: pa.Table, at: np.ndarray, keys: Runs) -> list | None:
+                    return self._summarized(asked, at, keys, at_time)
+
+                return self._in_ranges(queries, place, runs, ranges, at_time, summarized)
+        return self._summarized(queries, place, runs, at_time)
+
+    def _summarized(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
     ) -> list[pa.Array] | None:
         """The answers from each part's prefix sums (:func:`~.summaries.answered`): the
@@ -478,6 +510,10 @@ class Reading(NamedTuple):
 #: events; 1,000 of them: 0.69 ms and 0.91 ms)
 SUMMED_PER_REQUEST, SUMMED_FIXED = 128, 1 << 14
 
+#: a batch of this many requests or more is answered from the parts on several threads, each
+#: a range of keys of about equal requests (fewer: a thread's hand-off costs more than it saves)
+PARALLEL_REQUESTS = 1 << 10
+
 #: a state with other entries too reads the events for them anyway: its served entries come
 #: from the parts where a batch asks for this many events a request or more, so that what
 #: their evaluation over the events would cost outweighs the parts' cost per request.
@@ -486,15 +522,6 @@ SUMMED_PER_REQUEST, SUMMED_FIXED = 128, 1 << 14
 #: 174,000 events a request): 48 against 44 ms, 25 against 30, 18 against 20, 10.4 against
 #: 11.7 from the parts and reading every entry's events
 MIXED_PER_REQUEST = 1 << 11
-
-#: a state with distinct counts takes the parts' groups where a batch asks for this many events
-#: a request or more (and then where its keys hold enough events a group:
-#: :data:`~.summaries.GROUP_COST`): a key of fewer, a hundred values among a hundred events,
-#: walks as many groups as it holds events. Measured on the online suite's state (10M events,
-#: its five entries from the parts), single requests of uniform keys (about 100 events):
-#: p50 272 us reading the events, 382 us with an attempt at the groups first (55 us that
-#: find the keys' values repeat too little)
-GROUPED_PER_REQUEST = 1 << 10
 
 #: the asked keys are found through a table of their span where it holds at most this many
 #: keys per query, plus :data:`SPAN_FLOOR` (:func:`~windowagg.kernels.key_order.asked_keys`)
