@@ -308,6 +308,7 @@ def one_array(col: ArrowColumn) -> pa.Array:
     return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
 
 
+@functools.lru_cache(maxsize=256)
 def word_type(type_: pa.DataType) -> np.dtype | None:
     """The unsigned word a value of ``type_`` is held in where it has a fixed width of 8, 16,
     32 or 64 bits (numbers and times); None for any other type."""

@@ -140,6 +140,8 @@ def in_events_unit(
     schema; a timestamp's own unit, a date's microseconds: the frames are in it), exactly; a
     query time finer than that unit is an error that says so."""
     want, have = events.field(plan.time).type, queries.schema.field(at_time).type
+    if want == have and not pa.types.is_date(want):  # the same unit (a date's: days)
+        return queries
     if not all(pa.types.is_timestamp(t) or pa.types.is_date(t) for t in (want, have)):
         return queries  # numbers: compared as they are
     unit = want.unit if pa.types.is_timestamp(want) else "us"  # a date: microseconds

@@ -443,7 +443,8 @@ class Held:
             return None
         if qtimes.dtype == np.float64:
             qtimes[np.isnan(qtimes)] = np.inf
-        qtimes[~timed] = limits(times)[0]
+        if col.null_count:
+            qtimes[~timed] = limits(times)[0]
         assert self.served is not None  # some entries are served
         return answered(self.served, self.index, runs, place, qtimes)
 
