@@ -133,7 +133,8 @@ def _tables() -> None:
     online = OnlineFeatures(time="t", key="k", aggs=summed, allowed_lateness="1h")
     for lo in range(0, 6_000, 2_000):
         online.update({c: v[lo : lo + 2_000] for c, v in hot.items()})
-    online.query({"k": hot["k"][:1], "t": hot["t"][-1:]})
+    # ten requests: their groups' walk weighed against the key's events first
+    online.query({"k": hot["k"][:10], "t": hot["t"][-10:]})
     # keys of a string column and of several columns: coded through a hash table of bytes
     named = hot | {"s": np.array(["a", "b", "c"], object)[rng.integers(0, 3, 6_000)]}
     for key in (["s"], ["s", "k"]):

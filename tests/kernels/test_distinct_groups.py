@@ -91,7 +91,8 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
                 fa[p, j], fb[p, j] = x, y
     out = np.empty(q, np.int64)
     work = *np.empty((2, parts), np.int64), np.empty(parts, values.dtype)
-    distinct_at(values, rows, groups, ga, gb, key, fa, fb, out, *work)
+    offs = np.array(doff, np.int64), goff
+    distinct_at(values, rows, groups, laid, *offs, at, key, fa, fb, out, *work)
     want = []
     for j in range(q):
         seen = set()

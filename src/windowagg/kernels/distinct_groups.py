@@ -158,6 +158,14 @@ def key_first_groups(keys, rows, groups, g0, g1, distinct, out):
         d += 1
 
 
+@inline
+def _span(first, doff, goff, p, d):
+    """The groups of part ``p``'s distinct key ``d`` (-1: none; :func:`key_groups`)."""
+    if d < 0:
+        return goff[p], goff[p]
+    return first[d], first[d + 1] if d + 1 < doff[p + 1] else goff[p + 1] - 1
+
+
 @kernel
 def key_groups(first, doff, goff, at, gu, gv):
     """Each asked key ``w``'s groups in each part ``p``: groups ``gu[p, w]`` to
@@ -168,24 +176,18 @@ def key_groups(first, doff, goff, at, gu, gv):
     part."""
     for p in range(at.shape[0]):
         for w in range(at.shape[1]):
-            d = at[p, w]
-            if d < 0:
-                gu[p, w] = goff[p]
-                gv[p, w] = goff[p]
-                continue
-            gu[p, w] = first[d]
-            gv[p, w] = first[d + 1] if d + 1 < doff[p + 1] else goff[p + 1] - 1
+            gu[p, w], gv[p, w] = _span(first, doff, goff, p, at[p, w])
 
 
 @kernel
-def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end, cur):
+def distinct_at(values, rows, groups, first, doff, goff, place, key, a, b, out, at, end, cur):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
-    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key's (``key[j]``, -1: none)
-    groups in part ``p`` are ``gu[p, key[j]]`` to ``gv[p, key[j]] - 1`` (group ``g``: the
-    rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of one value, ascending), walked
-    in value order together (a part whose frame is empty left out), a value counted where a
-    group of it holds a row of its part's frame. ``at``, ``end`` and ``cur`` (each part's
-    next group's value, in the values' type): work space, one per part."""
+    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key (``key[j]``, -1: none) is the
+    part's distinct key ``place[p, key[j]]``, whose groups (:func:`key_groups`; group ``g``:
+    the rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of one value, ascending) are
+    walked in value order together (a part whose frame is empty left out), a value counted
+    where a group of it holds a row of its part's frame. ``at``, ``end`` and ``cur`` (each
+    part's next group's value, in the values' type): work space, one per part."""
     parts = a.shape[0]
     for j in range(a.shape[1]):
         w = key[j]
@@ -193,8 +195,9 @@ def distinct_at(values, rows, groups, gu, gv, key, a, b, out, at, end, cur):
             out[j] = 0
             continue
         for p in range(parts):
-            at[p] = gu[p, w]
-            end[p] = gv[p, w] if a[p, j] < b[p, j] else at[p]
+            at[p], end[p] = _span(first, doff, goff, p, place[p, w])
+            if a[p, j] >= b[p, j]:
+                end[p] = at[p]
             if at[p] < end[p]:
                 cur[p] = values[rows[groups[at[p]]]]
         count = 0

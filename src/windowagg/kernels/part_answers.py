@@ -22,21 +22,30 @@ __all__ = ["frames_at", "prefix_totals", "values_at"]
 
 @kernel
 def frames_at(
-    times, seg, qseg, qtimes, lo, hi, key, lims, rows, offs, unb, cuts, zero, a, b, up, wa, wb
+    times, lo, hi, key, qtimes, lims, rows, offs, unb, cuts, zero, a, b, up, wa, wb, seg, qseg, qt
 ):
     """Every request's frame ``f`` in every part: rows ``a[f, p * n + j]`` to
-    ``b[f, p * n + j] - 1`` for request ``j`` of ``n`` and part ``p``. The requests, sorted by
-    key then time, once per part (``seg``, ``qseg``, ``qtimes``: each part's key runs as
-    segments, as :func:`~windowagg.kernels.bounds.at_bounds` reads them); ``lo``, ``hi``:
-    the keys' runs (``lo[p, w]`` to ``hi[p, w] - 1``), ``key[j]`` the request's key among
-    them (-1: none). Frame ``f``: a ``rows`` frame where ``rows[f]`` (rows ``cuts[f, 0]`` to
-    ``cuts[f, 1]`` from the last at or before the request's time), else a range frame of
-    start offset ``offs[f, 0:2]`` and end offset ``offs[f, 2:4]`` (each as two parts,
-    :func:`~windowagg.engine.sweep.offsets`); ``unb[f]``: whether its start and its end are
-    unbounded. ``zero``: a zero offset in the times' type; ``up``, ``wa``, ``wb``: work space
-    (one per part and request, one per part, one per part). A request with a null time
-    (``lims[0]``) has empty frames."""
-    parts, n = lo.shape[0], key.shape[0]
+    ``b[f, p * n + j] - 1`` for request ``j`` of ``n`` and part ``p``. The requests come
+    sorted by key (``key[j]``, among the keys whose runs in part ``p`` are ``lo[p, w]`` to
+    ``hi[p, w] - 1``; -1: none), then time (``qtimes``). Frame ``f``: a ``rows`` frame where
+    ``rows[f]`` (rows ``cuts[f, 0]`` to ``cuts[f, 1]`` from the last at or before the
+    request's time), else a range frame of start offset ``offs[f, 0:2]`` and end offset
+    ``offs[f, 2:4]`` (each as two parts, :func:`~windowagg.engine.sweep.offsets`); ``unb[f]``:
+    whether its start and its end are unbounded. ``zero``: a zero offset in the times' type.
+    Work space: ``up`` (one per part and request), ``wa`` and ``wb`` (one per part), and
+    ``seg``, ``qseg`` and ``qt``, where each part's runs are laid as segments (run ``w`` of
+    part ``p`` is segment ``2 (p w + w)``, the gap after it the next) and every request once
+    per part, part after part, as :func:`~windowagg.kernels.bounds.at_bounds` reads them. A
+    request with a null time (``lims[0]``) has empty frames."""
+    parts, w = lo.shape
+    n = key.shape[0]
+    for p in range(parts):
+        for k in range(w):
+            seg[2 * (p * w + k)] = lo[p, k]
+            seg[2 * (p * w + k) + 1] = hi[p, k]
+        for j in range(n):
+            qseg[p * n + j] = 2 * (p * w + key[j]) if key[j] >= 0 else -1
+            qt[p * n + j] = qtimes[j]
     for f in range(rows.shape[0]):
         af, bf = a[f], b[f]
         if not rows[f]:
@@ -44,7 +53,7 @@ def frames_at(
                 times,
                 seg,
                 qseg,
-                qtimes,
+                qt,
                 False,
                 offs[f, 0:2],
                 offs[f, 2:4],
@@ -56,7 +65,7 @@ def frames_at(
             )
             continue
         # where each part's rows at or before the request's time end, then the frame's cuts
-        at_bounds(times, seg, qseg, qtimes, False, zero, zero, lims, True, False, af, up)
+        at_bounds(times, seg, qseg, qt, False, zero, zero, lims, True, False, af, up)
         a2, b2 = af.reshape((parts, n)), bf.reshape((parts, n))
         row_cuts(
             times,

@@ -183,25 +183,14 @@ def answered(
     order = None if in_key_order(place, qtimes) else np.lexsort((qtimes, place))
     at = place if order is None else place[order]
     qsorted = qtimes if order is None else qtimes[order]
-    groups = {c: _key_groups(index, index.grouped[c], runs.at) for c in grouped_of(plan)}
-    # each part's runs as segments, part after part: its run w is segment 2 (p w + w), the
-    # gap after it the next; every request once per part, in that order
-    seg = empty(2 * parts * w, np.int64)
-    seg[0::2], seg[1::2] = lo.ravel(), hi.ravel()
-    qseg = 2 * (_PART[:parts] * w + at)
-    if np.count_nonzero(at < 0):
-        qseg[:, at < 0] = -1
-    laid_q = empty((parts, n), qsorted.dtype)
-    laid_q[:] = qsorted
     # each frame's first and end row of every request's frame in each part (an empty
     # frame's are equal), in one call
     frames = tuple(plan.frames)
     a, b = empty((len(frames), parts * n), np.int64), empty((len(frames), parts * n), np.int64)
     work = empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)
+    laid = empty(2 * parts * w, np.int64), empty(parts * n, np.int64), empty(parts * n, times.dtype)
     spec = _frames_spec(frames, times.dtype == np.int64)
-    frames_at(
-        times, seg, qseg.ravel(), laid_q.ravel(), lo, hi, at, limits(times), *spec, a, b, *work
-    )
+    frames_at(times, lo, hi, at, qsorted, limits(times), *spec, a, b, *work, *laid)
     rows = {f: (a[i].reshape(parts, n), b[i].reshape(parts, n)) for i, f in enumerate(frames)}
     out = []
     for e in plan.entries:
@@ -209,7 +198,7 @@ def answered(
         first, end = rows[e.frame]
         if e.evaluation in GROUPED:
             assert e.column is not None  # a distinct count of a column
-            count = _distinct(index, e.column, groups[e.column], at, first, end)
+            count = _distinct(index, e.column, runs.at, at, first, end)
             out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
             continue
         if e.evaluation in EXTREMES | ENDS:  # a row's value: the best, or the first or last
@@ -285,10 +274,6 @@ def _walked(gu: np.ndarray, gv: np.ndarray, at: np.ndarray) -> int:
     return int(per_key[at[at >= 0]].sum())
 
 
-#: the parts' columns as rows: part p's row r of the laid rows is laid at r + p
-_PART = np.arange(64, dtype=np.int64)[:, None]
-
-
 def _extreme(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The row of a max or min (entry ``e``) over each request's frames (rows ``a[p, j]`` to
     ``b[p, j] - 1`` of each part ``p``): the best, found from the parts' tables; -1 where no
@@ -337,22 +322,23 @@ def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.n
 def _distinct(
     index: PartIndex,
     column: str,
-    groups: tuple[np.ndarray, np.ndarray],
+    place: np.ndarray,
     at: np.ndarray,
     a: np.ndarray,
     b: np.ndarray,
 ) -> np.ndarray:
     """The number of distinct values of ``column`` over each request's frames (rows
     ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``), from the groups of its key
-    (``at[j]``, -1: none; ``groups``: :func:`_key_groups`), by
+    (``at[j]``, -1: none; the part's distinct key ``place[p, at[j]]``), by
     :func:`~windowagg.kernels.distinct_groups.distinct_at`."""
     grouped = index.grouped[column]
     values = index.values(column)[0]
     out = empty(a.shape[1], np.int64)
     parts = a.shape[0]
     work = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
-    laid = grouped.rows.view(), grouped.groups.view()
-    distinct_at(values, *laid, *groups, at, a, b, out, *work)
+    laid = grouped.rows.view(), grouped.groups.view(), grouped.first.view()
+    offs = index.laid[0], np.array(grouped.goff, np.int64)
+    distinct_at(values, *laid, *offs, place, at, a, b, out, *work)
     return out
 
 
