@@ -19,7 +19,7 @@ import windowagg
 from windowagg.engine.rolling.key_codes import HELD_AS_CODES
 from windowagg.online import HistoryEvictedError, OnlineFeatures, replay
 
-from .threads import few_rows_on_threads
+from .threads import alone_and_in_ranges
 
 T0 = np.datetime64("2024-01-01T00:00:00", "us")
 #: range frames with and without the query's instant, a rows frame, a non-commutative
@@ -517,24 +517,10 @@ def test_a_batch_is_split_by_keys_across_threads(monkeypatch, times) -> None:
     asked = pa.array([*rng.integers(0, 320, 3000).tolist(), None, 3, 3], pa.int64())
     queries = pa.table({"k": asked, "t": qt})
     assert state._held.index.doubles == (times == "numbers")
-    ranges: list[tuple[str, int]] = []
-    real = held_module.Held._of_runs
-
-    def spy(self, queries, place, runs, *rest):
-        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
-        return real(self, queries, place, runs, *rest)
-
-    monkeypatch.setattr(held_module.Held, "_of_runs", spy)
-    with few_rows_on_threads(1):
-        alone = state.query(queries)
-    assert len(ranges) == 1
-    ranges.clear()
-    with few_rows_on_threads(3):
-        split = state.query(queries)
-    here = threading.current_thread().name
     distinct = len(pc.unique(asked.drop_null()))  # every key asked for, in one range
-    assert len(ranges) == 3 and sum(w for _, w in ranges) == distinct
-    assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
+    alone, split = alone_and_in_ranges(
+        monkeypatch, held_module.Held, "_of_runs", lambda: state.query(queries), distinct
+    )
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert split.schema == alone.schema == want.schema  # types as the batch call's
     for name in aggs:  # value for value, NaN equal to NaN

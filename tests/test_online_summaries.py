@@ -8,8 +8,6 @@ has no sums, and the evaluation over the events answers."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,7 +20,7 @@ from windowagg import rolling_aggregate
 from windowagg.engine.rolling import summaries
 from windowagg.online import OnlineFeatures
 
-from .threads import few_rows_on_threads
+from .threads import alone_and_in_ranges
 
 AGGS = {
     "s": ("sum", "v", "range:1h"),
@@ -600,25 +598,12 @@ def test_a_batch_from_the_parts_runs_in_ranges_of_keys_on_threads(monkeypatch) -
     asked = pa.array([*rng.integers(0, 45, 3000).tolist(), None, 7], pa.int64())
     stamps = pa.array(rng.integers(0, 7200, len(asked)) * 10**6, pa.timestamp("us"))
     queries = pa.table({"k": asked, "ts": pc.if_else(rng.random(len(asked)) < 0.02, None, stamps)})
-    ranges: list[tuple[str, int]] = []
-    real = held_module.Held._summarized
-
-    def spy(self, queries, place, runs, *rest):
-        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
-        return real(self, queries, place, runs, *rest)
-
-    monkeypatch.setattr(held_module.Held, "_summarized", spy)
     monkeypatch.setattr(held_module, "PARALLEL_REQUESTS", 100)
     monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the parts for this batch of few events
     monkeypatch.setattr(summaries, "GROUP_REQUEST", 0)
-    with few_rows_on_threads(1):
-        alone = state.query(queries)
-    assert len(ranges) == 1
-    ranges.clear()
-    with few_rows_on_threads(3):
-        split = state.query(queries)
-    here = threading.current_thread().name
-    assert len(ranges) == 3 and sum(w for _, w in ranges) == len(pc.unique(asked.drop_null()))
-    assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
+    keys = len(pc.unique(asked.drop_null()))
+    alone, split = alone_and_in_ranges(
+        monkeypatch, held_module.Held, "_summarized", lambda: state.query(queries), keys
+    )
     want = rolling_aggregate(events, time="ts", key="k", aggs=aggs, at=queries)
     assert _same(split, want) and _same(alone, want)

@@ -4,8 +4,10 @@ given number of threads."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from windowagg.engine import parallel
 
@@ -26,3 +28,30 @@ def few_rows_on_threads(threads: int) -> Iterator[None]:
     finally:
         parallel.PARALLEL_ROWS, parallel.LONG = rows, long
         parallel.set_threads(before)
+
+
+def alone_and_in_ranges(
+    monkeypatch: Any, cls: type, method: str, run: Callable[[], Any], keys: int
+) -> tuple[Any, Any]:
+    """``run()`` on one thread, then on three, with ``cls.method`` (called once per range of
+    asked keys, with the queries, their places and the keys' runs) watched: one call on one
+    thread; three on three, the calling thread's among them, over ``keys`` asked keys in all.
+    Returns both answers."""
+    ranges: list[tuple[str, int]] = []
+    real = getattr(cls, method)
+
+    def spy(self: Any, queries: Any, place: Any, runs: Any, *rest: Any) -> Any:
+        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
+        return real(self, queries, place, runs, *rest)
+
+    monkeypatch.setattr(cls, method, spy)
+    with few_rows_on_threads(1):
+        alone = run()
+    assert len(ranges) == 1
+    ranges.clear()
+    with few_rows_on_threads(3):
+        split = run()
+    here = threading.current_thread().name
+    assert len(ranges) == 3 and sum(w for _, w in ranges) == keys
+    assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
+    return alone, split
