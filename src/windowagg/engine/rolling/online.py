@@ -58,7 +58,15 @@ from .at_stream import reachable
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
-from .summaries import answered, extremes_of, grouped_of, served, summarized, walk_pays
+from .summaries import (
+    EVALUATION_SETUP,
+    answered,
+    extremes_of,
+    grouped_of,
+    served,
+    summarized,
+    walk_pays,
+)
 
 __all__ = ["Held", "HistoryEvictedError", "of_keys", "times_as_numbers"]
 
@@ -334,7 +342,7 @@ class Held:
         elif self.grouped:  # the groups' walk weighed against the events (:func:`answered`)
             from_parts = True
         else:
-            from_parts = runs.n + SUMMED_FIXED >= SUMMED_PER_REQUEST * len(place)
+            from_parts = runs.n + EVALUATION_SETUP >= SUMMED_PER_REQUEST * len(place)
         served, others = self.served, self.rest
         if served is not None and from_parts:
             got = self._from_summaries(queries, place, runs, at_time)
@@ -398,14 +406,11 @@ class Held:
             return rows, answer(asked, at, runs.keys(a, b))
 
         answered = parallel.on_cores(run, range(len(ranges)))
-        if any(columns is None for _, columns in answered):
+        pieces = [columns for _, columns in answered if columns is not None]
+        if len(pieces) < len(answered):
             return None
         order = np.concatenate([rows for rows, _ in answered])
-        entries = range(len(answered[0][1] or ()))
-        return moved(
-            [pa.concat_arrays([columns[e] for _, columns in answered if columns]) for e in entries],
-            order,
-        )
+        return moved([pa.concat_arrays(list(column)) for column in zip(*pieces)], order)
 
     def _from_summaries(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
@@ -501,15 +506,14 @@ class Reading(NamedTuple):
     read: list[str]
 
 
-#: a batch is answered from the parts' prefix sums (:mod:`.summaries`) unless it asks for
-#: more than :data:`SUMMED_PER_REQUEST` events a request, less :data:`SUMMED_FIXED` events in
-#: all: reading fewer costs less. Measured on 10M events in three parts: one request costs
-#: about 70 us from the sums, 78 us and 2.7 ns an event from its events; a batch about
-#: 90 us and 0.3-0.8 us a request from the sums (the more requests ask for one key, the
-#: less), 170 us, 0.25 us a request and 5.3 ns an event from its events, on one thread
-#: (on two, a batch of 10,000 uniform requests: 8.3 ms from the sums, 5.1 ms from its
-#: events; 1,000 of them: 0.69 ms and 0.91 ms)
-SUMMED_PER_REQUEST, SUMMED_FIXED = 128, 1 << 14
+#: a batch is answered from the parts' prefix sums (:mod:`.summaries`) unless it asks for more than
+#: :data:`SUMMED_PER_REQUEST` events a request, less :data:`~.summaries.EVALUATION_SETUP` events in
+#: all: reading fewer costs less. Measured on 10M events in three parts: one request costs about 70
+#: us from the sums, 78 us and 2.7 ns an event from its events; a batch about 90 us and 0.3-0.8 us a
+#: request from the sums (the more requests ask for one key, the less), 170 us, 0.25 us a request
+#: and 5.3 ns an event from its events, on one thread (on two, a batch of 10,000 uniform requests:
+#: 8.3 ms from the sums, 5.1 ms from its events; 1,000 of them: 0.69 ms and 0.91 ms)
+SUMMED_PER_REQUEST = 128
 
 #: a batch of this many requests or more is answered from the parts on several threads, each
 #: a range of keys of about equal requests (fewer: a thread's hand-off costs more than it saves)

@@ -241,15 +241,12 @@ class Groups:
         merged_groups(keys, values, older, newer, rows, start, place, out)
         return out
 
-    def pop(self, parts: int) -> None:
-        """Forget the last ``parts`` parts."""
+    def pop(self, parts: int, distinct: int) -> None:
+        """Forget the last ``parts`` parts, ``distinct`` distinct keys of the parts left."""
         del self.roff[len(self.roff) - parts :]
         del self.goff[len(self.goff) - parts :]
         self.rows.n, self.groups.n = self.roff[-1], self.goff[-1]
-
-    def forget_first(self, laid: int) -> None:
-        """Forget where the keys' groups begin beyond the first ``laid`` distinct keys."""
-        self.first.n = laid
+        self.first.n = distinct
 
     @property
     def nbytes(self) -> int:
@@ -466,8 +463,7 @@ class PartIndex:
         for extremes in self.extremes.values():
             extremes.pop(parts)
         for grouped in self.grouped.values():
-            grouped.pop(parts)
-            grouped.forget_first(self.doff[-1])
+            grouped.pop(parts, self.doff[-1])
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at

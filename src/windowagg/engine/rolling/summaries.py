@@ -80,16 +80,20 @@ ENDS = frozenset({Evaluation.FIRST, Evaluation.LAST})
 #: the evaluation answered from each part's rows grouped by key and value (distinct counts)
 GROUPED = frozenset({Evaluation.DISTINCT})
 
+#: what reading a batch's events costs whatever its size (the evaluation's set-up), in
+#: events' worth: the parts' answers have none of it
+EVALUATION_SETUP = 1 << 14
+
 #: a batch's distinct counts come from the groups (:func:`_distinct`) where walking its
 #: requests' keys' groups (a group: this many events' worth, a binary search and a step of
 #: the merge) and answering its requests from the parts (each: :data:`GROUP_REQUEST` events'
 #: worth) costs less than reading the events of its keys and the evaluation's set-up
-#: (:data:`GROUP_FIXED` events' worth). Measured on one thread on the online suite's state
+#: (:data:`EVALUATION_SETUP`). Measured on one thread on the online suite's state
 #: (10M events, its five entries from the parts), batches of 10,000 requests: Zipf keys
 #: (758 events and 239 groups a request) 38 ms from the parts against 75 ms reading the
 #: events; uniform keys (95 events and 79 groups a request) 38-42 ms against 11-14 ms; Zipf
 #: keys whose values rarely repeat (a group an event) over 15 s against 0.48 s
-GROUP_COST, GROUP_REQUEST, GROUP_FIXED = 1.25, 256, 1 << 14
+GROUP_COST, GROUP_REQUEST = 1.25, 256
 
 
 def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan | None:
@@ -253,7 +257,7 @@ def walk_pays(plan: RollingPlan, index: PartIndex, runs: Runs, place: np.ndarray
     the ``runs``' keys, -1 for none) cost less from the parts, each request walking its key's
     groups, than reading the events of the keys (:data:`GROUP_COST`)."""
     grouped = grouped_of(plan)
-    n, reading = len(place), runs.n + GROUP_FIXED
+    n, reading = len(place), runs.n + EVALUATION_SETUP
     if not grouped:
         return True
     if GROUP_REQUEST * n > reading:  # too few events a request, whatever the groups
