@@ -186,6 +186,21 @@ def test_the_parts_sums_serve_whole_numbers_alone(values, paths) -> None:
     )
 
 
+def test_batches_between_updates_read_the_parts_as_they_lie_then(paths) -> None:
+    """A batch asked after each update (the parts grown, merged and laid again): each from
+    the parts as they lie then, equal to the backfill over the events held then; what a
+    batch found of the parts (their arrays, ``summaries._read``) is not
+    kept past the next update."""
+    events, queries, _ = _log(11, 2000, "whole")
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    for batch in np.array_split(np.arange(2000), 8):
+        state.update(events.take(pa.array(batch)))
+        got = state.query(queries)
+        want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+        assert _same(got, want), (got.to_pydict(), want.to_pydict())
+    assert paths == {"sums": 8, "evaluation": 0}
+
+
 def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     paths, monkeypatch
 ) -> None:

@@ -1,8 +1,9 @@
 """The compiled steps of an online state's answers from its parts' summaries
 (:mod:`windowagg.engine.rolling.summaries`): every request's frames in every part in one call,
-a column's prefix differences added over the parts, and the values at the rows a ``max``,
-``min``, ``first`` or ``last`` picks. Each replaces a handful of NumPy steps per frame or
-entry, which cost a single request more than its work.
+a count, sum or mean from a column's prefix differences added over the parts, the row a
+``first`` or ``last`` picks, and the values at the rows a ``max``, ``min``, ``first`` or
+``last`` picks. Each replaces a handful of NumPy steps per frame or entry, which cost a single
+request more than its work.
 
 A frame's rows in a part are found by the batch engine's own bounds
 (:func:`~windowagg.kernels.bounds.at_bounds`; a ``rows`` frame's ends by
@@ -17,7 +18,10 @@ from .bounds import at_bounds
 from .jit import kernel
 from .row_cuts import row_cuts
 
-__all__ = ["frames_at", "prefix_totals", "values_at"]
+__all__ = ["COUNTED", "MEAN", "ROWS", "SUMS", "ends_at", "frames_at", "summed_at", "values_at"]
+
+#: what :func:`summed_at` gives: the frames' rows, their values counted, their sum, their mean
+ROWS, COUNTED, SUMS, MEAN = 0, 1, 2, 3
 
 
 @kernel
@@ -89,15 +93,49 @@ def frames_at(
 
 
 @kernel
-def prefix_totals(laid, a, b, out):
-    """``out[j]``: the prefix differences ``laid[b[p, j] + p] - laid[a[p, j] + p]`` added over
-    the parts ``p`` (part ``p``'s prefixes laid from its first row plus ``p``: one more than
-    its rows)."""
+def summed_at(counts, sums, a, b, how, out, none):
+    """``out[j]``: request ``j``'s answer over its frames (rows ``a[p, j]`` to ``b[p, j] - 1``
+    of each part ``p``) from a column's prefixes, added over the parts (part ``p``'s laid from
+    its first row plus ``p``: one more than its rows): by ``how``, the frames' rows
+    (:data:`ROWS`; no prefix read), the values counted (``counts``, :data:`COUNTED`), their
+    exact sum (``sums``, :data:`SUMS`: as it is into an int64 ``out``, rounded once into a
+    float64 one) or that sum over the count (:data:`MEAN`); ``none[j]``: a sum or mean of no
+    value (null, as SQL has it)."""
     for j in range(a.shape[1]):
+        count = 0
         total = 0
         for p in range(a.shape[0]):
-            total += laid[b[p, j] + p] - laid[a[p, j] + p]
-        out[j] = total
+            lo, hi = a[p, j], b[p, j]
+            if how == ROWS:
+                count += hi - lo
+                continue
+            count += counts[hi + p] - counts[lo + p]
+            if how >= SUMS:
+                total += sums[hi + p] - sums[lo + p]
+        none[j] = how >= SUMS and count == 0
+        if how <= COUNTED:
+            out[j] = count
+        elif how == MEAN:
+            out[j] = float(total) / max(count, 1)
+        else:
+            out[j] = total
+
+
+@kernel
+def ends_at(times, first, a, b, out):
+    """``out[j]``: the first row of request ``j``'s frames (rows ``a[p, j]`` to ``b[p, j] - 1``
+    of each part ``p``) in the merged order (where ``first``: the earliest time, the earlier
+    part on a tie: its first row there), or the last (the latest time, the later part on a
+    tie); -1 where no frame holds a row. O(parts) a request."""
+    for j in range(a.shape[1]):
+        best = -1
+        for p in range(a.shape[0]):
+            if b[p, j] <= a[p, j]:
+                continue
+            row = a[p, j] if first else b[p, j] - 1
+            if best < 0 or (times[row] < times[best] if first else times[row] >= times[best]):
+                best = row
+        out[j] = best
 
 
 @kernel

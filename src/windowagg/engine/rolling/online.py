@@ -60,9 +60,9 @@ from .part_index import PartIndex, Runs
 from .plan import RollingPlan
 from .summaries import (
     EVALUATION_SETUP,
+    Served,
     answered,
     extremes_of,
-    grouped_of,
     served,
     summarized,
     walk_pays,
@@ -132,7 +132,7 @@ class Held:
         #: tables and groups (:mod:`.summaries`), as a plan of them alone (None: no such
         #: entry); and the others, evaluated over the events, with the columns they read
         #: (None: no other entry)
-        self.served: RollingPlan | None = None
+        self.served: Served | None = None
         self.rest: Reading | None = None
         #: where some entries are served, the columns each part keeps prefix sums of (maybe
         #: none), and the (column, largest) pairs whose tables of their best rows it keeps
@@ -144,10 +144,10 @@ class Held:
             fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
             self.served = served(plan, schema, fixed)
         if self.served is not None:
-            self.summed = summarized(self.served)
-            self.extremes = extremes_of(self.served)
-            self.grouped = grouped_of(self.served)
-            names = {e.name for e in self.served.entries}
+            self.summed = summarized(self.served.plan)
+            self.extremes = extremes_of(self.served.plan)
+            self.grouped = self.served.grouped
+            names = {e.name for e in self.served.plan.entries}
             if len(names) < len(plan.entries):
                 rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
                 self.rest = Reading(rest, entries_read(rest, schema.empty_table()).column_names)
@@ -351,7 +351,7 @@ class Held:
             if got is not None and others is not None:
                 # the other entries over the events, each then in its place
                 rest = self._evaluated(queries, place, runs, at_time, others)
-                by_name = dict(zip([e.name for e in served.entries], got))
+                by_name = dict(zip([e.name for e in served.plan.entries], got))
                 by_name |= zip([e.name for e in others.plan.entries], rest)
                 return [by_name[e.name] for e in self.plan.entries]
         return self._evaluated(queries, place, runs, at_time, Reading(self.plan, self.read))

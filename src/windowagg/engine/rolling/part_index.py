@@ -352,6 +352,12 @@ class PartIndex:
         )
 
     @functools.cached_property
+    def found(self) -> dict:
+        """What the answers from the parts found of them as they lie (:mod:`.summaries`),
+        forgotten after each push or pop."""
+        return {}
+
+    @functools.cached_property
     def sound(self) -> bool:
         """Whether every part has its tables of best rows (no NaN) and the sums it keeps are
         of whole numbers whose sum over every part stays below :data:`SUM_BOUND` (found
@@ -417,7 +423,6 @@ class PartIndex:
             if valid is not None:
                 valid.extend(found[1] if len(found) > 1 else np.ones(len(keys), bool))
         self.bounds.append(self.keys.n)
-        self._laid_again()
         end = self.keys.n
         for name, prefixes in self.prefixes.items():  # from the values just laid
             values, rows = self.values(name)
@@ -427,11 +432,13 @@ class PartIndex:
         for name, grouped in self.grouped.items():
             rows = None if merged is None else merged[name]
             grouped.push(self.keys.view(), *self.values(name), at, end, distinct, rows)
+        self._laid_again()
 
     def _laid_again(self) -> None:
         """Forget what was found of the parts as they lay (after a push or a pop)."""
         self.__dict__.pop("laid", None)
         self.__dict__.pop("sound", None)
+        self.__dict__.pop("found", None)
 
     def merged_groups(self, rows: np.ndarray) -> dict[str, np.ndarray]:
         """Each grouped column's rows of the last two parts' groups, as rows of the part they
@@ -454,7 +461,6 @@ class PartIndex:
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts (to lay them again merged)."""
         del self.bounds[len(self.bounds) - parts :]
-        self._laid_again()
         del self.doff[len(self.doff) - parts :]
         del self.toff[len(self.toff) - parts :]
         del self.kmin[len(self.kmin) - parts :]
@@ -473,6 +479,7 @@ class PartIndex:
             valid = self.valid[name]
             if valid is not None:
                 valid.n = at
+        self._laid_again()
 
     def runs(self, wanted: np.ndarray) -> Runs:
         """Each key of ``wanted`` (sorted, distinct)'s run of rows in each part

@@ -46,8 +46,8 @@ events, as every other state is."""
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -56,7 +56,16 @@ from ...aggregations import Evaluation
 from ...frames import Frame
 from ...kernels.distinct_groups import distinct_at, key_groups
 from ...kernels.extremes import extremes_at
-from ...kernels.part_answers import frames_at, prefix_totals, values_at
+from ...kernels.part_answers import (
+    COUNTED,
+    MEAN,
+    ROWS,
+    SUMS,
+    ends_at,
+    frames_at,
+    summed_at,
+    values_at,
+)
 from ..columns import limits
 from ..entries import Entry
 from ..evaluators.common import with_nulls
@@ -80,6 +89,9 @@ ENDS = frozenset({Evaluation.FIRST, Evaluation.LAST})
 #: the evaluation answered from each part's rows grouped by key and value (distinct counts)
 GROUPED = frozenset({Evaluation.DISTINCT})
 
+#: an empty column of prefixes: what a count of rows, or a count, reads for the sums
+NO_PREFIX = np.zeros(0, np.int64)
+
 #: what reading a batch's events costs whatever its size (the evaluation's set-up), in
 #: events' worth: the parts' answers have none of it
 EVALUATION_SETUP = 1 << 14
@@ -96,15 +108,15 @@ EVALUATION_SETUP = 1 << 14
 GROUP_COST, GROUP_REQUEST = 1.25, 256
 
 
-def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> RollingPlan | None:
+def served(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> Served | None:
     """The entries of ``plan`` answered from the parts' prefix sums and tables, as a plan of
-    them alone (None where there is none): each a count, sum, mean, max or min over a range
-    or rows frame of a column of ``fixed`` (the index's fixed-width columns; a float64 or an
-    integer one but for a count, :func:`_summable`), a count of rows, or a first or last
-    value (without ``ignorenulls``) of an integer or float column. The others are evaluated
-    over the events."""
+    them alone with how each is answered (:class:`Served`; None where there is none): each a
+    count, sum, mean, max or min over a range or rows frame of a column of ``fixed`` (the
+    index's fixed-width columns; a float64 or an integer one but for a count,
+    :func:`_summable`), a count of rows, or a first or last value (without ``ignorenulls``)
+    of an integer or float column. The others are evaluated over the events."""
     entries = tuple(e for e in plan.entries if _served(e, schema, fixed))
-    return replace(plan, entries=entries) if entries else None
+    return Served.of(replace(plan, entries=entries)) if entries else None
 
 
 def _served(e: Entry, schema: pa.Schema, fixed: set[str]) -> bool:
@@ -160,26 +172,64 @@ def _summable(type_: pa.DataType) -> bool:
     return type_ == pa.float64() or (pa.types.is_integer(type_) and type_ != pa.uint64())
 
 
+class Step(NamedTuple):
+    """How :func:`answered` gives an entry (found once for a state, :class:`Served`): the
+    place of its frame among the plan's frames, and what
+    :func:`~windowagg.kernels.part_answers.summed_at` gives of a count, sum or mean (-1 for a
+    max, min, first, last or distinct count), into an array of ``dtype``."""
+
+    entry: Entry
+    frame: int
+    how: int
+    dtype: type
+
+
+@dataclass(frozen=True, eq=False)
+class Served:
+    """The entries a state answers from its parts (:func:`served`), as a plan of them alone,
+    its frames, each entry's :class:`Step`, and the columns of its distinct counts."""
+
+    plan: RollingPlan
+    frames: tuple[Frame, ...]
+    steps: tuple[Step, ...]
+    grouped: frozenset[str]
+
+    @classmethod
+    def of(cls, plan: RollingPlan) -> Served:
+        frames = tuple(plan.frames)
+        steps = []
+        for e in plan.entries:
+            assert e.frame is not None  # a rolling frame's entry
+            how = -1
+            if e.evaluation is Evaluation.COUNT:
+                how = ROWS if e.column is None else COUNTED
+            elif e.evaluation in SUMMED:
+                how = MEAN if e.evaluation is Evaluation.MEAN else SUMS
+            dtype = np.int64 if pa.types.is_integer(e.type) else np.float64
+            steps.append(Step(e, frames.index(e.frame), how, dtype))
+        return cls(plan, frames, tuple(steps), grouped_of(plan))
+
+
 def answered(
-    plan: RollingPlan,
+    served: Served,
     index: PartIndex,
     runs: Runs,
     place: np.ndarray,
     qtimes: np.ndarray,
 ) -> list[pa.Array] | None:
-    """Every entry's column at the requests (key ``place[j]`` among the ``runs``' keys, -1
-    for none; time ``qtimes[j]``, in the laid times' type, a null time
+    """Every served entry's column at the requests (key ``place[j]`` among the ``runs``'
+    keys, -1 for none; time ``qtimes[j]``, in the laid times' type, a null time
     ``limits(times)[0]``): each part's frame found among its run of the key (``lo[p, w]`` to
     ``hi[p, w] - 1`` of the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]``
     on), in one pass of the bounds over every part's runs, and each entry from the columns'
     prefixes there, or from their tables of their best rows, or the frame's first or last
-    row, or its key's groups (where they pay: :func:`walk_pays`, weighed by the caller).
+    row, or its key's groups (where they pay: :func:`walk_pays`, weighed by the caller), one
+    compiled call an entry over arrays of the parts found once as they lie (:func:`_read`).
     None where a part lacks the sums or the table an entry needs, or the sums over every
     part could overflow: the evaluation over the events answers then."""
-    times, prefixes = index.times.view(), index.prefixes
-    lo, hi = runs.lo, runs.hi
     if not index.sound:
         return None
+    lo, hi = runs.lo, runs.hi
     parts, w = lo.shape
     n = len(place)
     # by key, then time, as the bounds walk them (one request, or requests asked in turn,
@@ -189,47 +239,70 @@ def answered(
     qsorted = qtimes if order is None else qtimes[order]
     # each frame's first and end row of every request's frame in each part (an empty
     # frame's are equal), in one call
-    frames = tuple(plan.frames)
-    a, b = empty((len(frames), parts * n), np.int64), empty((len(frames), parts * n), np.int64)
+    (times, *spec), read = _read(served, index)
+    f = len(served.frames)
+    a, b = empty((f, parts * n), np.int64), empty((f, parts * n), np.int64)
     work = empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)
     laid = empty(2 * parts * w, np.int64), empty(parts * n, np.int64), empty(parts * n, times.dtype)
-    spec = _frames_spec(frames, times.dtype == np.int64)
-    frames_at(times, lo, hi, at, qsorted, limits(times), *spec, a, b, *work, *laid)
-    rows = {f: (a[i].reshape(parts, n), b[i].reshape(parts, n)) for i, f in enumerate(frames)}
+    frames_at(times, lo, hi, at, qsorted, *spec, a, b, *work, *laid)
+    a, b = a.reshape(f, parts, n), b.reshape(f, parts, n)
     out = []
-    for e in plan.entries:
-        assert e.frame is not None  # a rolling frame's entry
-        first, end = rows[e.frame]
-        if e.evaluation in GROUPED:
-            assert e.column is not None  # a distinct count of a column
-            count = _distinct(index, e.column, runs.at, at, first, end)
+    for step, arrays in zip(served.steps, read):
+        e, first, end = step.entry, a[step.frame], b[step.frame]
+        if step.how >= 0:  # a count, sum or mean: from the prefixes
+            got, none = empty(n, step.dtype), empty(n, bool)
+            summed_at(*arrays, first, end, step.how, got, none)
+            nulls = _in_order(none, order) if step.how >= SUMS else NO_NULLS
+            out.append(with_nulls(_in_order(got, order), nulls, e.type))
+        elif e.evaluation in GROUPED:  # a distinct count: from the key's groups
+            count = empty(n, np.int64)
+            values = arrays[0]
+            cuts = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
+            distinct_at(*arrays, runs.at, at, first, end, count, *cuts)
             out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
-            continue
-        if e.evaluation in EXTREMES | ENDS:  # a row's value: the best, or the first or last
-            picked = (_extreme if e.evaluation in EXTREMES else _end)(index, e, first, end)
-            out.append(_value(index, e, picked, order))
-            continue
-        pre = prefixes.get(e.column) if e.column is not None else None
-        count = empty(n, np.int64)
-        if pre is None:  # count(*): the frames' rows
-            np.sum(end - first, axis=0, out=count)
-        else:
-            prefix_totals(pre.counts.view(), first, end, count)
-        if e.evaluation is Evaluation.COUNT:
-            out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
-            continue
-        assert pre is not None and pre.sums is not None
-        total = empty(n, np.int64)
-        prefix_totals(pre.sums.view(), first, end, total)
-        none = _in_order(count == 0, order)
-        if pa.types.is_integer(e.type):  # an integer column's sum: exact, as it is
-            out.append(with_nulls(_in_order(total, order), none, e.type))
-            continue
-        values = total.astype(np.float64)  # rounded once; an integer mean's as the engine's
-        if e.evaluation is Evaluation.MEAN:
-            values /= np.maximum(count, 1)
-        out.append(with_nulls(_in_order(values, order), none, e.type))
+        else:  # a row's value: the best, or the first or last
+            picks, values = arrays
+            rows = empty(n, np.int64)
+            (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, rows)
+            taken, none = empty(n, values[0].dtype), empty(n, bool)
+            values_at(*values, rows, taken, none)
+            out.append(with_nulls(_in_order(taken, order), _in_order(none, order), e.type))
     return out
+
+
+def _read(served: Served, index: PartIndex) -> tuple[tuple, tuple[tuple, ...]]:
+    """The arrays of the parts, as they lie, that :func:`answered` hands its compiled calls
+    for ``served``'s frames (the laid times, their limits and the frames' spec) and for each
+    entry: found once after each push or pop (:attr:`~.part_index.PartIndex.found`)."""
+    found = index.found.get(served)
+    if found is None:
+        times = index.times.view()
+        spec = (times, limits(times), *_frames_spec(served.frames, times.dtype == np.int64))
+        found = index.found[served] = spec, tuple(_arrays(index, s) for s in served.steps)
+    return found
+
+
+def _arrays(index: PartIndex, step: Step) -> tuple:
+    """The arrays of the parts that :func:`answered` reads for ``step``'s entry."""
+    e = step.entry
+    if step.how == ROWS:
+        return NO_PREFIX, NO_PREFIX
+    assert e.column is not None  # an entry of a column
+    if step.how >= 0:
+        pre = index.prefixes[e.column]
+        return pre.counts.view(), NO_PREFIX if pre.sums is None else pre.sums.view()
+    values, valid = index.values(e.column)
+    if e.evaluation in GROUPED:
+        grouped = index.grouped[e.column]
+        laid = grouped.rows.view(), grouped.groups.view(), grouped.first.view()
+        return values, *laid, index.laid[0], np.array(grouped.goff, np.int64)
+    taken = values, *flags(valid)
+    if e.evaluation in ENDS:
+        return (index.times.view(), e.evaluation is Evaluation.FIRST), taken
+    largest = e.evaluation is Evaluation.LARGEST
+    tables = index.extremes[(e.column, largest)]
+    table = tables.laid.view(), np.array(tables.offs, np.int64), index.laid[1]
+    return (*taken, index.times.view(), largest, *table), taken
 
 
 @functools.lru_cache(maxsize=256)
@@ -252,11 +325,11 @@ def _frames_spec(frames: tuple[Frame, ...], whole: bool) -> tuple[np.ndarray, ..
     return tuple(read_only(x) for x in (rows, offs, unbounded, cuts, zero))
 
 
-def walk_pays(plan: RollingPlan, index: PartIndex, runs: Runs, place: np.ndarray) -> bool:
-    """Whether ``plan``'s distinct counts (none: True) at the requests (key ``place[j]`` among
+def walk_pays(served: Served, index: PartIndex, runs: Runs, place: np.ndarray) -> bool:
+    """Whether ``served``'s distinct counts (none: True) at the requests (key ``place[j]`` among
     the ``runs``' keys, -1 for none) cost less from the parts, each request walking its key's
     groups, than reading the events of the keys (:data:`GROUP_COST`)."""
-    grouped = grouped_of(plan)
+    grouped = served.grouped
     n, reading = len(place), runs.n + EVALUATION_SETUP
     if not grouped:
         return True
@@ -278,41 +351,6 @@ def _walked(gu: np.ndarray, gv: np.ndarray, at: np.ndarray) -> int:
     return int(per_key[at[at >= 0]].sum())
 
 
-def _extreme(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The row of a max or min (entry ``e``) over each request's frames (rows ``a[p, j]`` to
-    ``b[p, j] - 1`` of each part ``p``): the best, found from the parts' tables; -1 where no
-    frame holds a value."""
-    assert e.column is not None  # a max or min of a column
-    largest = e.evaluation is Evaluation.LARGEST
-    tables = index.extremes[(e.column, largest)]
-    values, valid = index.values(e.column)
-    best = empty(a.shape[1], np.int64)
-    args = (tables.laid.view(), np.array(tables.offs, np.int64), index.laid[1])
-    extremes_at(values, *flags(valid), index.times.view(), largest, *args, a, b, best)
-    return best
-
-
-def _end(index: PartIndex, e: Entry, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The row of a ``first`` or ``last`` (entry ``e``) over each request's frames (rows
-    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``): the frame's first row in the merged
-    order (the earliest time, the earlier part on a tie: its first row there) or its last
-    (the latest time, the later part on a tie); -1 where no frame holds a row. O(parts) a
-    request."""
-    times = index.times.view()
-    first = e.evaluation is Evaluation.FIRST
-    held = b > a
-    row = a if first else b - 1
-    at = times[np.where(held, row, 0)] if len(times) else np.zeros(a.shape, times.dtype)
-    whole = np.iinfo(np.int64)  # the bounds beyond every time of the laid times' type
-    most, least = (whole.max, whole.min) if times.dtype == np.int64 else (np.inf, -np.inf)
-    if first:  # the earliest; argmin keeps the earlier part on a tie
-        p = np.argmin(np.where(held, at, most), axis=0)
-    else:  # the latest; the later part on a tie: argmax over the parts from the last
-        p = a.shape[0] - 1 - np.argmax(np.where(held, at, least)[::-1], axis=0)
-    j = np.arange(a.shape[1])
-    return np.where(held[p, j], row[p, j], -1)
-
-
 def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each asked key's groups in each part (its place among the part's distinct keys
     ``at``): groups ``gu[p, w]`` to ``gv[p, w] - 1``
@@ -321,40 +359,6 @@ def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.n
     goff = np.array(grouped.goff, np.int64)
     key_groups(grouped.first.view(), index.laid[0], goff, at, gu, gv)
     return gu, gv
-
-
-def _distinct(
-    index: PartIndex,
-    column: str,
-    place: np.ndarray,
-    at: np.ndarray,
-    a: np.ndarray,
-    b: np.ndarray,
-) -> np.ndarray:
-    """The number of distinct values of ``column`` over each request's frames (rows
-    ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``), from the groups of its key
-    (``at[j]``, -1: none; the part's distinct key ``place[p, at[j]]``), by
-    :func:`~windowagg.kernels.distinct_groups.distinct_at`."""
-    grouped = index.grouped[column]
-    values = index.values(column)[0]
-    out = empty(a.shape[1], np.int64)
-    parts = a.shape[0]
-    work = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
-    laid = grouped.rows.view(), grouped.groups.view(), grouped.first.view()
-    offs = index.laid[0], np.array(grouped.goff, np.int64)
-    distinct_at(values, *laid, *offs, place, at, a, b, out, *work)
-    return out
-
-
-def _value(index: PartIndex, e: Entry, rows: np.ndarray, order: np.ndarray | None) -> pa.Array:
-    """Entry ``e``'s column: the value of its column at each request's row (``rows``, the
-    requests in ``order``'s order), in the entry's type; null where the row is -1 or holds
-    no value (:func:`~windowagg.kernels.part_answers.values_at`)."""
-    assert e.column is not None  # a row's value of a column
-    values, valid = index.values(e.column)
-    taken, none = empty(len(rows), values.dtype), empty(len(rows), bool)
-    values_at(values, *flags(valid), rows, taken, none)
-    return with_nulls(_in_order(taken, order), _in_order(none, order), e.type)
 
 
 def _in_order(x: np.ndarray, order: np.ndarray | None) -> np.ndarray:
