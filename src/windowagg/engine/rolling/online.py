@@ -442,14 +442,15 @@ class Held:
         None where their types differ, or the sums do not serve."""
         col = in_events_unit(self.plan, self.schema, queries, at_time).column(at_time)
         qtimes, timed = times_as_numbers(col)
-        qtimes = qtimes.copy()  # its own, to write the null and NaN times into
         times = self.index.times.view()
         if qtimes.dtype != times.dtype:
             return None
-        if qtimes.dtype == np.float64:
-            qtimes[np.isnan(qtimes)] = np.inf
-        if col.null_count:
-            qtimes[~timed] = limits(times)[0]
+        if qtimes.dtype == np.float64 or col.null_count:
+            qtimes = qtimes.copy()  # its own, to write the null and NaN times into
+            if qtimes.dtype == np.float64:
+                qtimes[np.isnan(qtimes)] = np.inf
+            if col.null_count:
+                qtimes[~timed] = limits(times)[0]
         assert self.served is not None  # some entries are served
         return answered(self.served, self.index, runs, place, qtimes)
 
