@@ -241,10 +241,10 @@ def answered(
     # frame's are equal), in one call
     (times, *spec), read = _read(served, index)
     f = len(served.frames)
-    a, b = empty((f, parts * n), np.int64), empty((f, parts * n), np.int64)
+    a, b = empty(f * parts * n, np.int64), empty(f * parts * n, np.int64)  # (f, parts x n)
     work = empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)
     laid = empty(2 * parts * w, np.int64), empty(parts * n, np.int64), empty(parts * n, times.dtype)
-    frames_at(times, lo, hi, at, qsorted, *spec, a, b, *work, *laid)
+    frames_at(times, lo, hi, at, qsorted, *spec, a.reshape(f, -1), b.reshape(f, -1), *work, *laid)
     a, b = a.reshape(f, parts, n), b.reshape(f, parts, n)
     out = []
     for step, arrays in zip(served.steps, read):
