@@ -53,8 +53,9 @@ def counted(col: Column, fr: FrameBounds) -> tuple[np.ndarray, np.ndarray, np.nd
     return lo, hi, col._cache[key]
 
 
-#: the output types whose values are held as they come, in their own memory
-_WIDTHS = {pa.float64(): np.float64, pa.int64(): np.int64}
+#: the output types whose values are held as they come, in their own memory, by their type's
+#: id (one id each: a type's hash costs more than the rest of a small array's making)
+_WIDTHS = {pa.float64().id: np.float64, pa.int64().id: np.int64}
 
 
 @stage("output arrays")
@@ -62,7 +63,7 @@ def with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.A
     """``values`` as an Arrow array of ``type_``, null where ``null``: a float64 or int64
     array of their own memory with validity bits packed from ``null``."""
     some = np.count_nonzero(null) > 0  # a quarter of ``any``'s fixed cost
-    width = _WIDTHS.get(type_)
+    width = _WIDTHS.get(type_.id)
     if width is None or values.dtype != width or not values.flags.c_contiguous:
         return pa.array(values, type=type_, mask=null if some else None)
     bits = pa.py_buffer(np.packbits(~null, bitorder="little")) if some else None
