@@ -180,14 +180,16 @@ def key_groups(first, doff, goff, at, gu, gv):
 
 
 @kernel
-def distinct_at(values, rows, groups, first, doff, goff, place, key, a, b, out, at, end, cur):
+def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out, at, end, cur):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
     ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key (``key[j]``, -1: none) is the
     part's distinct key ``place[p, key[j]]``, whose groups (:func:`key_groups`; group ``g``:
-    the rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of one value, ascending) are
-    walked in value order together (a part whose frame is empty left out), a value counted
-    where a group of it holds a row of its part's frame. ``at``, ``end`` and ``cur`` (each
-    part's next group's value, in the values' type): work space, one per part."""
+    the rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of the one value
+    ``gvalues[g]``, ascending) are walked in value order together (a part whose frame is
+    empty left out), a value counted where a group of it holds a row of its part's frame.
+    Each group's value is read beside it, not through its first row (a read far into the
+    values for every group). ``at``, ``end`` and ``cur`` (each part's next group's value, in
+    the values' type): work space, one per part."""
     parts = a.shape[0]
     for j in range(a.shape[1]):
         w = key[j]
@@ -199,7 +201,7 @@ def distinct_at(values, rows, groups, first, doff, goff, place, key, a, b, out, 
             if a[p, j] >= b[p, j]:
                 end[p] = at[p]
             if at[p] < end[p]:
-                cur[p] = values[rows[groups[at[p]]]]
+                cur[p] = gvalues[at[p]]
         count = 0
         while True:
             q = -1
@@ -218,6 +220,6 @@ def distinct_at(values, rows, groups, first, doff, goff, place, key, a, b, out, 
                         held = i < groups[g + 1] and rows[i] < b[p, j]
                     at[p] = g + 1
                     if g + 1 < end[p]:
-                        cur[p] = values[rows[groups[g + 1]]]
+                        cur[p] = gvalues[g + 1]
             count += held
         out[j] = count

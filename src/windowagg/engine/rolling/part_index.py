@@ -183,13 +183,15 @@ class Groups:
     row (:func:`~windowagg.kernels.distinct_groups.value_groups`; :mod:`.summaries`), laid
     one after another: ``rows``, and where each group of one key and value starts among them,
     ``groups`` (part ``p``'s from ``goff[p]``, then the end of its rows), for the distinct
-    counts of a frame; and where each of a part's distinct keys has its groups begin,
+    counts of a frame, with each group's value laid beside it (``values``, in the column's
+    type; none for the end); and where each of a part's distinct keys has its groups begin,
     ``first``, laid as the index's distinct keys are
     (:func:`~windowagg.kernels.distinct_groups.key_first_groups`)."""
 
     def __init__(self) -> None:
         self.rows = Growing(np.int64)
         self.groups = Growing(np.int64)
+        self.values: Growing | None = None  # in the column's type, from the first part
         self.first = Growing(np.int64)
         self.roff, self.goff = [0], [0]
 
@@ -222,6 +224,11 @@ class Groups:
         self.rows.n = at + m
         g0 = self.goff[-1]
         self.groups.n = g0 + g + 1
+        if self.values is None:
+            self.values = Growing(values.dtype)
+        laid = self.values.more(g + 1)
+        laid[:g] = values[self.rows.view()[self.groups.view()[g0 : g0 + g]]]
+        laid[g] = 0  # the end's: never read
         self.roff.append(self.rows.n)
         self.goff.append(self.groups.n)
         first = self.first.more(len(distinct))
@@ -246,11 +253,14 @@ class Groups:
         del self.roff[len(self.roff) - parts :]
         del self.goff[len(self.goff) - parts :]
         self.rows.n, self.groups.n = self.roff[-1], self.goff[-1]
+        if self.values is not None:
+            self.values.n = self.goff[-1]
         self.first.n = distinct
 
     @property
     def nbytes(self) -> int:
-        return self.rows.data.nbytes + self.groups.data.nbytes + self.first.data.nbytes
+        laid = [self.rows, self.groups, self.first, *([] if self.values is None else [self.values])]
+        return sum(a.data.nbytes for a in laid)
 
 
 def _number(type_: pa.DataType) -> bool:

@@ -295,7 +295,8 @@ def _arrays(index: PartIndex, step: Step) -> tuple:
     if e.evaluation in GROUPED:
         grouped = index.grouped[e.column]
         laid = grouped.rows.view(), grouped.groups.view(), grouped.first.view()
-        return values, *laid, index.laid[0], np.array(grouped.goff, np.int64)
+        each = values[:0] if grouped.values is None else grouped.values.view()
+        return each, *laid, index.laid[0], np.array(grouped.goff, np.int64)
     taken = values, *flags(valid)
     if e.evaluation in ENDS:
         return (index.times.view(), e.evaluation is Evaluation.FIRST), taken
