@@ -49,6 +49,7 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
         values[values == 0] = np.where(rng.random(int((values == 0).sum())) < 0.5, -0.0, 0.0)
     valid = rng.random(n) > 0.1
     rows, groups = np.empty(n, np.int64), np.empty(n + parts, np.int64)
+    gvalues = np.empty(n + parts, values.dtype)  # each group's value, beside it
     goff, r, g = [0], 0, 0
     bounds = [int(lo[p, 0]) if keys else 0 for p in range(parts)] + [n]
     # each part's distinct keys (those with rows there), laid part after part, with where
@@ -58,7 +59,17 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
         a, b = bounds[p], bounds[p + 1]
         work = np.empty(b - a, np.int64)
         m, k = value_groups(
-            keys_laid, values, valid, True, a, b, r, rows[r : r + b - a], groups[g:], work
+            keys_laid,
+            values,
+            valid,
+            True,
+            a,
+            b,
+            r,
+            rows[r : r + b - a],
+            groups[g:],
+            gvalues[g:],
+            work,
         )
         held = [w for w in range(keys) if sizes[p, w]]
         at[p, held] = doff[-1] + np.arange(len(held))
@@ -92,9 +103,9 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
     out = np.empty(q, np.int64)
     work = *np.empty((2, parts), np.int64), np.empty(parts, values.dtype)
     offs = np.array(doff, np.int64), goff
-    # each group's value, laid beside it as the parts lay it (the end's never read)
-    gvalues = values[rows[np.minimum(groups, len(rows) - 1)]] if len(rows) else values[:0]
-    gvalues = np.resize(gvalues, len(groups))
+    for p in range(parts):  # each group's value beside it: its first row's
+        mine = np.arange(goff[p], goff[p + 1] - 1)
+        assert np.array_equal(gvalues[mine], values[rows[groups[mine]]], equal_nan=True)
     distinct_at(gvalues, rows, groups, laid, *offs, at, key, fa, fb, out, *work)
     want = []
     for j in range(q):
@@ -138,10 +149,10 @@ def test_two_parts_groups_merged_equal_the_merged_parts_groups_sorted(
     k, v = np.r_[ka, kb], np.r_[va, vb]
     n = na + nb
     rows_a, rows_b = np.empty(n, np.int64), np.empty(n, np.int64)
-    groups = np.empty(n + 2, np.int64)
+    groups, gvalues = np.empty(n + 2, np.int64), np.empty(n + 2, v.dtype)
     work = np.empty(n, np.int64)
-    ma, _ = value_groups(k, v, valid, True, 0, na, 0, rows_a, groups, work)
-    mb, _ = value_groups(k, v, valid, True, na, n, ma, rows_b, groups, work)
+    ma, _ = value_groups(k, v, valid, True, 0, na, 0, rows_a, groups, gvalues, work)
+    mb, _ = value_groups(k, v, valid, True, na, n, ma, rows_b, groups, gvalues, work)
     dst_k, dst_t, rows = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows)
     out = np.empty(ma + mb, np.int64)
@@ -149,5 +160,5 @@ def test_two_parts_groups_merged_equal_the_merged_parts_groups_sorted(
     # the merged part laid, its groups sorted from scratch
     mv, mvalid = v[rows], valid[rows]
     want = np.empty(n, np.int64)
-    m, _ = value_groups(dst_k, mv, mvalid, True, 0, n, 0, want, groups, work)
+    m, _ = value_groups(dst_k, mv, mvalid, True, 0, n, 0, want, groups, gvalues, work)
     assert m == ma + mb and out.tolist() == want[:m].tolist()

@@ -65,12 +65,13 @@ def _sort(values, rows, work, a, b):
 
 
 @kernel
-def value_groups(keys, values, valid, check, start, end, at, rows, groups, work):
+def value_groups(keys, values, valid, check, start, end, at, rows, groups, gvalues, work):
     """Rows ``start`` to ``end - 1`` (sorted by key, ``keys``, then time) that hold a value
     (``valid``, read where ``check``; NaN holds none), sorted by key, then value, then row,
     into ``rows`` (laid from place ``at`` on); where each group of one key and value starts,
-    as places, into ``groups``, then the end. ``work``: work space, as long as ``rows``.
-    Returns the number of rows laid and of groups."""
+    as places, into ``groups``, then the end, and each group's value into ``gvalues``
+    (:func:`group_starts`). ``work``: work space, as long as ``rows``. Returns the number of
+    rows laid and of groups."""
     o = 0
     s = start
     while s < end:
@@ -85,21 +86,24 @@ def value_groups(keys, values, valid, check, start, end, at, rows, groups, work)
                 o += 1
         _sort(values, rows, work, first, o)
         s = e
-    return o, group_starts(keys, values, rows, o, at, groups)
+    return o, group_starts(keys, values, rows, o, at, groups, gvalues)
 
 
 @kernel
-def group_starts(keys, values, rows, n, at, groups):
+def group_starts(keys, values, rows, n, at, groups, gvalues):
     """Where each group of one key and value starts among ``rows[:n]`` (sorted by key, value
-    and row; laid from place ``at`` on), as places, into ``groups``, then the end. Returns
-    the number of groups."""
+    and row; laid from place ``at`` on), as places, into ``groups``, then the end; and each
+    group's value into ``gvalues`` (zero for the end: never read). Returns the number of
+    groups."""
     g = 0
     for i in range(n):
         r = rows[i]
         if i == 0 or keys[r] != keys[rows[i - 1]] or values[r] != values[rows[i - 1]]:
             groups[g] = at + i
+            gvalues[g] = values[r]
             g += 1
     groups[g] = at + n
+    gvalues[g] = 0
     return g
 
 

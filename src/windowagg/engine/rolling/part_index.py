@@ -213,22 +213,22 @@ class Groups:
         n = end - start
         rows = self.rows.more(n)
         groups = self.groups.more(n + 1)
+        if self.values is None:
+            self.values = Growing(values.dtype)
+        each = self.values.more(n + 1)
         at = self.roff[-1]
         if merged is None:
             work = empty(n, np.int64)
-            m, g = value_groups(keys, values, *flags(valid), start, end, at, rows, groups, work)
+            m, g = value_groups(
+                keys, values, *flags(valid), start, end, at, rows, groups, each, work
+            )
         else:
             m = len(merged)
             rows[:m] = merged
-            g = group_starts(keys, values, rows, m, at, groups)
+            g = group_starts(keys, values, rows, m, at, groups, each)
         self.rows.n = at + m
         g0 = self.goff[-1]
-        self.groups.n = g0 + g + 1
-        if self.values is None:
-            self.values = Growing(values.dtype)
-        laid = self.values.more(g + 1)
-        laid[:g] = values[self.rows.view()[self.groups.view()[g0 : g0 + g]]]
-        laid[g] = 0  # the end's: never read
+        self.groups.n = self.values.n = g0 + g + 1
         self.roff.append(self.rows.n)
         self.goff.append(self.groups.n)
         first = self.first.more(len(distinct))
