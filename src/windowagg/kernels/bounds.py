@@ -240,7 +240,8 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
     without a segment, or with a null time (``lims[0]``), gets an empty frame; bounds never
     decrease. Range bounds by :func:`shifted` (doubles or int64, exactly). The pointers move
     by :func:`gallop`: O(log d) for a move of d events, so a few queries of a long segment
-    (a hot key's request) cost far less than its events."""
+    (a hot key's request) cost far less than its events; an end at or past the segment's last
+    time is its end, in O(1)."""
     prev = -1
     s = e = lo = hi = at = 0
     plain = lims[0] == lims[1]  # doubles: -inf and +inf bound every sum as it is
@@ -262,8 +263,10 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
             lo_row[j] = s
             hi_row[j] = s
             continue
+        # a time at or past the segment's last (a request at the newest time) ends at its end
+        # at once, where a gallop from the segment's start would cross a hot key's run
         if rows:
-            at = gallop(times, at, e, t, True)
+            at = e if e > s and times[e - 1] <= t else gallop(times, at, e, t, True)
             a = s if lo_unb else min(max(at - 1 + lo_n, s), e)
             b = e if hi_unb else min(max(at + hi_n, s), e)
         else:
@@ -284,7 +287,7 @@ def at_bounds(times, seg, qseg, qtimes, rows, lo_off, hi_off, lims, lo_unb, hi_u
                 if hi < a:
                     hi = a
                 last = t + hi_off[0] if plain else shifted(t, hi_off, lims[0], lims[2], lims[0])
-                hi = gallop(times, hi, e, last, True)
+                hi = e if e > s and times[e - 1] <= last else gallop(times, hi, e, last, True)
                 b = hi
         lo_row[j] = a
         hi_row[j] = b if b > a else a
