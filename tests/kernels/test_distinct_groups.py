@@ -100,6 +100,12 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
             if w >= 0 and hi[p, w] > lo[p, w]:
                 x, y = np.sort(rng.integers(lo[p, w], hi[p, w] + 1, 2))
                 fa[p, j], fb[p, j] = x, y
+        again = rng.random()
+        if j and again < 0.4:  # the request before again: several asking for one key at once
+            key[j], fa[:, j], fb[:, j] = key[j - 1], fa[:, j - 1], fb[:, j - 1]
+            if again < 0.15:  # its key, but one part's frame one row shorter
+                p = int(rng.integers(0, parts))
+                fb[p, j] = max(fa[p, j], fb[p, j] - 1)
     out = np.empty(q, np.int64)
     work = *np.empty((2, parts), np.int64), np.empty(parts, values.dtype)
     offs = np.array(doff, np.int64), goff

@@ -183,6 +183,26 @@ def key_groups(first, doff, goff, at, gu, gv):
             gu[p, w], gv[p, w] = _span(first, doff, goff, p, at[p, w])
 
 
+@inline
+def _holds(rows, u, v, a, b):
+    """Whether the group of rows ``rows[u:v]`` (ascending) holds a row from ``a`` to ``b - 1``:
+    from its last row or its first where either decides (a frame that ends at its key's last
+    row, as a request at the newest time has it, reads the last row alone), else by a search
+    among its rows."""
+    last = rows[v - 1]
+    if last < a:
+        return False
+    if last < b:
+        return True
+    first = rows[u]
+    if first >= b:
+        return False
+    if first >= a:
+        return True
+    i = gallop(rows, u, v, a, False)
+    return rows[i] < b
+
+
 @kernel
 def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out, at, end, cur):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
@@ -220,8 +240,7 @@ def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out,
                 g = at[p]
                 if g < end[p] and cur[p] == x:
                     if not held:
-                        i = gallop(rows, groups[g], groups[g + 1], a[p, j], False)
-                        held = i < groups[g + 1] and rows[i] < b[p, j]
+                        held = _holds(rows, groups[g], groups[g + 1], a[p, j], b[p, j])
                     at[p] = g + 1
                     if g + 1 < end[p]:
                         cur[p] = gvalues[g + 1]
