@@ -74,8 +74,8 @@ def paths(monkeypatch) -> dict[str, int]:
 
 def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray]:
     """Events over two hours in arrival order (each up to 90 s late, ties, null values and
-    keys), requests at event instants and between (null times and keys, a key never seen),
-    and the batches the events arrive in."""
+    keys), requests at event instants and between (null times and keys, a key never seen,
+    several requests of one key at one time), and the batches the events arrive in."""
     rng = np.random.default_rng(seed)
     secs = np.sort(rng.integers(0, 7200, n))
     secs[1::5] = secs[0::5][: len(secs[1::5])]  # ties
@@ -105,9 +105,13 @@ def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray
     at = secs[rng.integers(0, n, q)] + np.where(rng.random(q) < 0.5, 0, rng.integers(1, 600, q))
     qkeys = rng.integers(0, 6, q).astype(object)
     qkeys[rng.random(q) < 0.05] = None
-    stamps = pa.array(at * 1_000_000, pa.timestamp("us"), mask=rng.random(q) < 0.05)
-    queries = pa.table({"k": pa.array(qkeys, pa.int64()), "ts": stamps})
+    untimed = rng.random(q) < 0.05
     cuts = np.unique(rng.integers(1, max(n, 2), rng.integers(1, 12)))
+    again = rng.random(q) < 0.3  # another request's key and time again, anywhere in the log
+    source = rng.integers(0, q, q)[again]
+    at[again], qkeys[again], untimed[again] = at[source], qkeys[source], untimed[source]
+    stamps = pa.array(at * 1_000_000, pa.timestamp("us"), mask=untimed)
+    queries = pa.table({"k": pa.array(qkeys, pa.int64()), "ts": stamps})
     return events, queries, cuts
 
 

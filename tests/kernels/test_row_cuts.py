@@ -3,7 +3,8 @@ each part's rows of the frame, found by pivots, against merging every row of the
 Python (time order, ties in part order, then row order) and counting the frame's rows of
 each part: many parts, long ties across them, frames back, forth and around the request's
 last event, unbounded sides, requests before and after every event, keys with no event in
-some parts and no key at all; int64 and double times."""
+some parts and no key at all, several requests of one key at one time in a row; int64 and
+double times."""
 
 from __future__ import annotations
 
@@ -61,6 +62,9 @@ def test_each_parts_rows_of_a_rows_frame_equal_merging_every_row(
     n = 40
     key = rng.integers(-1, keys, n)
     qtimes = rng.integers(-2, span + 2, n)
+    again = np.flatnonzero(rng.random(n) < 0.4)  # several requests of one key at one time
+    for j in again[again > 0]:
+        key[j], qtimes[j] = key[j - 1], qtimes[j - 1]
     up = np.zeros((parts, n), np.int64)
     for j, w in enumerate(key):
         for p in range(parts):

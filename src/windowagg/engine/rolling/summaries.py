@@ -32,7 +32,9 @@ key's groups walked in value order across the parts, a value counted where a gro
 holds a row of its part's frame, O(σ parts log n) for a key of σ distinct values (the key's
 groups in each part found at once, from where each of the part's keys has its groups begin);
 where the requests' keys hold too few events per group for that to cost less than reading
-them (:data:`GROUP_COST`), the batch is answered by the evaluation over the events.
+them (:data:`GROUP_COST`), the batch is answered by the evaluation over the events. Several
+requests of one key at one time (a hot key's, asked at the newest time) are answered once
+(:func:`_asked_once`).
 
 This is FiBA's range query, ``query(t_from, t_to)`` (Tangwongsan, Hirzel and Schneider,
 "Optimal and General Out-of-Order Sliding-Window Aggregation", section 2, "Query Sharing",
@@ -231,12 +233,8 @@ def answered(
         return None
     lo, hi = runs.lo, runs.hi
     parts, w = lo.shape
-    n = len(place)
-    # by key, then time, as the bounds walk them (one request, or requests asked in turn,
-    # already are)
-    order = None if in_key_order(place, qtimes) else np.lexsort((qtimes, place))
-    at = place if order is None else place[order]
-    qsorted = qtimes if order is None else qtimes[order]
+    at, qsorted, back = _asked_once(place, qtimes)
+    n = len(at)
     # each frame's first and end row of every request's frame in each part (an empty
     # frame's are equal), in one call
     (times, *spec), read = _read(served, index)
@@ -252,21 +250,21 @@ def answered(
         if step.how >= 0:  # a count, sum or mean: from the prefixes
             got, none = empty(n, step.dtype), empty(n, bool)
             summed_at(*arrays, first, end, step.how, got, none)
-            nulls = _in_order(none, order) if step.how >= SUMS else NO_NULLS
-            out.append(with_nulls(_in_order(got, order), nulls, e.type))
+            nulls = _in_order(none, back) if step.how >= SUMS else NO_NULLS
+            out.append(with_nulls(_in_order(got, back), nulls, e.type))
         elif e.evaluation in GROUPED:  # a distinct count: from the key's groups
             count = empty(n, np.int64)
             values = arrays[0]
             cuts = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
             distinct_at(*arrays, runs.at, at, first, end, count, *cuts)
-            out.append(with_nulls(_in_order(count, order), NO_NULLS, e.type))
+            out.append(with_nulls(_in_order(count, back), NO_NULLS, e.type))
         else:  # a row's value: the best, or the first or last
             picks, values = arrays
             rows = empty(n, np.int64)
             (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, rows)
             taken, none = empty(n, values[0].dtype), empty(n, bool)
             values_at(*values, rows, taken, none)
-            out.append(with_nulls(_in_order(taken, order), _in_order(none, order), e.type))
+            out.append(with_nulls(_in_order(taken, back), _in_order(none, back), e.type))
     return out
 
 
@@ -362,10 +360,34 @@ def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.n
     return gu, gv
 
 
-def _in_order(x: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    """Answers in the requests' order, ``x`` in ``order``'s (None: theirs)."""
+def _asked_once(
+    place: np.ndarray, qtimes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The requests (key ``place[j]``, time ``qtimes[j]``) by key, then time, as the bounds
+    walk them, each key and time once: several requests of one key at one time (a hot key's,
+    asked at the newest time) share one answer, found once. Their keys and times, and where
+    each request's answer lies among theirs (None: each its own, in order: one request, or
+    requests asked by key and time, each once)."""
+    n = len(place)
+    order = None if in_key_order(place, qtimes) else np.lexsort((qtimes, place))
+    at = place if order is None else place[order]
+    qsorted = qtimes if order is None else qtimes[order]
+    if n < 2:
+        return at, qsorted, None
+    new = empty(n, bool)
+    new[0] = True
+    np.not_equal(at[1:], at[:-1], out=new[1:])
+    new[1:] |= qsorted[1:] != qsorted[:-1]
+    once = None if new.all() else np.cumsum(new) - 1
+    if once is not None:
+        at, qsorted = at[new], qsorted[new]
     if order is None:
-        return x
-    out = np.empty_like(x)
-    out[order] = x
-    return out
+        return at, qsorted, once
+    back = empty(n, np.int64)
+    back[order] = np.arange(n) if once is None else once
+    return at, qsorted, back
+
+
+def _in_order(x: np.ndarray, back: np.ndarray | None) -> np.ndarray:
+    """Answers in the requests' order: request ``j``'s is ``x[back[j]]`` (None: ``x[j]``)."""
+    return x if back is None else x[back]
