@@ -417,8 +417,9 @@ class Held:
     ) -> list[pa.Array] | None:
         """The answers from each part's prefix sums (:meth:`_summarized`), a batch of at
         least :data:`PARALLEL_REQUESTS` requests on several threads in ranges of keys of
-        about equal work (:data:`KEY_REQUESTS`; :meth:`_in_ranges`); None where the sums do not serve, or the
-        distinct counts' groups cost more than the events (:func:`~.summaries.walk_pays`)."""
+        about equal work (:data:`KEY_REQUESTS`; :meth:`_in_ranges`); None where the sums do
+        not serve, or the distinct counts' groups cost more than the events
+        (:func:`~.summaries.walk_pays`)."""
         assert self.served is not None  # some entries are served
         if not self.index.sound or not walk_pays(self.served, self.index, runs, place):
             return None

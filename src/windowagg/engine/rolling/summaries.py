@@ -47,7 +47,6 @@ events, as every other state is."""
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -304,12 +303,12 @@ def _arrays(index: PartIndex, step: Step) -> tuple:
     return (*taken, index.times.view(), largest, *table), taken
 
 
-@functools.lru_cache(maxsize=256)
 def _frames_spec(frames: tuple[Frame, ...], whole: bool) -> tuple[np.ndarray, ...]:
     """``frames`` as :func:`~windowagg.kernels.part_answers.frames_at` reads them, over
     int64 times (``whole``) or doubles: whether each is a ``rows`` frame, its offsets
     (:func:`~windowagg.engine.sweep.offsets`), whether its start and its end are unbounded,
-    a ``rows`` frame's rows, and a zero offset (read-only: found once)."""
+    a ``rows`` frame's rows, and a zero offset (read-only: found once a layout, by
+    :func:`_read`)."""
     times = np.empty(0, np.int64 if whole else np.float64)
     rows = np.array([f.kind == "rows" for f in frames], bool)
     offs = np.zeros((len(frames), 4), times.dtype)
