@@ -99,6 +99,8 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
         for p in range(parts):
             if w >= 0 and hi[p, w] > lo[p, w]:
                 x, y = np.sort(rng.integers(lo[p, w], hi[p, w] + 1, 2))
+                if rng.random() < 0.3:  # the key's whole run in the part
+                    x, y = lo[p, w], hi[p, w]
                 fa[p, j], fb[p, j] = x, y
         again = rng.random()
         if j and again < 0.4:  # the request before again: several asking for one key at once
@@ -108,11 +110,12 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
                 fb[p, j] = max(fa[p, j], fb[p, j] - 1)
     out = np.empty(q, np.int64)
     work = *np.empty((2, parts), np.int64), np.empty(parts, values.dtype)
+    full = np.empty(parts, bool)
     offs = np.array(doff, np.int64), goff
     for p in range(parts):  # each group's value beside it: its first row's
         mine = np.arange(goff[p], goff[p + 1] - 1)
         assert np.array_equal(gvalues[mine], values[rows[groups[mine]]], equal_nan=True)
-    distinct_at(gvalues, rows, groups, laid, *offs, at, key, fa, fb, out, *work)
+    distinct_at(gvalues, rows, groups, laid, *offs, at, key, fa, fb, lo, hi, out, *work, full)
     want = []
     for j in range(q):
         seen = set()

@@ -204,16 +204,20 @@ def _holds(rows, u, v, a, b):
 
 
 @kernel
-def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out, at, end, cur):
+def distinct_at(
+    gvalues, rows, groups, first, doff, goff, place, key, a, b, lo, hi, out, at, end, cur, full
+):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
     ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key (``key[j]``, -1: none) is the
     part's distinct key ``place[p, key[j]]``, whose groups (:func:`key_groups`; group ``g``:
     the rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of the one value
     ``gvalues[g]``, ascending) are walked in value order together (a part whose frame is
-    empty left out), a value counted where a group of it holds a row of its part's frame.
-    Each group's value is read beside it, not through its first row (a read far into the
-    values for every group). ``at``, ``end`` and ``cur`` (each part's next group's value, in
-    the values' type): work space, one per part."""
+    empty left out), a value counted where a group of it holds a row of its part's frame
+    (:func:`_holds`: O(1) where its last or first row decides; every group of a part whose
+    frame holds the key's whole run there, rows ``lo[p, key[j]]`` to ``hi[p, key[j]] - 1``,
+    without a read). Each group's value is read beside it, not through its first row (a
+    read far into the values for every group). ``at``, ``end``, ``cur`` (each part's next
+    group's value, in the values' type) and ``full``: work space, one per part."""
     parts = a.shape[0]
     for j in range(a.shape[1]):
         w = key[j]
@@ -226,6 +230,7 @@ def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out,
                 end[p] = at[p]
             if at[p] < end[p]:
                 cur[p] = gvalues[at[p]]
+            full[p] = a[p, j] <= lo[p, w] and b[p, j] >= hi[p, w]
         count = 0
         while True:
             q = -1
@@ -240,7 +245,7 @@ def distinct_at(gvalues, rows, groups, first, doff, goff, place, key, a, b, out,
                 g = at[p]
                 if g < end[p] and cur[p] == x:
                     if not held:
-                        held = _holds(rows, groups[g], groups[g + 1], a[p, j], b[p, j])
+                        held = full[p] or _holds(rows, groups[g], groups[g + 1], a[p, j], b[p, j])
                     at[p] = g + 1
                     if g + 1 < end[p]:
                         cur[p] = gvalues[g + 1]

@@ -255,7 +255,7 @@ def answered(
             count = empty(n, np.int64)
             values = arrays[0]
             cuts = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
-            distinct_at(*arrays, runs.at, at, first, end, count, *cuts)
+            distinct_at(*arrays, runs.at, at, first, end, lo, hi, count, *cuts, empty(parts, bool))
             out.append(with_nulls(_in_order(count, back), NO_NULLS, e.type))
         else:  # a row's value: the best, or the first or last
             picks, values = arrays
