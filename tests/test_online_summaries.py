@@ -626,3 +626,28 @@ def test_a_batch_from_the_parts_runs_in_ranges_of_keys_on_threads(monkeypatch) -
     )
     want = rolling_aggregate(events, time="ts", key="k", aggs=aggs, at=queries)
     assert _same(split, want) and _same(alone, want)
+
+
+def test_requests_of_one_key_at_one_time_are_answered_once(paths, monkeypatch) -> None:
+    """A batch asking for five keys at one time each, eight times over in a shuffled order:
+    each key and time walked once (five requests reach the distinct count), every request
+    its answer, equal to the backfill."""
+    events, _, cuts = _log(13, 2000, "whole")
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    for batch in np.split(np.arange(2000), cuts):
+        state.update(events.take(pa.array(batch)))
+    at = pa.array(np.full(40, 7_000_000_000), pa.timestamp("us"))
+    keys = np.random.default_rng(3).permutation(np.repeat(np.arange(5), 8))
+    queries = pa.table({"k": pa.array(keys, pa.int64()), "ts": at})
+    walked = []
+    distinct_at = summaries.distinct_at
+
+    def counted(*args):
+        walked.append(args[8].shape[1])  # the requests the walk is asked for
+        return distinct_at(*args)
+
+    monkeypatch.setattr(summaries, "distinct_at", counted)
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
+    assert _same(got, want)
+    assert paths["sums"] == 1 and walked == [5, 5]  # two distinct counts, five requests each

@@ -6,6 +6,7 @@ events, long keys asked a few times, and doubles and int64 times alike."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -58,3 +59,17 @@ def test_galloping_pointers_equal_a_binary_search_per_query(data, sizes, rows, w
     want_lo, want_hi = _expected(times, seg, qseg, qtimes, rows, lo_n, hi_n)
     np.testing.assert_array_equal(lo, want_lo)
     np.testing.assert_array_equal(hi, want_hi)
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_an_end_at_or_past_the_segments_last_time_is_its_end_without_a_gallop(rows) -> None:
+    """A request at or after its segment's last time (one at the newest time) ends at the
+    segment's end from that last time alone. The segment's middle here descends, which no
+    laid segment does: a gallop from its start would stop there, so only the end's own check
+    gives the segment's end."""
+    times = np.array([0, 100, 100, 5, 7], np.int64)  # a gallop from 0 stops at the 100s
+    seg, qseg, q = np.array([0, 5], np.int64), np.zeros(1, np.int64), np.array([10], np.int64)
+    zero = np.zeros(2, np.int64)
+    lo, hi = np.empty(1, np.int64), np.empty(1, np.int64)
+    at_bounds(times, seg, qseg, q, rows, zero, zero, limits(times), True, False, lo, hi)
+    assert (lo[0], hi[0]) == (0, 5)

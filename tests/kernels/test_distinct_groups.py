@@ -125,6 +125,25 @@ def test_each_frames_distinct_count_equals_a_set_of_its_values(
                     seen.add(float(values[i]) + 0.0)
         want.append(len(seen))
     assert out.tolist() == want
+    # a part whose frame holds its key's whole run counts its groups without reading their
+    # rows: with every frame a whole run, rows that would match no frame change nothing
+    whole = key >= 0
+    wa, wb = (
+        np.where(whole, lo[:, np.maximum(key, 0)], 0),
+        np.where(whole, hi[:, np.maximum(key, 0)], 0),
+    )
+    unread = np.full_like(rows, -1)  # each group's rows: before every frame
+    distinct_at(gvalues, unread, groups, laid, *offs, at, key, wa, wb, lo, hi, out, *work, full)
+    keys_values = [
+        {
+            float(values[i]) + 0.0
+            for p in range(parts)
+            for i in range(wa[p, j], wb[p, j])
+            if valid[i] and values[i] == values[i]
+        }
+        for j in range(q)
+    ]
+    assert out.tolist() == [len(v) for v in keys_values]
 
 
 def _part(rng, n, keys, spread):
