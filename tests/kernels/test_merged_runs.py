@@ -55,3 +55,26 @@ def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole, overlap
     np.testing.assert_array_equal(out_times, times[expected])
     np.testing.assert_array_equal(gathered, times[expected])  # the stretches copied
     np.testing.assert_array_equal(counts, [len(x) for x in want])
+
+
+def test_the_copies_ask_the_cache_for_later_runs_ahead() -> None:
+    """The merge and the copy of stretches hint the processor to fetch later runs' first
+    lines while they copy this one (:mod:`windowagg.kernels.prefetch`): their compiled code
+    calls LLVM's prefetch, and the copy is the same with the hint as without it."""
+    from numba import njit
+
+    times = np.arange(64, dtype=np.int64)
+    lo = np.array([[0, 8, 16, 24, 32, 40, 48, 56]], np.int64)
+    hi, n = lo + 8, 64
+    starts, sizes, out = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    counts, head = np.empty(8, np.int64), np.empty(1, np.int64)
+    for kernel in (merged_runs, stretched):
+        fresh = njit(kernel.py_func)  # compiled here: its LLVM code can be read
+        if kernel is merged_runs:
+            m = fresh(times, lo, hi, starts, sizes, out, counts, head)
+        else:
+            copied = np.empty(n, np.int64)
+            fresh(times, starts, sizes, 0, m, 0, copied)
+            assert copied.tolist() == times.tolist()
+        assert any("llvm.prefetch" in code for code in fresh.inspect_llvm().values())
+    assert out.tolist() == times.tolist() and counts.tolist() == [8] * 8

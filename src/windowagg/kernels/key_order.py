@@ -23,6 +23,7 @@ row order.
 import numpy as np
 
 from .jit import inline, kernel
+from .prefetch import AHEAD, ahead
 
 
 @inline
@@ -221,7 +222,12 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
     parts = lo.shape[0]
     o = 0
     m = 0
-    for w in range(lo.shape[1]):
+    keys = lo.shape[1]
+    later = max(1, AHEAD // parts)  # about AHEAD runs ahead
+    for w in range(keys):
+        if w + later < keys:  # a later key's runs' first lines, while this one's are merged
+            for p in range(parts):
+                ahead(times, lo[p, w + later], hi[p, w + later] - lo[p, w + later])
         start = o
         # the common case first: each part's run after the one before (a tie in part order)
         ordered = True

@@ -7,6 +7,7 @@ values descend somewhere."""
 import numpy as np
 
 from .jit import inline, kernel
+from .prefetch import AHEAD, ahead
 
 
 @kernel
@@ -137,6 +138,8 @@ def stretched(values, starts, sizes, a, b, at, out):
     :func:`gather` reads an index per value."""
     o = at
     for s in range(a, b):
+        if s + AHEAD < b:  # a later stretch's first lines, while this one is copied
+            ahead(values, starts[s + AHEAD], sizes[s + AHEAD])
         k = sizes[s]
         dst, src = out[o : o + k], values[starts[s] : starts[s] + k]
         for i in range(k):
