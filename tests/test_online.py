@@ -759,6 +759,12 @@ def test_each_request_finds_its_keys_segment(spread, monkeypatch) -> None:
     assert one.tolist() == [] and at.tolist() == [-1]
     none, at = online.asked_of(np.array([7, 8]), np.array([False, False]))
     assert none.tolist() == [] and at.tolist() == [-1, -1]
+    # no mask: every key holds a value, as a mask of every one would say
+    kept = np.ones(len(q), bool)
+    for alone in (q, q[:1]):
+        got, at = online.asked_of(alone, None)
+        want, want_at = online.asked_of(alone, kept[: len(alone)])
+        assert got.tolist() == want.tolist() and at.tolist() == want_at.tolist()
 
 
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:

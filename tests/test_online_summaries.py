@@ -651,3 +651,51 @@ def test_requests_of_one_key_at_one_time_are_answered_once(paths, monkeypatch) -
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=queries)
     assert _same(got, want)
     assert paths["sums"] == 1 and walked == [5, 5]  # two distinct counts, five requests each
+
+
+def test_a_single_request_reuses_its_threads_frames_and_work_space(paths, monkeypatch) -> None:
+    """Single requests, one after another and from two threads at once, each equal to the
+    backfill: those of one thread hand the frames' kernel the same arrays each time (found
+    once after each push or pop), those of the other thread arrays of their own, and a
+    batch fresh ones; an update lays the parts again and the arrays are found afresh."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    events, _, cuts = _log(17, 3000, "whole")
+    state = OnlineFeatures(time="ts", key="k", aggs=AGGS, allowed_lateness="1m")
+    batches = np.split(np.arange(3000), cuts)
+    for batch in batches[:-1]:
+        state.update(events.take(pa.array(batch)))
+    handed: dict[int, set[int]] = {}
+    frames_at = summaries.frames_at
+
+    def recorded(*args):
+        handed.setdefault(threading.get_ident(), set()).add(id(args[11]))  # the first rows
+        return frames_at(*args)
+
+    monkeypatch.setattr(summaries, "frames_at", recorded)
+    rng = np.random.default_rng(5)
+
+    def asked(n: int) -> pa.Table:
+        keys = pa.array(rng.integers(0, 40, n), pa.int64())
+        return pa.table({"k": keys, "ts": pa.array(rng.integers(0, 8 * 10**9, n), "timestamp[us]")})
+
+    def answered(queries: list[pa.Table]) -> None:
+        for q in queries:
+            want = rolling_aggregate(_held(state), time="ts", key="k", aggs=AGGS, at=q)
+            assert _same(state.query(q), want)
+
+    mine = [asked(1) for _ in range(6)]
+    answered(mine)
+    assert [len(ids) for ids in handed.values()] == [1]  # one thread, the same arrays
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(answered, [[asked(1) for _ in range(30)] for _ in range(2)]))
+    ids = list(handed.values())
+    assert all(len(x) == 1 for x in ids) and len(set().union(*ids)) == len(ids)  # each its own
+    before = set().union(*ids)
+    answered([asked(200)])  # a batch: arrays of its own
+    assert len(set().union(*handed.values()) - before) == 1
+    state.update(events.take(pa.array(batches[-1])))  # the parts laid again
+    handed.clear()
+    answered(mine[:2])
+    assert [len(ids) for ids in handed.values()] == [1] and not handed.popitem()[1] & before

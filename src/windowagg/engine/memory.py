@@ -217,7 +217,10 @@ def empty(shape: int | tuple[int, ...], dtype: npt.DTypeLike = float) -> np.ndar
     default memory pool (arrays that become output columns are Arrow's memory already);
     small ones from NumPy."""
 
-    if type(shape) is int and shape < SMALL:  # at once: the engine asks for many such
+    if isinstance(shape, int):  # small ones at once: the engine asks for many such
+        if shape < SMALL:
+            return np.empty(shape, dtype)
+    elif isinstance(shape, tuple) and math.prod(shape) < SMALL:
         return np.empty(shape, dtype)
     dtype = np.dtype(dtype)
     count = math.prod(shape) if isinstance(shape, tuple) else int(shape)

@@ -54,17 +54,19 @@ def counted(col: Column, fr: FrameBounds) -> tuple[np.ndarray, np.ndarray, np.nd
 
 
 #: the output types whose values are held as they come, in their own memory, by their type's
-#: id (one id each: a type's hash costs more than the rest of a small array's making)
-_WIDTHS = {pa.float64().id: np.float64, pa.int64().id: np.int64}
+#: id (one id each: a type's hash costs more than the rest of a small array's making), each
+#: with the dtype its values have (NumPy's one instance of it: compared by identity)
+_WIDTHS = {pa.float64().id: np.dtype(np.float64), pa.int64().id: np.dtype(np.int64)}
 
 
 @stage("output arrays")
 def with_nulls(values: np.ndarray, null: np.ndarray, type_: pa.DataType) -> pa.Array:
-    """``values`` as an Arrow array of ``type_``, null where ``null``: a float64 or int64
-    array of their own memory with validity bits packed from ``null``."""
-    some = np.count_nonzero(null) > 0  # a quarter of ``any``'s fixed cost
+    """``values`` as an Arrow array of ``type_``, null where ``null`` (empty, as
+    :data:`~windowagg.engine.memory.NO_NULLS`: none): a float64 or int64 array of their own
+    memory with validity bits packed from ``null``."""
+    some = len(null) > 0 and np.count_nonzero(null) > 0  # a quarter of ``any``'s fixed cost
     width = _WIDTHS.get(type_.id)
-    if width is None or values.dtype != width or not values.flags.c_contiguous:
+    if width is None or values.dtype is not width or not values.flags.c_contiguous:
         return pa.array(values, type=type_, mask=null if some else None)
     bits = pa.py_buffer(np.packbits(~null, bitorder="little")) if some else None
     return pa.Array.from_buffers(type_, len(values), [bits, pa.py_buffer(values)])

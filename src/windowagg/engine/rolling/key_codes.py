@@ -71,11 +71,18 @@ def plain_type(type_: pa.DataType) -> pa.DataType:
     return type_.value_type if pa.types.is_dictionary(type_) else type_
 
 
+#: the type id of int64
+_INT64 = pa.int64().id
+
+
 def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """A column of whole numbers (:func:`_whole`) as int64: its values (an unsigned 64-bit
     one's bits), a time's or a date's numbers, a float's bits as a key's (:func:`as_key`); 0
     where null; without a copy where they are int64 already."""
-    col = as_key(one_array(col))  # a dictionary's values; a float's -0.0 and NaN Spark's
+    col = one_array(col)
+    if col.type.id == _INT64 and len(col) and not col.null_count:  # the common key, as it lies
+        return np.frombuffer(col.buffers()[1], np.int64)[col.offset : col.offset + len(col)]
+    col = as_key(col)  # a dictionary's values; a float's -0.0 and NaN Spark's
     type_ = col.type
     if pa.types.is_boolean(type_):
         col = pc.cast(col, pa.int8())

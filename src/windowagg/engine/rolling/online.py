@@ -331,10 +331,11 @@ class Held:
         (:meth:`_from_summaries`), and only the others evaluated over the events."""
         assert self.codes is not None  # the key has numbers
         q = self.codes.of(asked, add=False)  # -1: a key never seen
-        valid = np.ones(len(q), bool)
+        valid = None  # every key column holds a value
         for col in asked:
             if col.null_count:
-                valid &= np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+                ok = np.asarray(col.is_valid().to_numpy(zero_copy_only=False), bool)
+                valid = ok if valid is None else valid & ok
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
         if self.rest is not None:  # the events are read for the other entries anyway
@@ -545,15 +546,18 @@ MIXED_PER_REQUEST = 1 << 11
 SPAN_PER_QUERY, SPAN_FLOOR = 16, 1 << 16
 
 
-def asked_of(q: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The keys asked for (``q`` where ``valid``), sorted and distinct, and each query's place
-    among them (-1 where not ``valid``): one key as it is; keys of a narrow span through a
-    table of it, in compiled passes (:func:`~windowagg.kernels.key_order.asked_keys`); else
-    by a sort."""
+def asked_of(q: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The keys asked for (``q`` where ``valid``; None: every one), sorted and distinct, and
+    each query's place among them (-1 where not ``valid``): one key as it is; keys of a
+    narrow span through a table of it, in compiled passes
+    (:func:`~windowagg.kernels.key_order.asked_keys`); else by a sort."""
     place = empty(len(q), np.int64)
     if len(q) == 1:
-        place[0] = 0 if valid[0] else -1
-        return q if valid[0] else q[:0], place
+        ok = valid is None or bool(valid[0])
+        place[0] = 0 if ok else -1
+        return q if ok else q[:0], place
+    if valid is None:
+        valid = np.ones(len(q), bool)
     some = q if valid.all() else q[valid]
     if not len(some):
         place.fill(-1)

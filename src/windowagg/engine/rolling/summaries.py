@@ -47,6 +47,7 @@ events, as every other state is."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -237,33 +238,27 @@ def answered(
     # each frame's first and end row of every request's frame in each part (an empty
     # frame's are equal), in one call
     (times, *spec), read = _read(served, index)
-    f = len(served.frames)
-    a, b = empty(f * parts * n, np.int64), empty(f * parts * n, np.int64)  # (f, parts x n)
-    work = empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)
-    laid = empty(2 * parts * w, np.int64), empty(parts * n, np.int64), empty(parts * n, times.dtype)
-    frames_at(times, lo, hi, at, qsorted, *spec, a.reshape(f, -1), b.reshape(f, -1), *work, *laid)
-    a, b = a.reshape(f, parts, n), b.reshape(f, parts, n)
+    work = _work(index, len(served.frames), parts, n, w, times.dtype)
+    frames_at(times, lo, hi, at, qsorted, *spec, *work.frames, *work.space)
     out = []
     for step, arrays in zip(served.steps, read):
-        e, first, end = step.entry, a[step.frame], b[step.frame]
+        e, first, end = step.entry, work.first[step.frame], work.end[step.frame]
         if step.how >= 0:  # a count, sum or mean: from the prefixes
-            got, none = empty(n, step.dtype), empty(n, bool)
-            summed_at(*arrays, first, end, step.how, got, none)
-            nulls = _in_order(none, back) if step.how >= SUMS else NO_NULLS
+            got = empty(n, step.dtype)
+            summed_at(*arrays, first, end, step.how, got, work.none)
+            nulls = _in_order(work.none, back) if step.how >= SUMS else NO_NULLS
             out.append(with_nulls(_in_order(got, back), nulls, e.type))
         elif e.evaluation in GROUPED:  # a distinct count: from the key's groups
             count = empty(n, np.int64)
-            values = arrays[0]
-            cuts = empty(parts, np.int64), empty(parts, np.int64), empty(parts, values.dtype)
-            distinct_at(*arrays, runs.at, at, first, end, lo, hi, count, *cuts, empty(parts, bool))
+            cuts = *work.cuts, empty(parts, arrays[0].dtype)  # the values' type
+            distinct_at(*arrays, runs.at, at, first, end, lo, hi, count, *cuts, work.full)
             out.append(with_nulls(_in_order(count, back), NO_NULLS, e.type))
         else:  # a row's value: the best, or the first or last
             picks, values = arrays
-            rows = empty(n, np.int64)
-            (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, rows)
-            taken, none = empty(n, values[0].dtype), empty(n, bool)
-            values_at(*values, rows, taken, none)
-            out.append(with_nulls(_in_order(taken, back), _in_order(none, back), e.type))
+            (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, work.rows)
+            taken = empty(n, values[0].dtype)
+            values_at(*values, work.rows, taken, work.none)
+            out.append(with_nulls(_in_order(taken, back), _in_order(work.none, back), e.type))
     return out
 
 
@@ -277,6 +272,58 @@ def _read(served: Served, index: PartIndex) -> tuple[tuple, tuple[tuple, ...]]:
         spec = (times, limits(times), *_frames_spec(served.frames, times.dtype == np.int64))
         found = index.found[served] = spec, tuple(_arrays(index, s) for s in served.steps)
     return found
+
+
+#: a request of at most this many keys and times (a single request) takes its frames and
+#: work space from its thread's, kept with the parts as they lie (:func:`_work`): a dozen
+#: fresh arrays cost it more than its compiled steps
+FEW = 8
+
+
+class Work(NamedTuple):
+    """What :func:`answered`'s compiled calls write and no answer keeps, for ``n`` requests:
+    each frame ``f``'s first and end rows in every part (``first[f][p, j]``), as
+    :func:`~windowagg.kernels.part_answers.frames_at` writes them (``frames``: every frame's,
+    ``(f, parts x n)``) with its work space (``space``); a flag (``none``: a sum of no value,
+    a row with none) and a row (``rows``) per request; a distinct count's cuts in each part
+    (``cuts``, ``full``)."""
+
+    first: tuple[np.ndarray, ...]
+    end: tuple[np.ndarray, ...]
+    frames: tuple[np.ndarray, np.ndarray]
+    space: tuple[np.ndarray, ...]
+    none: np.ndarray
+    rows: np.ndarray
+    cuts: tuple[np.ndarray, np.ndarray]
+    full: np.ndarray
+
+
+def _work(index: PartIndex, f: int, parts: int, n: int, w: int, dtype: np.dtype) -> Work:
+    """The :class:`Work` of ``f`` frames of ``n`` requests of ``w`` keys over ``parts``
+    parts (times of ``dtype``); for :data:`FEW` or fewer, this thread's own, found once
+    after each push or pop (:attr:`~.part_index.PartIndex.found`)."""
+    few = n <= FEW and w <= FEW
+    key = (_work, threading.get_ident(), f, parts, n, w)
+    got = index.found.get(key) if few else None
+    if got is None:
+        a, b = empty((f, parts, n), np.int64), empty((f, parts, n), np.int64)
+        space = (
+            *(empty(parts * n, np.int64), empty(parts, np.int64), empty(parts, np.int64)),
+            *(empty(2 * parts * w, np.int64), empty(parts * n, np.int64), empty(parts * n, dtype)),
+        )
+        got = Work(
+            tuple(a),
+            tuple(b),
+            (a.reshape(f, -1), b.reshape(f, -1)),
+            space,
+            empty(n, bool),
+            empty(n, np.int64),
+            (empty(parts, np.int64), empty(parts, np.int64)),
+            empty(parts, bool),
+        )
+        if few:
+            index.found[key] = got
+    return got
 
 
 def _arrays(index: PartIndex, step: Step) -> tuple:
