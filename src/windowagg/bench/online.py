@@ -16,12 +16,12 @@ distribution, at the newest event time.
 Figures: the ingest rate (``update`` in batches of 100,000 events, arrival order); queries per
 second in batches of 10,000 (on the engine's threads, and on one thread beside them);
 single-query latency through the public API (a one-row table per call, the first 20 untimed;
-p50, p99, p99.9 over as many calls as fit in a time budget), and those of a second state of counts, sums, means and
-a max, answered from its parts' prefix sums and tables of their best rows, beside the same
-state reading its events; the bytes the state holds per event and entry; ``save`` and
-``load`` of the whole state to an Arrow IPC file; and the suite's state with its keys as
-strings (``card-`` and ten digits, coded as they arrive): its ingest, a batch and single
-requests, taking turns with the integer keys' state, checked equal to its answers.
+p50, p99, p99.9 over as many calls as fit in a time budget), and those of a second state of
+counts, sums, means and a max, answered from its parts' prefix sums and tables of their best
+rows, beside the same state reading its events; the bytes the state holds per event and
+entry; ``save`` and ``load`` of the whole state to an Arrow IPC file; and the suite's state
+with its keys as strings (``card-`` and ten digits, coded as they arrive): its ingest, a batch
+and single requests, taking turns with the integer keys' state, checked equal to its answers.
 """
 
 from __future__ import annotations
@@ -197,11 +197,11 @@ def _single(
     state: OnlineFeatures, held: pa.Table, zipf: bool, at: int, calls: int, budget_s: float
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One-row queries through ``query``, one call at a time, as many as fit in ``budget_s``
-    (the first :data:`WARM` run once untimed first); then the same queries by the batch engine's evaluation alone (``evaluate_at``, with the
-    state's plan) over the asked key's events, found in key and time order with their times
-    before the clock starts: the floor of a query that reads them (``query`` finds those
-    events and then runs that evaluation), which one answered from the parts' sums, tables
-    and groups does not.
+    (the first :data:`WARM` run once untimed first); then the same queries by the batch
+    engine's evaluation alone (``evaluate_at``, with the state's plan) over the asked key's
+    events, found in key and time order with their times before the clock starts: the floor
+    of a query that reads them (``query`` finds those events and then runs that evaluation),
+    which one answered from the parts' sums, tables and groups does not.
     Returns both sides' times and the answers' checksum (the same on both sides; the sides run
     apart, as a serving process runs one of them)."""
     keys = _queries(calls, zipf, at, seed=3)["k"].to_numpy()
