@@ -528,6 +528,40 @@ def test_a_batch_is_split_by_keys_across_threads(monkeypatch, times) -> None:
         assert got == repr(alone[name].to_pylist()) == repr(want[name].to_pylist()), name
 
 
+def test_each_range_hands_the_evaluation_its_requests_in_key_order(monkeypatch) -> None:
+    """A batch over the events in ranges of keys on three threads: each range puts its
+    requests in key order (ties in the batch's order) before the evaluation, which then
+    neither sorts them nor puts its answers back; the batch's answers, back in its order,
+    equal the batch call's. On one thread the evaluation sorts the batch as it comes."""
+    from windowagg.engine.rolling import at as at_module
+
+    from .threads import few_rows_on_threads
+
+    rng = np.random.default_rng(21)
+    n = 6000
+    events = pa.table(
+        {"k": rng.integers(0, 200, n), "t": rng.integers(0, 1000, n), "v": rng.random(n)}
+    )
+    aggs = {"s": ("sum", "v", "range:100"), "l": ("last", "v", "rows:3")}
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=1000)  # all held
+    for part in np.array_split(np.arange(n), 4):
+        state.update(events.take(pa.array(part)))
+    keys = rng.permutation(np.repeat(np.arange(-5, 200), 2))  # some keys twice, some unheld
+    queries = pa.table({"k": pa.array(keys), "t": pa.array(np.full(len(keys), 990))})
+    sorts = []
+    keyed_sort = at_module.keyed_sort
+    monkeypatch.setattr(at_module, "keyed_sort", lambda *a: sorts.append(1) or keyed_sort(*a))
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    sorts.clear()
+    for threads, sorted_here in ((3, 0), (1, 1)):
+        with few_rows_on_threads(threads):
+            got = state.query(queries)
+        assert len(sorts) == sorted_here, threads
+        sorts.clear()
+        for name in aggs:
+            assert got[name].to_pylist() == want[name].to_pylist(), (threads, name)
+
+
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:
     """Many small updates are merged into O(log n) parts, each in key and time order with
     ties in arrival order (merged from its two parts' as they merge); a query for a few keys

@@ -391,16 +391,18 @@ class Held:
     ) -> list[pa.Array] | None:
         """``answer`` (:meth:`_of_runs` or :meth:`_summarized`) with ``runs``' keys in
         ``ranges`` (of about equal work, one per thread), each range with its queries (those
-        of a null key with the first) on a thread of its own
+        of a null key with the first) in key order (ties in the batch's order: the
+        evaluation then neither sorts them nor puts its answers back) on a thread of its own
         (:func:`~windowagg.engine.parallel.on_cores`), the answers then put back in the
-        queries' order: each query's answer is its frame's alone, so they are one thread's
-        answers. None where ``answer`` gives none for some range."""
+        queries' order once: each query's answer is its frame's alone, so they are one
+        thread's answers. None where ``answer`` gives none for some range."""
         piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
         piece[place < 0] = 0
         times = queries.select([at_time])
 
         def run(r: int) -> tuple[np.ndarray, list[pa.Array] | None]:
             (a, b), rows = ranges[r], np.flatnonzero(piece == r)
+            rows = rows[np.argsort(place[rows], kind="stable")]  # by key, as answers go
             at = place[rows]
             asked = times.take(pa.array(rows))
             at = np.where(at >= 0, at - a, -1)
