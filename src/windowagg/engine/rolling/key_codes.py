@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...kernels.key_codes import added, byte_hashes, looked_up, rehashed
-from ..columns import one_array
+from ..columns import one_array, words
 from ..keys import as_key
 from ..memory import empty, read_only
 from .part_index import Growing
@@ -80,8 +80,9 @@ def numbers(col: pa.Array | pa.ChunkedArray) -> np.ndarray:
     one's bits), a time's or a date's numbers, a float's bits as a key's (:func:`as_key`); 0
     where null; without a copy where they are int64 already."""
     col = one_array(col)
-    if col.type.id == _INT64 and len(col) and not col.null_count:  # the common key, as it lies
-        return np.frombuffer(col.buffers()[1], np.int64)[col.offset : col.offset + len(col)]
+    found = words(col) if col.type.id == _INT64 else None  # the common key, as it lies
+    if found is not None and len(found) == 1:  # no null among them
+        return found[0].view(np.int64)
     col = as_key(col)  # a dictionary's values; a float's -0.0 and NaN Spark's
     type_ = col.type
     if pa.types.is_boolean(type_):
