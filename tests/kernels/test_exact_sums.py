@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -100,6 +101,24 @@ def test_partial_sums_beyond_the_range_are_summed_exactly() -> None:
     assert overflow.tolist() == [True, True, False, True]  # the kernel hands them over
     got = float_sums(x, lo, hi)
     assert got.tolist() == [math.inf, big, 0.0, math.inf]
+
+
+def test_an_overflowed_frame_stops_growing_its_expansion() -> None:
+    """Long frames whose partial sums leave the doubles' range early: each is flagged and
+    its expansion stops there, never writing past its room (a guard after it stays as it
+    was), and the exact sums in Python give the answers."""
+    n, big = 400, 1.5e308
+    x = np.full(n, big)
+    x[1::2] = -big / 2  # the exact sums stay finite in half the frames
+    lo, hi = np.zeros(n, np.int64), np.arange(1, n + 1, dtype=np.int64)
+    room = np.full(2 * PARTS, 7.0)
+    out, overflow = np.empty(n), np.zeros(n, bool)
+    flagged = exact_sums(read_only(x), lo, hi, 0, n, False, out, overflow, room[:PARTS])
+    assert (room[PARTS:] == 7.0).all()  # nothing written past the expansion's room
+    assert flagged == int(overflow.sum()) > n // 2
+    got = float_sums(x, lo, hi)
+    exact = [sum(map(Fraction, x[:k].tolist()), Fraction(0)) for k in hi.tolist()]
+    assert got.tolist() == [math.inf if t > 2**1024 else float(t) for t in exact]
 
 
 def test_a_query_alone_gets_what_it_gets_among_others_and_ran_compiled() -> None:

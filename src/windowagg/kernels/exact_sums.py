@@ -131,12 +131,21 @@ def _add(v, fast, s, e, parts, n):
     return False, s, e, n
 
 
+@inline
+def _lost(fast, parts, n):
+    """Whether the expansion ``parts[:n]`` overflowed (its largest part is not finite): it
+    then grows by a part or two per value, past its room, so nothing more is added to it."""
+    return not fast and n > 0 and parts[n - 1] - parts[n - 1] != 0.0
+
+
 @kernel
 def exact_sums(x, lo, hi, a, b, mean, out, overflow, parts):
     """``out[i]`` for ``i`` in ``[a, b)``: the exactly rounded sum of ``x[lo[i]:hi[i]]`` (NaN
     skipped; +inf, -inf or NaN where infinities are in it), or with ``mean`` that sum over
     the count of its values (NaN where none); ``overflow[i]`` set where a partial
-    sum left the doubles' range (``out[i]`` is then not the sum); returns how many were set.
+    sum left the doubles' range (``out[i]`` is then not the sum, and the frame's values
+    after that partial are not added: its expansion would outgrow ``parts``); returns how
+    many were set.
     Frames in any order: a frame that starts before the one in hand or ends before it starts
     afresh. ``parts``: room for the expansion (:data:`PARTS` doubles)."""
     fast, s, e, n = True, 0.0, 0.0, 0
@@ -144,19 +153,22 @@ def exact_sums(x, lo, hi, a, b, mean, out, overflow, parts):
     up = down = m = 0  # infinities in the frame in hand, and its values (NaN left out)
     cl = ch = 0  # the frame in hand: x[cl:ch]
     fresh = True
+    lost = False  # a partial sum left the doubles' range: the frame's sum is the caller's
     for i in range(a, b):
         l, h = lo[i], hi[i]
         if fresh or l < cl or h < ch or l >= ch:
             fast, s, e, n = True, 0.0, 0.0, 0
             up = down = m = 0
             cl = ch = l
-            fresh = False
+            fresh = lost = False
         while cl < l:
             v = x[cl]
             cl += 1
             m -= v == v
             if v - v == 0.0:
-                fast, s, e, n = _add(-v, fast, s, e, parts, n)
+                if not lost:
+                    fast, s, e, n = _add(-v, fast, s, e, parts, n)
+                    lost = _lost(fast, parts, n)
             elif v == np.inf:
                 up -= 1
             elif v == -np.inf:
@@ -166,13 +178,15 @@ def exact_sums(x, lo, hi, a, b, mean, out, overflow, parts):
             ch += 1
             m += v == v
             if v - v == 0.0:
-                fast, s, e, n = _add(v, fast, s, e, parts, n)
+                if not lost:
+                    fast, s, e, n = _add(v, fast, s, e, parts, n)
+                    lost = _lost(fast, parts, n)
             elif v == np.inf:
                 up += 1
             elif v == -np.inf:
                 down += 1
         # not finite: a partial overflowed
-        bad = not fast and n > 0 and parts[n - 1] - parts[n - 1] != 0.0
+        bad = lost
         if up and down:
             out[i] = np.nan
         elif up:
