@@ -152,6 +152,7 @@ FRONT_ENDS = {
         "stream",
         "at",
         "at_stream",
+        "compiled_at",
         "online",
         "key_codes",
         "part_index",

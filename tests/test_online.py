@@ -389,8 +389,9 @@ def test_int64_times_nan_values_and_nan_times() -> None:
 
 @pytest.fixture
 def seen(monkeypatch) -> list[int]:
-    """The number of events each evaluation of the online state was given; arranging them
-    by key and time there fails the test (the state hands them over in that order, with
+    """The number of events each evaluation of the online state, or each compiled call that
+    answered (:mod:`windowagg.engine.rolling.compiled_at`), was given; arranging them by key
+    and time there fails the test (the state hands them over in that order, with
     their keys' segments)."""
     import windowagg.engine.columns as columns
     import windowagg.engine.rolling.at as at_module
@@ -423,6 +424,19 @@ def seen(monkeypatch) -> list[int]:
 
     for name in ("compute_at", "evaluate_at"):
         monkeypatch.setattr(held_module, name, counting(getattr(held_module, name)))
+    compiled = held_module.answered_at
+
+    def answered(c, values, times, *args):  # one compiled call: its events, where it answers
+        evaluating.now = True
+        try:
+            got = compiled(c, values, times, *args)
+        finally:
+            evaluating.now = False
+        if got is not None:
+            counts.append(len(times))
+        return got
+
+    monkeypatch.setattr(held_module, "answered_at", answered)
     return counts
 
 
@@ -542,7 +556,9 @@ def test_each_range_hands_the_evaluation_its_requests_in_key_order(monkeypatch) 
     events = pa.table(
         {"k": rng.integers(0, 200, n), "t": rng.integers(0, 1000, n), "v": rng.random(n)}
     )
+    # a standard deviation: evaluated over the events (not one compiled call, compiled_at)
     aggs = {"s": ("sum", "v", "range:100"), "l": ("last", "v", "rows:3")}
+    aggs["sd"] = ("stddev", "v", "range:100")
     state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=1000)  # all held
     for part in np.array_split(np.arange(n), 4):
         state.update(events.take(pa.array(part)))

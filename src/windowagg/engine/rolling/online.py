@@ -50,11 +50,21 @@ import pyarrow.compute as pc
 
 from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
 from .. import parallel
-from ..columns import limits, moved, numbers_as_times, one_array, word_type, words
+from ..columns import (
+    from_words,
+    limits,
+    moved,
+    numbers_as_times,
+    one_array,
+    stretched_words,
+    word_type,
+    words,
+)
 from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
+from .compiled_at import Compiled, answered_at, compiled
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
@@ -140,9 +150,13 @@ class Held:
         self.extremes: frozenset[tuple[str, bool]] = frozenset()
         #: and the columns whose rows grouped by key and value it keeps (distinct counts)
         self.grouped: frozenset[str] = frozenset()
+        fixed: set[str] = set()
         if self.indexed:
             fixed = {n for n in self.read if word_type(schema.field(n).type) is not None}
             self.served = served(plan, schema, fixed)
+        #: every entry evaluated over the events, with the columns read (and, where the
+        #: index holds them, as one compiled call answers them: :mod:`.compiled_at`)
+        self.whole = Reading(plan, self.read, compiled(plan, schema, fixed) if fixed else None)
         if self.served is not None:
             self.summed = summarized(self.served.plan)
             self.extremes = extremes_of(self.served.plan)
@@ -150,7 +164,8 @@ class Held:
             names = {e.name for e in self.served.plan.entries}
             if len(names) < len(plan.entries):
                 rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
-                self.rest = Reading(rest, entries_read(rest, schema.empty_table()).column_names)
+                read = entries_read(rest, schema.empty_table()).column_names
+                self.rest = Reading(rest, read, compiled(rest, schema, fixed))
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -355,7 +370,7 @@ class Held:
                 by_name = dict(zip([e.name for e in served.plan.entries], got))
                 by_name |= zip([e.name for e in others.plan.entries], rest)
                 return [by_name[e.name] for e in self.plan.entries]
-        return self._evaluated(queries, place, runs, at_time, Reading(self.plan, self.read))
+        return self._evaluated(queries, place, runs, at_time, self.whole)
 
     def _evaluated(
         self,
@@ -463,8 +478,12 @@ class Held:
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str, reading: Reading
     ) -> list[pa.Array]:
         """The entries of ``reading`` at ``queries`` (each asking for the key at ``place``
-        among ``runs``' keys, -1 for a null key) over the held events of ``runs``."""
-        plan, read = reading
+        among ``runs``' keys, -1 for a null key) over the held events of ``runs``: in one
+        compiled call (:func:`~.compiled_at.answered_at`) where the reading has one and its
+        column holds no null, else by the evaluation."""
+        plan, read, fast = reading
+        if fast is not None and (fast.column is None or self.index.valid[fast.column] is None):
+            return self._compiled(queries, place, runs, at_time, reading, fast)
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
@@ -472,6 +491,35 @@ class Held:
         # as the column's: doubles already where the index lays them so
         times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
         return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
+
+    def _compiled(
+        self,
+        queries: pa.Table,
+        place: np.ndarray,
+        runs: Runs,
+        at_time: str,
+        reading: Reading,
+        fast: Compiled,
+    ) -> list[pa.Array]:
+        """:meth:`_of_runs` by one compiled call (:func:`~.compiled_at.answered_at`): the
+        held events of ``runs`` merged by the index, their column copied from it; by the
+        evaluation over them where the call leaves them to it."""
+        stretches, numbers, counts = self.index.merged(runs)
+        if fast.column is None:
+            values: np.ndarray = np.zeros(0)
+        else:
+            values = stretched_words([self.index.values(fast.column)[0]], *stretches)[0]
+        seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
+        m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
+        seg = seg[: m + 1]
+        times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
+        plan, schema = reading.plan, self.schema
+        got = answered_at(fast, values, times, seg, qseg, queries, at_time, plan, schema)
+        if got is not None:
+            return got
+        read = {} if fast.type is None else {fast.column: from_words(fast.type, [values])}
+        events = pa.table(read)
+        return evaluate_at(plan, events, times, seg, qseg, queries, at_time, schema)
 
     @property
     def nbytes(self) -> int:
@@ -506,10 +554,13 @@ class Held:
 
 
 class Reading(NamedTuple):
-    """Entries evaluated over the events (a plan of them), and the columns they read."""
+    """Entries evaluated over the events (a plan of them), the columns they read, and the
+    plan as one compiled call answers it (:func:`~.compiled_at.compiled`; None: it does
+    not)."""
 
     plan: RollingPlan
     read: list[str]
+    fast: Compiled | None = None
 
 
 #: a batch is answered from the parts' prefix sums (:mod:`.summaries`) unless it asks for more than

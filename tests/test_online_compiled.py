@@ -1,0 +1,233 @@
+"""An online state whose entries are counts, sums, means, maxima, minima, distinct counts and
+first and last values of one float64 or int64 column answers a batch read over its events in
+one compiled call (windowagg.engine.rolling.compiled_at, windowagg.kernels.entries_at) where
+the column holds no null, equal to the batch ``rolling_aggregate(at=)`` over the events held,
+value and type: against that oracle on random logs (several parts, events out of order
+within the lateness, ties across parts, null and unknown keys, null times, requests at an
+event's instant and frames that leave it out, range and rows frames); values the evaluation
+treats apart (NaN, sums beyond the doubles, longs beyond them, sums that could overflow,
+distinct fractions) leave the batch to the evaluation, as do nulls in the column."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import windowagg.engine.rolling.online as held_module
+from windowagg import rolling_aggregate
+from windowagg.engine.rolling import compiled_at
+from windowagg.engine.rolling.plan import RollingPlan
+from windowagg.errors import ArithmeticOverflowError
+from windowagg.kernels import entries_at
+from windowagg.online import OnlineFeatures
+
+from .test_online_summaries import _held, _same
+from .threads import alone_and_in_ranges
+
+#: every kind the call answers, over a float64 column (first and last: the merged order's ends)
+FLOATS = {
+    "s": ("sum", "v", "range:1h"),
+    "c": ("count", "v", "range:-1h,-1us"),
+    "n": ("count", "*", "rows:+1,+3"),
+    "a": ("mean", "v", "rows:3"),
+    "mx": ("max", "v", "range:-5m,5m"),
+    "mn": ("min", "v", "rows:-4,0"),
+    "d": ("count_distinct", "v", "range:30m"),
+    "f": ("first", "v", "range:1h"),
+    "l": ("last", "v", "rows:-2,+1"),
+    "u": ("sum", "v", "range:unbounded,0"),
+}
+#: the same over an int64 column (its sums are longs, its means doubles)
+INTS = {
+    name: (agg, "w" if col == "v" else col, frame) for name, (agg, col, frame) in FLOATS.items()
+}
+
+
+@pytest.fixture
+def calls(monkeypatch) -> list[bool]:
+    """What each compiled call said (True: it answered); batches read the events (the
+    parts' sums answer none)."""
+    said: list[bool] = []
+    real = compiled_at.entries_at
+
+    def spy(*args):
+        said.append(bool(real(*args)))
+        return said[-1]
+
+    monkeypatch.setattr(compiled_at, "entries_at", spy)
+    monkeypatch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
+    return said
+
+
+def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray]:
+    """Events over two hours in arrival order (each up to 90 s late, ties, null keys; ``v``
+    doubles and ``w`` longs as ``values`` says, no null), requests at event instants and
+    between (null times and keys, a key never seen, requests repeated), the update cuts."""
+    rng = np.random.default_rng(seed)
+    secs = np.sort(rng.integers(0, 7200, n))
+    secs[1::4] = secs[0::4][: len(secs[1::4])]  # ties
+    secs.sort()
+    late = np.clip(secs - rng.integers(0, 90, n), 0, None)
+    v = rng.integers(-50, 50, n).astype(float)
+    w = rng.integers(-9, 9, n)
+    odd = rng.integers(0, n, max(1, n // 50))
+    if values == "fractions":
+        v[rng.random(n) < 0.3] += 0.25
+    elif values == "signed zeros":
+        v[rng.random(n) < 0.3] = -0.0
+        v[rng.random(n) < 0.3] = 0.0
+    elif values == "nan":
+        v[odd] = np.nan
+    elif values == "inf":
+        v[odd] = np.where(rng.random(len(odd)) < 0.5, np.inf, -np.inf)
+    elif values == "huge":
+        v[:] = 1.5e308  # partial sums beyond the doubles
+    elif values == "longs":
+        w[odd] = 2**60 + 1  # beyond the doubles: a max or min compares ranks
+    elif values == "big sums":
+        w[:] = 2**61  # a sum of several could overflow
+    keys = rng.integers(0, 5, n).astype(object)
+    keys[rng.random(n) < 0.03] = None
+    v_col = pa.array(v, mask=rng.random(n) < 0.1) if values == "nulls" else pa.array(v)
+    events = pa.table(
+        {
+            "k": pa.array(keys, pa.int64()),
+            "ts": pa.array(late * 1_000_000, pa.timestamp("us")),
+            "v": v_col,
+            "w": pa.array(w, pa.int64()),
+        }
+    )
+    q = 60
+    at = secs[rng.integers(0, n, q)] + np.where(rng.random(q) < 0.5, 0, rng.integers(1, 600, q))
+    qkeys = rng.integers(0, 6, q).astype(object)
+    qkeys[rng.random(q) < 0.05] = None
+    untimed = rng.random(q) < 0.05
+    again = rng.random(q) < 0.3
+    source = rng.integers(0, q, q)[again]
+    at[again], qkeys[again], untimed[again] = at[source], qkeys[source], untimed[source]
+    stamps = pa.array(at * 1_000_000, pa.timestamp("us"), mask=untimed)
+    queries = pa.table({"k": pa.array(qkeys, pa.int64()), "ts": stamps})
+    cuts = np.unique(rng.integers(1, max(n, 2), rng.integers(1, 12)))
+    return events, queries, cuts
+
+
+def _fed(events: pa.Table, cuts: np.ndarray, aggs: dict) -> OnlineFeatures:
+    """A state fed ``events`` in updates cut at ``cuts`` (none late, none let go)."""
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="3h")
+    for batch in np.split(np.arange(events.num_rows), cuts):
+        if len(batch):
+            state.update(events.take(pa.array(batch)))
+    return state
+
+
+@pytest.mark.parametrize("values", ["whole", "fractions", "ints"])
+@settings(max_examples=50, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(1, 400),
+    names=st.sets(st.sampled_from(sorted(FLOATS)), min_size=1),
+)
+def test_one_compiled_call_answers_as_the_backfill(values, seed, n, names) -> None:
+    events, queries, cuts = _log(seed, n, values)
+    every = INTS if values == "ints" else FLOATS
+    # a first and a last value in every plan: the answers depend on the merged order
+    aggs = {k: every[k] for k in sorted(names | {"f", "l"})}
+    state = _fed(events, cuts, aggs)
+    with pytest.MonkeyPatch.context() as patch:
+        said: list[bool] = []
+        real = compiled_at.entries_at
+        patch.setattr(compiled_at, "entries_at", lambda *a: said.append(bool(real(*a))) or said[-1])
+        patch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
+        got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(got, want), (got.to_pydict(), want.to_pydict())
+    assert len(said) == bool(state._held.parts)  # one call, where events are held
+    if not (values == "fractions" and "d" in names):  # distinct fractions: maybe declined
+        assert all(said)
+
+
+@pytest.mark.parametrize(
+    ("values", "names", "answered"),
+    [
+        ("nan", sorted(FLOATS), False),
+        ("inf", [k for k in FLOATS if k != "d"], True),  # infinite sums: the exact sums'
+        ("inf", ["d", "f"], False),  # distinct infinities: numbered by the evaluation
+        ("huge", ["s", "a", "l"], False),
+        ("signed zeros", sorted(FLOATS), True),  # a max or min of ties: the youngest row
+        ("longs", ["mx", "mn", "f"], False),
+        ("longs", ["c", "d"], False),  # distinct longs far apart: numbered by the evaluation
+        ("longs", ["c", "l", "f"], True),
+        ("big sums", ["s", "f"], False),
+        ("fractions", ["d", "f"], False),  # distinct fractions: numbered by the evaluation
+        ("fractions", ["s", "a", "mx", "l"], True),  # exactly rounded sums of fractions
+        ("nulls", sorted(FLOATS), None),  # the column holds nulls: no call
+    ],
+)
+def test_values_the_evaluation_treats_apart_leave_the_batch_to_it(
+    values, names, answered, calls
+) -> None:
+    events, queries, _ = _log(3, 2000, values)
+    cuts = np.array([1000, 1500, 1750, 1900])  # parts of 1000, 500, 250, 150 and 100 events
+    every = INTS if values in ("longs", "big sums") else FLOATS
+    aggs = {k: every[k] for k in names}
+    state = _fed(events, cuts, aggs)
+    assert len(state._held.parts) > 1
+    if values == "big sums":  # a long's sum overflows: the evaluation raises as Spark does
+        with pytest.raises(ArithmeticOverflowError, match="integer overflow"):
+            state.query(queries)
+        with pytest.raises(ArithmeticOverflowError, match="integer overflow"):
+            rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    else:
+        got = state.query(queries)
+        want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+        assert _same(got, want), (got.to_pydict(), want.to_pydict())
+    assert calls == ([] if answered is None else [answered])
+
+
+def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls) -> None:
+    """On three threads each range of asked keys makes its own compiled call (the first on
+    the calling thread), and the answers are one thread's and the batch call's; the call is
+    numba's compiled kernel."""
+    events, queries, cuts = _log(8, 3000, "whole")
+    aggs = {k: FLOATS[k] for k in ("s", "a", "mx", "d", "f")}
+    state = _fed(events, cuts, aggs)
+    keys = len(set(queries["k"].drop_null().to_pylist()))
+    alone, split = alone_and_in_ranges(
+        monkeypatch, held_module.Held, "_compiled", lambda: state.query(queries), keys
+    )
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(alone, want) and _same(split, want)
+    assert calls == [True] * 4  # one alone, then one per range
+    assert entries_at.entries_at.signatures  # compiled by numba, not run as Python
+
+
+@pytest.mark.parametrize(
+    "aggs",
+    [
+        {"s": ("sum", "v", "range:1h"), "t": ("sum", "w", "range:1h")},  # two columns
+        {"f": ("first(ignorenulls=True)", "v", "range:1h")},
+        {"q": ("stddev", "v", "range:1h")},
+        {"m": ("max", "ts", "range:1h")},  # the time itself
+        {"s": ("sum", "x", "range:1h")},  # an int32 column
+    ],
+)
+def test_plans_the_call_does_not_answer(aggs) -> None:
+    schema = pa.schema(
+        [
+            ("k", pa.int64()),
+            ("ts", pa.timestamp("us")),
+            ("v", pa.float64()),
+            ("w", pa.int64()),
+            ("x", pa.int32()),
+        ]
+    )
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    state.update(schema.empty_table())
+    plan: RollingPlan = state._held.plan
+    assert compiled_at.compiled(plan, schema, {"v", "w", "x", "ts"}) is None
+    ok = OnlineFeatures(time="ts", key="k", aggs=FLOATS, allowed_lateness="1m")
+    ok.update(schema.empty_table())
+    assert compiled_at.compiled(ok._held.plan, schema, {"v"}) is not None
