@@ -578,6 +578,45 @@ def test_each_range_hands_the_evaluation_its_requests_in_key_order(monkeypatch) 
             assert got[name].to_pylist() == want[name].to_pylist(), (threads, name)
 
 
+@pytest.mark.parametrize("listed", [False, True])
+def test_each_range_puts_its_answers_in_the_batchs_order(listed, monkeypatch) -> None:
+    """On three threads each range of keys writes its answers at its requests' rows of the
+    batch, so nothing is put back afterwards; a column without a fixed width (a list) is put
+    back once from the ranges' pieces. Both equal the batch call's, nulls among them."""
+    from windowagg.engine.rolling import online as held_module
+
+    from .threads import few_rows_on_threads
+
+    rng = np.random.default_rng(5)
+    n = 6000
+    events = pa.table(
+        {
+            "k": rng.integers(0, 200, n),
+            "t": rng.integers(0, 1000, n),
+            "v": pa.array(rng.random(n), mask=rng.random(n) < 0.1),
+        }
+    )
+    aggs = {
+        "s": ("sum", "v", "range:20"),
+        "x": ("max", "v", "rows:3"),
+        "c": ("count", "*", "range:5"),
+    }
+    if listed:
+        aggs["l"] = ("collect_list", "v", "rows:2")
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness=1000)
+    for part in np.array_split(np.arange(n), 4):
+        state.update(events.take(pa.array(part)))
+    queries = pa.table({"k": rng.integers(-5, 205, 900), "t": rng.integers(0, 1000, 900)})
+    moves = []
+    moved = held_module.moved
+    monkeypatch.setattr(held_module, "moved", lambda *a: moves.append(1) or moved(*a))
+    with few_rows_on_threads(3):
+        got = state.query(queries)
+    want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
+    assert got.equals(want)
+    assert moves == ([1] if listed else [])
+
+
 def test_small_updates_leave_few_parts_and_a_query_reads_its_keys_alone(seen) -> None:
     """Many small updates are merged into O(log n) parts, each in key and time order with
     ties in arrival order (merged from its two parts' as they merge); a query for a few keys

@@ -13,6 +13,7 @@ CHECK = """
 from windowagg import warmup
 from windowagg.kernels import bounds, cells, exact_moments, key_order, order_stats, passes
 from windowagg.kernels import distinct_groups, extremes, key_codes, part_answers, select_frames
+from windowagg.kernels import entries_at
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -30,7 +31,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            distinct_groups.group_starts, distinct_groups.merged_groups,
            distinct_groups.key_first_groups, distinct_groups.key_groups,
            distinct_groups.distinct_at, key_codes.byte_hashes,
-           key_codes.looked_up, key_codes.added, key_codes.rehashed]
+           key_codes.looked_up, key_codes.added, key_codes.rehashed, entries_at.entries_at]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

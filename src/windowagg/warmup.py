@@ -113,6 +113,14 @@ def _tables() -> None:
         for lo in range(0, n, 500):
             online.update({c: v[lo : lo + 500] for c, v in table.items()})
         online.query(queries)
+        # a batch of many events a request over one column: one compiled call
+        # (windowagg.engine.rolling.compiled_at), over doubles and over longs
+        for col in ("v", "i"):
+            kinds = ("sum", "max", "min", "count_distinct", "first", "mean")
+            one = {f"{agg}_{col}": (agg, col, frame) for agg in kinds}
+            online = OnlineFeatures(time="t", key="k", aggs=one, allowed_lateness=10**7)
+            online.update(table)
+            online.query(queries)
     # an online state answered from its parts' prefix sums and tables of their best rows (a
     # key of many events): the bounds, a rows frame's cuts and the groups' merges and counts
     # over the parts' int64 times

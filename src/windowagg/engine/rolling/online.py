@@ -40,6 +40,7 @@ them costs less.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 from typing import NamedTuple
@@ -409,11 +410,13 @@ class Held:
         of a null key with the first) in key order (ties in the batch's order: the
         evaluation then neither sorts them nor puts its answers back) on a thread of its own
         (:func:`~windowagg.engine.parallel.on_cores`), the answers then put back in the
-        queries' order once: each query's answer is its frame's alone, so they are one
-        thread's answers. None where ``answer`` gives none for some range."""
+        queries' order (each range puts its own there, on its thread, where every column
+        has a fixed width: :class:`InOrder`): each query's answer is its frame's alone, so
+        they are one thread's answers. None where ``answer`` gives none for some range."""
         piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
         piece[place < 0] = 0
         times = queries.select([at_time])
+        back = InOrder(len(place))
 
         def run(r: int) -> tuple[np.ndarray, list[pa.Array] | None]:
             (a, b), rows = ranges[r], np.flatnonzero(piece == r)
@@ -421,12 +424,17 @@ class Held:
             at = place[rows]
             asked = times.take(pa.array(rows))
             at = np.where(at >= 0, at - a, -1)
-            return rows, answer(asked, at, runs.keys(a, b))
+            got = answer(asked, at, runs.keys(a, b))
+            if got is not None:
+                back.put(rows, got)
+            return rows, got
 
         answered = parallel.on_cores(run, range(len(ranges)))
         pieces = [columns for _, columns in answered if columns is not None]
         if len(pieces) < len(answered):
             return None
+        if back.whole:  # each range put its answers in place, on its thread
+            return back.columns()
         order = np.concatenate([rows for rows, _ in answered])
         return moved([pa.concat_arrays(list(column)) for column in zip(*pieces)], order)
 
@@ -551,6 +559,51 @@ class Held:
                 parts = [self.parts[p].column(c) for p, _, _ in spans]
                 found[c] = taken(parts, spans, local, at, self.schema.field(c).type)
         return pa.table(found), counts, times
+
+
+class InOrder:
+    """A batch's answer columns (of ``n`` rows) put together in its requests' order, range
+    by range, each range's on its own thread (:meth:`put`): the words of each column (and
+    its validity, where some range has a null) written at the range's rows. ``whole`` where
+    every range put its columns (none without a fixed width)."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.lock = n, threading.Lock()
+        self.types: list[pa.DataType] = []
+        self.words: list[list[np.ndarray | None]] = []  # each column's words and validity
+        self.ranges = self.put_ranges = 0
+
+    def put(self, rows: np.ndarray, columns: list[pa.Array]) -> None:
+        """A range's ``columns``, whose row ``i`` is the request at ``rows[i]``."""
+        found = [words(c) for c in columns]
+        with self.lock:
+            self.ranges += 1
+            if any(w is None for w in found):
+                return
+            if not self.words:
+                self.types = [c.type for c in columns]
+                self.words = [[empty(self.n, w[0].dtype), None] for w in found if w is not None]
+            for slot, w in zip(self.words, found):
+                if w is not None and len(w) > 1 and slot[1] is None:  # nulls: all valid first
+                    slot[1] = np.ones(self.n, bool)
+            self.put_ranges += 1
+        for slot, w in zip(self.words, found):
+            assert w is not None and slot[0] is not None
+            slot[0][rows] = w[0]
+            if len(w) > 1:
+                assert slot[1] is not None
+                slot[1][rows] = w[1]
+
+    @property
+    def whole(self) -> bool:
+        return self.put_ranges == self.ranges > 0
+
+    def columns(self) -> list[pa.Array]:
+        """The columns, in the requests' order."""
+        return [
+            from_words(t, [w for w in slot if w is not None])
+            for t, slot in zip(self.types, self.words)
+        ]
 
 
 class Reading(NamedTuple):
