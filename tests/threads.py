@@ -40,9 +40,9 @@ def alone_and_in_ranges(
     ranges: list[tuple[str, int]] = []
     real = getattr(cls, method)
 
-    def spy(self: Any, queries: Any, place: Any, runs: Any, *rest: Any) -> Any:
+    def spy(self: Any, queries: Any, place: Any, runs: Any, *rest: Any, **named: Any) -> Any:
         ranges.append((threading.current_thread().name, runs.lo.shape[1]))
-        return real(self, queries, place, runs, *rest)
+        return real(self, queries, place, runs, *rest, **named)
 
     monkeypatch.setattr(cls, method, spy)
     with few_rows_on_threads(1):

@@ -43,7 +43,7 @@ from ..sweep import SPAN, offsets
 from .at import in_events_unit
 from .plan import RollingPlan
 
-__all__ = ["Compiled", "answered_at", "compiled"]
+__all__ = ["Compiled", "Raw", "answered_at", "compiled"]
 
 #: each evaluation answered here, over a float64 column and over an int64 one
 _HOW = {
@@ -58,6 +58,18 @@ _HOW = {
 }
 #: the answers written as int64 (the others as float64), over an int64 column
 _INTS = frozenset({COUNT, INT_SUM, DISTINCT, LARGEST, SMALLEST, FIRST, LAST})
+
+
+class Raw(NamedTuple):
+    """An entry's answers as the call leaves them: their values, which are null (None:
+    none) and the entry's type; :meth:`array` makes the Arrow array."""
+
+    values: np.ndarray
+    null: np.ndarray | None
+    type: pa.DataType
+
+    def array(self) -> pa.Array:
+        return with_nulls(self.values, NO_NULLS if self.null is None else self.null, self.type)
 
 
 class Compiled(NamedTuple):
@@ -137,9 +149,10 @@ def answered_at(
     at_time: str,
     plan: RollingPlan,
     schema: pa.Schema,
-) -> list[pa.Array] | None:
-    """Every entry of ``c`` at ``queries`` (in their order) over events in key and time order
-    (``values``: the column's, none null, or an empty array for counts of rows; ``times``;
+) -> list[Raw] | None:
+    """Every entry of ``c`` at ``queries`` (in their order, as :class:`Raw` answers) over
+    events in key and time order (``values``: the column's, none null, or an empty array
+    for counts of rows; ``times``;
     ``seg``, the key segments; ``qseg``, each query's segment, -1 for none), as
     :func:`~.at.evaluate_at` gives them (``schema``: the events'); None where the values are
     ones the evaluation treats apart, or the times' types differ."""
@@ -156,6 +169,8 @@ def answered_at(
     out_f, out_i, null = empty((e, n)), empty((e, n), np.int64), empty((e, n), bool)
     kinds = set(c.how.tolist())
     select = bool(kinds & {LARGEST, SMALLEST})
+    # the compared keys: a max of doubles compares the values themselves
+    keyed = SMALLEST in kinds or (LARGEST in kinds and values.dtype != np.float64)
     distinct = DISTINCT in kinds
     limit = events + SPAN
     ok = entries_at(
@@ -181,7 +196,7 @@ def answered_at(
         empty(n, np.int64),
         empty(PARTS),
         empty(n, bool),
-        empty(events if select else 0),
+        empty(events if keyed else 0),
         empty(events if distinct else 0, np.int64),
         empty(limit if distinct else 0, np.int64),
         empty(events + 1 if select else 0, np.int64),
@@ -199,7 +214,8 @@ def answered_at(
         got, none = (out_i if ints else out_f)[j], null[j]
         if back is not None:
             got, none = got[back], none[back]
-        out.append(with_nulls(got, none if c.how[j] not in (COUNT, DISTINCT) else NO_NULLS, type_))
+        nullable = c.how[j] not in (COUNT, DISTINCT) and np.count_nonzero(none) > 0
+        out.append(Raw(got, none if nullable else None, type_))
     return out
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -65,7 +65,7 @@ from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
-from .compiled_at import Compiled, answered_at, compiled
+from .compiled_at import Compiled, Raw, answered_at, compiled
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
@@ -388,13 +388,13 @@ class Held:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())])
             if len(ranges) > 1:
 
-                def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs) -> list[pa.Array]:
-                    return self._of_runs(asked, at, keys, at_time, reading)
+                def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs) -> Answers:
+                    return self._of_runs(asked, at, keys, at_time, reading, raw=True)
 
                 got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
                 assert got is not None  # the evaluation answers every range
                 return got
-        return self._of_runs(queries, place, runs, at_time, reading)
+        return [arrow(c) for c in self._of_runs(queries, place, runs, at_time, reading)]
 
     def _in_ranges(
         self,
@@ -403,7 +403,7 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
-        answer: Callable[[pa.Table, np.ndarray, Runs], list[pa.Array] | None],
+        answer: Callable[[pa.Table, np.ndarray, Runs], Answers | None],
     ) -> list[pa.Array] | None:
         """``answer`` (:meth:`_of_runs` or :meth:`_summarized`) with ``runs``' keys in
         ``ranges`` (of about equal work, one per thread), each range with its queries (those
@@ -418,7 +418,7 @@ class Held:
         times = queries.select([at_time])
         back = InOrder(len(place))
 
-        def run(r: int) -> tuple[np.ndarray, list[pa.Array] | None]:
+        def run(r: int) -> tuple[np.ndarray, Answers | None]:
             (a, b), rows = ranges[r], np.flatnonzero(piece == r)
             rows = rows[np.argsort(place[rows], kind="stable")]  # by key, as answers go
             at = place[rows]
@@ -436,7 +436,8 @@ class Held:
         if back.whole:  # each range put its answers in place, on its thread
             return back.columns()
         order = np.concatenate([rows for rows, _ in answered])
-        return moved([pa.concat_arrays(list(column)) for column in zip(*pieces)], order)
+        arrays = [[arrow(c) for c in columns] for columns in pieces]
+        return moved([pa.concat_arrays(list(column)) for column in zip(*arrays)], order)
 
     def _from_summaries(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
@@ -483,15 +484,23 @@ class Held:
         return answered(self.served, self.index, runs, place, qtimes)
 
     def _of_runs(
-        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str, reading: Reading
-    ) -> list[pa.Array]:
+        self,
+        queries: pa.Table,
+        place: np.ndarray,
+        runs: Runs,
+        at_time: str,
+        reading: Reading,
+        raw: bool = False,
+    ) -> Answers:
         """The entries of ``reading`` at ``queries`` (each asking for the key at ``place``
         among ``runs``' keys, -1 for a null key) over the held events of ``runs``: in one
-        compiled call (:func:`~.compiled_at.answered_at`) where the reading has one and its
-        column holds no null, else by the evaluation."""
+        compiled call (:func:`~.compiled_at.answered_at`; ``raw``: its answers as it leaves
+        them, for :class:`InOrder`) where the reading has one and its column holds no null,
+        else by the evaluation."""
         plan, read, fast = reading
         if fast is not None and (fast.column is None or self.index.valid[fast.column] is None):
-            return self._compiled(queries, place, runs, at_time, reading, fast)
+            got = self._compiled(queries, place, runs, at_time, reading, fast)
+            return got if raw else [arrow(c) for c in got]
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
@@ -508,7 +517,7 @@ class Held:
         at_time: str,
         reading: Reading,
         fast: Compiled,
-    ) -> list[pa.Array]:
+    ) -> Answers:
         """:meth:`_of_runs` by one compiled call (:func:`~.compiled_at.answered_at`): the
         held events of ``runs`` merged by the index, their column copied from it; by the
         evaluation over them where the call leaves them to it."""
@@ -561,6 +570,23 @@ class Held:
         return pa.table(found), counts, times
 
 
+#: a batch's answer columns: Arrow arrays, or one compiled call's as it leaves them
+Answers = Sequence[pa.Array | Raw]
+
+
+def arrow(column: pa.Array | Raw) -> pa.Array:
+    """An answer column as an Arrow array."""
+    return column.array() if isinstance(column, Raw) else column
+
+
+def _words(column: pa.Array | Raw) -> list[np.ndarray] | None:
+    """An answer column's words, and its validity where it has a null
+    (:func:`~windowagg.engine.columns.words`)."""
+    if isinstance(column, Raw):
+        return [column.values] if column.null is None else [column.values, ~column.null]
+    return words(column)
+
+
 class InOrder:
     """A batch's answer columns (of ``n`` rows) put together in its requests' order, range
     by range, each range's on its own thread (:meth:`put`): the words of each column (and
@@ -573,15 +599,15 @@ class InOrder:
         self.words: list[list[np.ndarray | None]] = []  # each column's words and validity
         self.ranges = self.put_ranges = 0
 
-    def put(self, rows: np.ndarray, columns: list[pa.Array]) -> None:
+    def put(self, rows: np.ndarray, columns: Answers) -> None:
         """A range's ``columns``, whose row ``i`` is the request at ``rows[i]``."""
-        found = [words(c) for c in columns]
+        found = [_words(c) for c in columns]
         with self.lock:
             self.ranges += 1
             if any(w is None for w in found):
                 return
             if not self.words:
-                self.types = [c.type for c in columns]
+                self.types = [c.type for c in columns]  # an Arrow array's, or a Raw's
                 self.words = [[empty(self.n, w[0].dtype), None] for w in found if w is not None]
             for slot, w in zip(self.words, found):
                 if w is not None and len(w) > 1 and slot[1] is None:  # nulls: all valid first
