@@ -230,3 +230,28 @@ def test_the_key_sort_is_timed_as_the_sort_stage() -> None:
     assert "sort" in stages
     _, stages = profile(lambda: in_key_order(table["k"], table["t"]))
     assert "sort" not in stages
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    keys=st.lists(st.integers(0, 3), max_size=12),
+    times=st.lists(st.sampled_from([0.0, 1.0, 2.0, float("nan")]), max_size=12),
+    whole=st.booleans(),
+    sort=st.booleans(),
+)
+def test_the_compiled_order_check_is_numpys(keys, times, whole, sort) -> None:
+    """:func:`in_key_order` over int64 keys and int64 or float64 times, compiled
+    (``kernels.key_order.in_order``), says what NumPy's comparisons of neighbours say: NaN
+    times in order with none of their key, ties in any order."""
+    from windowagg.engine.keys import in_key_order
+    from windowagg.kernels.key_order import in_order
+
+    n = min(len(keys), len(times))
+    k = np.array(sorted(keys[:n]) if sort else keys[:n], np.int64)
+    t = np.array(times[:n])
+    if whole:
+        t = np.nan_to_num(t, nan=5.0).astype(np.int64)
+    want = n < 2 or bool((k[:-1] <= k[1:]).all() and ((k[:-1] < k[1:]) | (t[:-1] <= t[1:])).all())
+    assert in_key_order(k, t) == want
+    if n >= 2:
+        assert in_order.signatures  # the compiled check answered

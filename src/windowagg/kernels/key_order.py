@@ -113,6 +113,18 @@ def asked_keys(q, valid, low, table, wanted, place):
 
 
 @kernel
+def in_order(keys, times):
+    """Whether rows are in order by ``keys``, then ``times`` (ties in any order; a NaN time
+    is in order with no other of its key): one pass, to its first row out of order."""
+    for i in range(keys.shape[0] - 1):
+        a = keys[i]
+        b = keys[i + 1]
+        if a > b or (a == b and not times[i] <= times[i + 1]):
+            return False
+    return True
+
+
+@kernel
 def query_segments(place, counts, seg, qseg, of_key):
     """The segments of the keys asked for (in their order, holding ``counts`` rows each)
     that hold rows: ``seg[:m + 1]``; ``qseg[i]``, query ``i``'s (its key's place among them
