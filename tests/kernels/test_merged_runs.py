@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg.engine.rolling.part_index import Stretches
-from windowagg.kernels.key_order import merged_runs
+from windowagg.kernels.key_order import by_place, merged_runs
 from windowagg.kernels.passes import stretched
 
 
@@ -78,3 +78,14 @@ def test_the_copies_ask_the_cache_for_later_runs_ahead() -> None:
             assert copied.tolist() == times.tolist()
         assert any("llvm.prefetch" in code for code in fresh.inspect_llvm().values())
     assert out.tolist() == times.tolist() and counts.tolist() == [8] * 8
+
+
+@settings(max_examples=200, deadline=None)
+@given(places=st.lists(st.integers(-1, 6), max_size=40))
+def test_the_requests_by_place_are_a_stable_sort(places) -> None:
+    """:func:`~windowagg.kernels.key_order.by_place` orders rows by their place (a null
+    key's, -1, first), ties in their order: NumPy's stable sort."""
+    place = np.array(places, np.int64)
+    order = np.empty(len(place), np.int64)
+    by_place(place, np.empty(7 + 2, np.int64), order)
+    assert order.tolist() == np.argsort(place, kind="stable").tolist()

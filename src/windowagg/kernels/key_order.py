@@ -125,6 +125,22 @@ def in_order(keys, times):
 
 
 @kernel
+def by_place(place, counts, order):
+    """The rows in order of ``place`` (``-1`` first; ties in their order): a counting sort
+    into ``order``; ``counts``: work space, two more than the places."""
+    for u in range(counts.shape[0]):
+        counts[u] = 0
+    for i in range(place.shape[0]):
+        counts[place[i] + 2] += 1
+    for u in range(1, counts.shape[0]):
+        counts[u] += counts[u - 1]
+    for i in range(place.shape[0]):
+        p = place[i] + 1
+        order[counts[p]] = i
+        counts[p] += 1
+
+
+@kernel
 def query_segments(place, counts, seg, qseg, of_key):
     """The segments of the keys asked for (in their order, holding ``counts`` rows each)
     that hold rows: ``seg[:m + 1]``; ``qseg[i]``, query ``i``'s (its key's place among them

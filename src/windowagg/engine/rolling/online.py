@@ -49,7 +49,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...kernels.key_order import asked_keys, merged_rows, query_segments, rows_by_run
+from ...kernels.key_order import (
+    asked_keys,
+    by_place,
+    merged_rows,
+    query_segments,
+    rows_by_run,
+)
 from .. import parallel
 from ..columns import (
     from_words,
@@ -413,14 +419,17 @@ class Held:
         queries' order (each range puts its own there, on its thread, where every column
         has a fixed width: :class:`InOrder`): each query's answer is its frame's alone, so
         they are one thread's answers. None where ``answer`` gives none for some range."""
-        piece = np.searchsorted(np.array([a for a, _ in ranges]), place, side="right") - 1
-        piece[place < 0] = 0
+        # the requests by key (a null key's first, ties in the batch's order), each range's
+        # a stretch of them: the first holds those of a null key too
+        order = empty(len(place), np.int64)
+        by_place(read_only(place), empty(runs.lo.shape[1] + 2, np.int64), order)
+        cuts = np.searchsorted(place[order], [a for a, _ in ranges[1:]]).tolist()
+        cuts = [0, *cuts, len(place)]
         times = queries.select([at_time])
         back = InOrder(len(place))
 
         def run(r: int) -> tuple[np.ndarray, Answers | None]:
-            (a, b), rows = ranges[r], np.flatnonzero(piece == r)
-            rows = rows[np.argsort(place[rows], kind="stable")]  # by key, as answers go
+            (a, b), rows = ranges[r], order[cuts[r] : cuts[r + 1]]
             at = place[rows]
             asked = times.take(pa.array(rows))
             at = np.where(at >= 0, at - a, -1)
