@@ -425,13 +425,17 @@ class Held:
         by_place(read_only(place), empty(runs.lo.shape[1] + 2, np.int64), order)
         cuts = np.searchsorted(place[order], [a for a, _ in ranges[1:]]).tolist()
         cuts = [0, *cuts, len(place)]
-        times = queries.select([at_time])
+        stamps = one_array(queries.column(at_time))
+        laid = words(stamps)  # the times' words (and validity), found once
         back = InOrder(len(place))
 
         def run(r: int) -> tuple[np.ndarray, Answers | None]:
             (a, b), rows = ranges[r], order[cuts[r] : cuts[r + 1]]
             at = place[rows]
-            asked = times.take(pa.array(rows))
+            if laid is None:  # not of a fixed width: Arrow's take
+                asked = pa.table({at_time: stamps.take(pa.array(rows))})
+            else:
+                asked = pa.table({at_time: from_words(stamps.type, [w[rows] for w in laid])})
             at = np.where(at >= 0, at - a, -1)
             got = answer(asked, at, runs.keys(a, b))
             if got is not None:
