@@ -25,6 +25,7 @@ from windowagg.kernels import entries_at
 from windowagg.online import OnlineFeatures
 
 from .test_online_summaries import _held, _same
+from .test_online_summaries import _log as summaries_log
 from .threads import alone_and_in_ranges
 
 #: every kind the call answers, over a float64 column (first and last: the merged order's ends)
@@ -63,14 +64,11 @@ def calls(monkeypatch) -> list[bool]:
 
 
 def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray]:
-    """Events over two hours in arrival order (each up to 90 s late, ties, null keys; ``v``
-    doubles and ``w`` longs as ``values`` says, no null), requests at event instants and
-    between (null times and keys, a key never seen, requests repeated), the update cuts."""
-    rng = np.random.default_rng(seed)
-    secs = np.sort(rng.integers(0, 7200, n))
-    secs[1::4] = secs[0::4][: len(secs[1::4])]  # ties
-    secs.sort()
-    late = np.clip(secs - rng.integers(0, 90, n), 0, None)
+    """The summaries' tests' log (events over two hours, out of order, ties, null keys;
+    requests at event instants and between, null times and keys, a key never seen, repeats;
+    the update cuts), with ``v`` doubles and ``w`` longs as ``values`` says, no null."""
+    events, queries, cuts = summaries_log(seed, n, "whole")
+    rng = np.random.default_rng(seed + 1)
     v = rng.integers(-50, 50, n).astype(float)
     w = rng.integers(-9, 9, n)
     odd = rng.integers(0, n, max(1, n // 50))
@@ -89,28 +87,8 @@ def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray
         w[odd] = 2**60 + 1  # beyond the doubles: a max or min compares ranks
     elif values == "big sums":
         w[:] = 2**61  # a sum of several could overflow
-    keys = rng.integers(0, 5, n).astype(object)
-    keys[rng.random(n) < 0.03] = None
     v_col = pa.array(v, mask=rng.random(n) < 0.1) if values == "nulls" else pa.array(v)
-    events = pa.table(
-        {
-            "k": pa.array(keys, pa.int64()),
-            "ts": pa.array(late * 1_000_000, pa.timestamp("us")),
-            "v": v_col,
-            "w": pa.array(w, pa.int64()),
-        }
-    )
-    q = 60
-    at = secs[rng.integers(0, n, q)] + np.where(rng.random(q) < 0.5, 0, rng.integers(1, 600, q))
-    qkeys = rng.integers(0, 6, q).astype(object)
-    qkeys[rng.random(q) < 0.05] = None
-    untimed = rng.random(q) < 0.05
-    again = rng.random(q) < 0.3
-    source = rng.integers(0, q, q)[again]
-    at[again], qkeys[again], untimed[again] = at[source], qkeys[source], untimed[source]
-    stamps = pa.array(at * 1_000_000, pa.timestamp("us"), mask=untimed)
-    queries = pa.table({"k": pa.array(qkeys, pa.int64()), "ts": stamps})
-    cuts = np.unique(rng.integers(1, max(n, 2), rng.integers(1, 12)))
+    events = events.set_column(2, "v", v_col).set_column(3, "w", pa.array(w, pa.int64()))
     return events, queries, cuts
 
 
