@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -92,9 +93,11 @@ def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray
     return events, queries, cuts
 
 
-def _fed(events: pa.Table, cuts: np.ndarray, aggs: dict) -> OnlineFeatures:
+def _fed(
+    events: pa.Table, cuts: np.ndarray, aggs: dict, lateness: str | int = "3h"
+) -> OnlineFeatures:
     """A state fed ``events`` in updates cut at ``cuts`` (none late, none let go)."""
-    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="3h")
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness=lateness)
     for batch in np.split(np.arange(events.num_rows), cuts):
         if len(batch):
             state.update(events.take(pa.array(batch)))
@@ -209,3 +212,50 @@ def test_plans_the_call_does_not_answer(aggs) -> None:
     ok = OnlineFeatures(time="ts", key="k", aggs=FLOATS, allowed_lateness="1m")
     ok.update(schema.empty_table())
     assert compiled_at.compiled(ok._held.plan, schema, {"v"}) is not None
+
+
+@pytest.mark.parametrize("times", ["nanoseconds beyond doubles", "int64", "floats"])
+def test_the_call_answers_over_every_kind_of_time(times, calls) -> None:
+    """Nanosecond timestamps past 2**53 (int64 times, no double holds them), int64 numbers
+    and float times: the call answers (its bounds over the times as they are) and equals
+    the batch call, frames a nanosecond apart included."""
+    events, queries, cuts = _log(6, 2000, "whole")
+    secs = events["ts"].cast(pa.int64()).to_numpy() // 10**6
+    asked = queries["ts"].cast(pa.int64()).to_numpy(zero_copy_only=False)
+    if times == "nanoseconds beyond doubles":
+        base = 1_700_000_000 * 10**9 + 1  # odd: beyond what a double holds exactly
+        col = pa.array(base + secs * 10**9, pa.timestamp("ns"))
+        at = pa.array(base + np.nan_to_num(asked).astype(np.int64) * 1000, pa.timestamp("ns"))
+        frames = {"s": ("sum", "v", "range:-1h,-1ns"), "f": ("first", "v", "range:1h")}
+    else:
+        kind = pa.int64() if times == "int64" else pa.float64()
+        col = pa.array(secs, kind)
+        at = pa.array(np.nan_to_num(asked).astype(np.int64) // 10**6, kind)
+        frames = {"s": ("sum", "v", "range:-3600,-1"), "f": ("first", "v", "range:3600")}
+    events = events.set_column(1, "ts", col)
+    queries = queries.set_column(1, "ts", pc.if_else(queries["ts"].is_valid(), at, None))
+    aggs = {**frames, "d": ("count_distinct", "v", "rows:-5,0")}
+    state = _fed(events, cuts, aggs, "3h" if times.startswith("nano") else 3 * 3600)
+    got = state.query(queries)
+    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    assert _same(got, want), (got.to_pydict(), want.to_pydict())
+    assert calls == [True]
+
+
+def test_a_polars_request_with_a_nan_value_leaves_the_batch_to_the_evaluation(calls) -> None:
+    """Events from a Polars frame with a NaN among the values (a value, as Polars and Spark
+    have it; not null): the call declines, and the evaluation answers as the batch call."""
+    import polars as pl
+
+    events, queries, cuts = _log(9, 1500, "nan")
+    aggs = {k: FLOATS[k] for k in ("s", "mx", "c", "f")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="3h")
+    for batch in np.split(np.arange(events.num_rows), cuts):
+        if len(batch):
+            state.update(pl.from_arrow(events.take(pa.array(batch))))
+    got = state.query(pl.from_arrow(queries))
+    want = rolling_aggregate(
+        pl.from_arrow(_held(state)), time="ts", key="k", aggs=aggs, at=pl.from_arrow(queries)
+    )
+    assert got.equals(want, null_equal=True)
+    assert calls == [False]

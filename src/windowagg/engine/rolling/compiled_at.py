@@ -56,8 +56,6 @@ _HOW = {
     Evaluation.FIRST: (FIRST, FIRST),
     Evaluation.LAST: (LAST, LAST),
 }
-#: the answers written as int64 (the others as float64), over an int64 column
-_INTS = frozenset({COUNT, INT_SUM, DISTINCT, LARGEST, SMALLEST, FIRST, LAST})
 
 
 class Raw(NamedTuple):
@@ -74,8 +72,8 @@ class Raw(NamedTuple):
 
 class Compiled(NamedTuple):
     """A plan as :func:`answered_at` answers it: the column its entries read (None: counts
-    of rows alone) and its type, its frames, and each entry's kind (``how``), frame, type
-    and whether its answer is an int64 (else a float64)."""
+    of rows alone) and its type, its frames, and each entry's kind (``how``), frame and
+    type (an int64 or a float64: where the call writes its answer)."""
 
     column: str | None
     type: pa.DataType | None
@@ -83,7 +81,6 @@ class Compiled(NamedTuple):
     how: np.ndarray
     frame: np.ndarray
     types: tuple[pa.DataType, ...]
-    ints: tuple[bool, ...]
 
 
 def compiled(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> Compiled | None:
@@ -118,7 +115,6 @@ def compiled(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> Compiled 
             return None
         how.append(h)
         where.append(frames.index(e.frame))
-    ints = tuple(h in _INTS and (whole or h in (COUNT, DISTINCT)) for h in how)
     return Compiled(
         column,
         type_,
@@ -126,7 +122,6 @@ def compiled(plan: RollingPlan, schema: pa.Schema, fixed: set[str]) -> Compiled 
         read_only(np.array(how, np.int64)),
         read_only(np.array(where, np.int64)),
         tuple(e.type for e in plan.entries),
-        ints,
     )
 
 
@@ -210,8 +205,8 @@ def answered_at(
         back = empty(n, np.int64)
         back[order] = np.arange(n)
     out = []
-    for j, (type_, ints) in enumerate(zip(c.types, c.ints)):
-        got, none = (out_i if ints else out_f)[j], null[j]
+    for j, type_ in enumerate(c.types):  # each an int64 or a float64 (:func:`compiled`)
+        got, none = (out_i if type_ == pa.int64() else out_f)[j], null[j]
         if back is not None:
             got, none = got[back], none[back]
         nullable = c.how[j] not in (COUNT, DISTINCT) and np.count_nonzero(none) > 0
