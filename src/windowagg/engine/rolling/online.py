@@ -515,12 +515,19 @@ class Held:
             got = self._compiled(queries, place, runs, at_time, reading, fast)
             return got if raw else [arrow(c) for c in got]
         events, counts, numbers = self._by_index(runs, read)
+        seg, qseg, times = self._segments(place, counts, numbers)
+        return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
+
+    def _segments(
+        self, place: np.ndarray, counts: np.ndarray, numbers: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The asked keys' segments of the events found (``counts`` of each key, times
+        ``numbers``), each query's (key ``place``, -1: none), and the times as the
+        evaluation reads a time column (doubles already where the index lays them so)."""
         seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
         m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
-        seg = seg[: m + 1]
-        # as the column's: doubles already where the index lays them so
         times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
-        return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
+        return seg[: m + 1], qseg, times
 
     def _compiled(
         self,
@@ -539,10 +546,7 @@ class Held:
             values: np.ndarray = np.zeros(0)
         else:
             values = stretched_words([self.index.values(fast.column)[0]], *stretches)[0]
-        seg, qseg = empty(len(counts) + 1, np.int64), empty(len(place), np.int64)
-        m = query_segments(place, counts, seg, qseg, empty(len(counts), np.int64))
-        seg = seg[: m + 1]
-        times = numbers if self.index.doubles else numbers_as_times(self.plan.time, numbers)
+        seg, qseg, times = self._segments(place, counts, numbers)
         plan, schema = reading.plan, self.schema
         got = answered_at(fast, values, times, seg, qseg, queries, at_time, plan, schema)
         if got is not None:
