@@ -100,7 +100,8 @@ def summed_at(counts, sums, a, b, how, out, none):
     (:data:`ROWS`; no prefix read), the values counted (``counts``, :data:`COUNTED`), their
     exact sum (``sums``, :data:`SUMS`: as it is into an int64 ``out``, rounded once into a
     float64 one) or that sum over the count (:data:`MEAN`); ``none[j]``: a sum or mean of no
-    value (null, as SQL has it)."""
+    value (null, as SQL has it). Returns how many are none."""
+    nones = 0
     for j in range(a.shape[1]):
         count = 0
         total = 0
@@ -113,12 +114,14 @@ def summed_at(counts, sums, a, b, how, out, none):
             if how >= SUMS:
                 total += sums[hi + p] - sums[lo + p]
         none[j] = how >= SUMS and count == 0
+        nones += none[j]
         if how <= COUNTED:
             out[j] = count
         elif how == MEAN:
             out[j] = float(total) / max(count, 1)
         else:
             out[j] = total
+    return nones
 
 
 @kernel
@@ -141,7 +144,8 @@ def ends_at(times, first, a, b, out):
 @kernel
 def values_at(values, valid, has_valid, rows, out, null):
     """``out[j]``: the value at row ``rows[j]``; ``null[j]`` where the row is -1 or (where
-    ``has_valid``) holds no value."""
+    ``has_valid``) holds no value. Returns how many are null."""
+    nulls = 0
     for j in range(rows.shape[0]):
         r = rows[j]
         if r < 0:
@@ -150,3 +154,5 @@ def values_at(values, valid, has_valid, rows, out, null):
         else:
             out[j] = values[r]
             null[j] = has_valid and not valid[r]
+        nulls += null[j]
+    return nulls

@@ -68,11 +68,10 @@ from ...kernels.part_answers import (
     summed_at,
     values_at,
 )
-from ..columns import limits
+from ..columns import from_words, limits
 from ..entries import Entry
-from ..evaluators.common import with_nulls
 from ..keys import in_key_order
-from ..memory import NO_NULLS, empty, read_only
+from ..memory import empty, read_only
 from ..sweep import offsets
 from .part_index import flags
 from .plan import RollingPlan
@@ -245,21 +244,35 @@ def answered(
         e, first, end = step.entry, work.first[step.frame], work.end[step.frame]
         if step.how >= 0:  # a count, sum or mean: from the prefixes
             got = empty(n, step.dtype)
-            summed_at(*arrays, first, end, step.how, got, work.none)
-            nulls = _in_order(work.none, back) if step.how >= SUMS else NO_NULLS
-            out.append(with_nulls(_in_order(got, back), nulls, e.type))
+            none = summed_at(*arrays, first, end, step.how, got, work.none)
+            out.append(_column(e.type, got, work.none if none else None, back))
         elif e.evaluation in GROUPED:  # a distinct count: from the key's groups
             count = empty(n, np.int64)
             cuts = *work.cuts, empty(parts, arrays[0].dtype)  # the values' type
             distinct_at(*arrays, runs.at, at, first, end, lo, hi, count, *cuts, work.full)
-            out.append(with_nulls(_in_order(count, back), NO_NULLS, e.type))
+            out.append(_column(e.type, count, None, back))
         else:  # a row's value: the best, or the first or last
             picks, values = arrays
             (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, work.rows)
             taken = empty(n, values[0].dtype)
-            values_at(*values, work.rows, taken, work.none)
-            out.append(with_nulls(_in_order(taken, back), _in_order(work.none, back), e.type))
+            none = values_at(*values, work.rows, taken, work.none)
+            out.append(_column(e.type, taken, work.none if none else None, back))
     return out
+
+
+def _column(
+    type_: pa.DataType, values: np.ndarray, none: np.ndarray | None, back: np.ndarray | None
+) -> pa.Array:
+    """An entry's answers (``values``, each of ``type_``'s width: an int64 or float64 count,
+    sum or mean, a number column's own value) as an Arrow array of their own memory, in the
+    requests' order (request ``j``'s is ``values[back[j]]``; None: ``values[j]``), null
+    where ``none`` (None: none is, as the kernels count them): nothing the kernels wrote is
+    checked again (:func:`~windowagg.engine.evaluators.common.with_nulls`' checks cost a
+    single request more than its array)."""
+    if back is not None:
+        values = values[back]
+        none = None if none is None else none[back]
+    return from_words(type_, [values] if none is None else [values, ~none])
 
 
 def _read(served: Served, index: PartIndex) -> tuple[tuple, tuple[tuple, ...]]:
@@ -432,8 +445,3 @@ def _asked_once(
     back = empty(n, np.int64)
     back[order] = np.arange(n) if once is None else once
     return at, qsorted, back
-
-
-def _in_order(x: np.ndarray, back: np.ndarray | None) -> np.ndarray:
-    """Answers in the requests' order: request ``j``'s is ``x[back[j]]`` (None: ``x[j]``)."""
-    return x if back is None else x[back]
