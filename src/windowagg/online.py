@@ -144,6 +144,41 @@ class OnlineFeatures:
             new = held.answer(arrow, at_time, at_keys)
         return _with_columns(queries, arrow, kind, [e.name for e in held.plan.entries], new)
 
+    def get(self, key: object, at: object) -> dict[str, Any]:
+        """One request's features, ``{name: value}``: what :meth:`query` answers to a one-row
+        table of ``key`` (a tuple of values where the key has several columns) and the time
+        ``at``, in the events' key and time types, each value as Python holds it (an int, a
+        float, None for a null: ``pyarrow``'s ``as_py``). An integer key's request that the
+        parts' sums, tables and groups serve is answered from them with no table at all;
+        any other through that one-row table."""
+        if self._held is None:
+            raise ValueError(
+                "no events yet: call update() first, or give the events' schema (schema=)"
+            )
+        held = self._held
+        values = key if isinstance(key, tuple) else (key,)
+        if len(values) != len(self.keys):
+            raise ValueError(
+                f"key {key!r}: the state's key has {len(self.keys)} columns {list(self.keys)}"
+                + ("; give a tuple of their values" if len(self.keys) > 1 else "")
+            )
+        got = held.one(values[0], at) if len(values) == 1 else None
+        if got is None:
+            row = {}
+            for name, value in zip((*self.keys, self.time), (*values, at)):
+                type_ = held.schema.field(name).type
+                try:
+                    row[name] = pa.array([value], type_)
+                except (pa.ArrowException, TypeError, ValueError, OverflowError) as err:
+                    what = "time" if name == self.time else "key"
+                    raise ValueError(
+                        f"{what} {value!r} is not a value of column {name!r} ({type_}): {err}"
+                    ) from None
+            with engine_memory():
+                columns = held.answer(pa.table(row), self.time, tuple(self.keys))
+            got = [column[0].as_py() for column in columns]
+        return dict(zip([e.name for e in held.plan.entries], got))
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the state to ``path``: a Parquet file where the name ends in ``.parquet``,
         else an Arrow IPC file. The file is written beside ``path`` and then moved onto it,

@@ -79,6 +79,7 @@ from .summaries import (
     EVALUATION_SETUP,
     Served,
     answered,
+    answers,
     extremes_of,
     served,
     summarized,
@@ -173,6 +174,17 @@ class Held:
                 rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
                 read = entries_read(rest, schema.empty_table()).column_names
                 self.rest = Reading(rest, read, compiled(rest, schema, fixed))
+        #: where the key is one integer column (not unsigned 64-bit: its codes are its
+        #: bits), the span of its type: a key of it is its own number in the index
+        self.whole_key: tuple[int, int] | None = None
+        if (
+            self.indexed
+            and len(types) == 1
+            and pa.types.is_integer(types[0])
+            and types[0] != pa.uint64()
+        ):
+            info = np.iinfo(types[0].to_pandas_dtype())
+            self.whole_key = int(info.min), int(info.max)
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -321,13 +333,7 @@ class Held:
             )
             early = timed & (q < start)  # NaN compares false: no frame reaches back
             if early.any():
-                type_ = self.schema.field(self.plan.time).type
-                raise HistoryEvictedError(
-                    f"a query at {_shown(q[early].min().item(), type_)} reaches events the "
-                    f"online state has let go: it answers queries at {_shown(start, type_)} "
-                    "or later (the newest event time less the allowed lateness, when it last "
-                    "let events go); allow more lateness to answer queries further back"
-                )
+                self._evicted(q[early].min().item())
         keys = self.plan.keys
         if self.codes is not None and self.parts:
             # the queries' keys in the events' key types, compared by value (as the batch
@@ -338,6 +344,69 @@ class Held:
             return self._by_key(queries, asked, at_time)
         events = of_keys(self.table(), keys, queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
+
+    def _evicted(self, at: float) -> None:
+        """Refuse a query at ``at``, before :attr:`answers_from`: its frames reach events let
+        go."""
+        type_, start = self.schema.field(self.plan.time).type, self.answers_from
+        assert start is not None  # some events were let go
+        raise HistoryEvictedError(
+            f"a query at {_shown(at, type_)} reaches events the online state has let go: it "
+            f"answers queries at {_shown(start, type_)} or later (the newest event time less "
+            "the allowed lateness, when it last let events go); allow more lateness to answer "
+            "queries further back"
+        )
+
+    def one(self, key: object, at: object) -> list | None:
+        """One request's answers as Python values (None for a null) from the parts' sums,
+        tables and groups (:func:`~.summaries.answers`), with no table: where the key is one
+        integer column (:attr:`whole_key`) and ``key`` a Python int of its type, ``at`` a
+        time of the events' time type as Arrow converts it (:meth:`_time_number`), every
+        entry is served, and the parts serve this request (as :meth:`_by_key` weighs one).
+        None elsewhere: the caller then asks through a one-row table, whose answers these
+        equal."""
+        served, span = self.served, self.whole_key
+        if served is None or self.rest is not None or span is None or not self.parts:
+            return None
+        if type(key) is not int or not span[0] <= key <= span[1]:
+            return None
+        t = self._time_number(at)
+        if t is None:
+            return None
+        if self.answers_from is not None and t < self.answers_from:
+            self._evicted(t)
+        runs = self.index.runs(np.array([key], np.int64))
+        if not self.grouped and runs.n + EVALUATION_SETUP < SUMMED_PER_REQUEST:
+            return None  # its few events cost less to read: the evaluation answers it
+        place = np.zeros(1, np.int64)
+        if not self.index.sound or not walk_pays(served, self.index, runs, place):
+            return None
+        qtimes = np.array([t], self.index.times.data.dtype)
+        got = answers(served, self.index, runs, place, qtimes)
+        if got is None:
+            return None
+        return [None if none is not None and none[0] else v[0].item() for v, none in got]
+
+    def _time_number(self, at: object) -> int | float | None:
+        """``at`` as the laid times hold it, where the events' time is a timestamp or an
+        int64 (Arrow's conversion of it to that type: a timestamp's count of its unit) or a
+        float64 (a number, not NaN); None for any other time type, a null, or a value Arrow
+        does not convert (the one-row table's path then says why)."""
+        type_ = self.schema.field(self.plan.time).type
+        try:
+            scalar = pa.scalar(at, type_)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            return None
+        if not scalar.is_valid:
+            return None
+        if pa.types.is_timestamp(type_):
+            return scalar.value
+        if pa.types.is_int64(type_):
+            return scalar.as_py()
+        if pa.types.is_float64(type_):
+            number = scalar.as_py()
+            return None if math.isnan(number) else number
+        return None
 
     def _by_key(self, queries: pa.Table, asked: list[pa.Array], at_time: str) -> list[pa.Array]:
         """The answers where the key has numbers (``asked``: the queries' key columns in the

@@ -79,7 +79,7 @@ from .plan import RollingPlan
 if TYPE_CHECKING:
     from .part_index import Groups, PartIndex, Runs
 
-__all__ = ["answered", "extremes_of", "grouped_of", "served", "summarized", "walk_pays"]
+__all__ = ["answered", "answers", "extremes_of", "grouped_of", "served", "summarized", "walk_pays"]
 
 #: the evaluations answered from prefix sums
 SUMMED = frozenset({Evaluation.COUNT, Evaluation.SUM, Evaluation.MEAN})
@@ -218,16 +218,38 @@ def answered(
     place: np.ndarray,
     qtimes: np.ndarray,
 ) -> list[pa.Array] | None:
-    """Every served entry's column at the requests (key ``place[j]`` among the ``runs``'
+    """:func:`answers` as Arrow arrays of the entries' types, of their own memory (nothing
+    the kernels wrote is checked again: :func:`~windowagg.engine.evaluators.common.with_nulls`'
+    checks cost a single request more than its array)."""
+    got = answers(served, index, runs, place, qtimes)
+    if got is None:
+        return None
+    return [
+        from_words(step.entry.type, [values] if none is None else [values, ~none])
+        for step, (values, none) in zip(served.steps, got)
+    ]
+
+
+def answers(
+    served: Served,
+    index: PartIndex,
+    runs: Runs,
+    place: np.ndarray,
+    qtimes: np.ndarray,
+) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
+    """Every served entry's answers at the requests (key ``place[j]`` among the ``runs``'
     keys, -1 for none; time ``qtimes[j]``, in the laid times' type, a null time
-    ``limits(times)[0]``): each part's frame found among its run of the key (``lo[p, w]`` to
-    ``hi[p, w] - 1`` of the ``index``'s laid times; part ``p`` is rows ``index.bounds[p]``
-    on), in one pass of the bounds over every part's runs, and each entry from the columns'
-    prefixes there, or from their tables of their best rows, or the frame's first or last
-    row, or its key's groups (where they pay: :func:`walk_pays`, weighed by the caller), one
-    compiled call an entry over arrays of the parts found once as they lie (:func:`_read`).
-    None where a part lacks the sums or the table an entry needs, or the sums over every
-    part could overflow: the evaluation over the events answers then."""
+    ``limits(times)[0]``), in their order, with which are null (None: none, as the kernels
+    count them; the values each of the entry type's width: an int64 or float64 count, sum or
+    mean, a number column's own value): each part's frame found among its run of the key
+    (``lo[p, w]`` to ``hi[p, w] - 1`` of the ``index``'s laid times; part ``p`` is rows
+    ``index.bounds[p]`` on), in one pass of the bounds over every part's runs, and each entry
+    from the columns' prefixes there, or from their tables of their best rows, or the
+    frame's first or last row, or its key's groups (where they pay: :func:`walk_pays`,
+    weighed by the caller), one compiled call an entry over arrays of the parts found once as
+    they lie (:func:`_read`). None where a part lacks the sums or the table an entry needs,
+    or the sums over every part could overflow: the evaluation over the events answers
+    then."""
     if not index.sound:
         return None
     lo, hi = runs.lo, runs.hi
@@ -245,34 +267,30 @@ def answered(
         if step.how >= 0:  # a count, sum or mean: from the prefixes
             got = empty(n, step.dtype)
             none = summed_at(*arrays, first, end, step.how, got, work.none)
-            out.append(_column(e.type, got, work.none if none else None, back))
+            out.append(_in_order(got, work.none if none else None, back))
         elif e.evaluation in GROUPED:  # a distinct count: from the key's groups
             count = empty(n, np.int64)
             cuts = *work.cuts, empty(parts, arrays[0].dtype)  # the values' type
             distinct_at(*arrays, runs.at, at, first, end, lo, hi, count, *cuts, work.full)
-            out.append(_column(e.type, count, None, back))
+            out.append(_in_order(count, None, back))
         else:  # a row's value: the best, or the first or last
             picks, values = arrays
             (extremes_at if e.evaluation in EXTREMES else ends_at)(*picks, first, end, work.rows)
             taken = empty(n, values[0].dtype)
             none = values_at(*values, work.rows, taken, work.none)
-            out.append(_column(e.type, taken, work.none if none else None, back))
+            out.append(_in_order(taken, work.none if none else None, back))
     return out
 
 
-def _column(
-    type_: pa.DataType, values: np.ndarray, none: np.ndarray | None, back: np.ndarray | None
-) -> pa.Array:
-    """An entry's answers (``values``, each of ``type_``'s width: an int64 or float64 count,
-    sum or mean, a number column's own value) as an Arrow array of their own memory, in the
-    requests' order (request ``j``'s is ``values[back[j]]``; None: ``values[j]``), null
-    where ``none`` (None: none is, as the kernels count them): nothing the kernels wrote is
-    checked again (:func:`~windowagg.engine.evaluators.common.with_nulls`' checks cost a
-    single request more than its array)."""
+def _in_order(
+    values: np.ndarray, none: np.ndarray | None, back: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Answers and which are null (None: none) in the requests' order: request ``j``'s is
+    ``values[back[j]]`` (``back`` None: ``values[j]``); the flags copied from the work space
+    the next entry writes."""
     if back is not None:
-        values = values[back]
-        none = None if none is None else none[back]
-    return from_words(type_, [values] if none is None else [values, ~none])
+        return values[back], None if none is None else none[back]
+    return values, None if none is None else none.copy()
 
 
 def _read(served: Served, index: PartIndex) -> tuple[tuple, tuple[tuple, ...]]:
