@@ -249,13 +249,14 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
     assert [r.agg for r in rows if not r.agg.startswith("batch")] == [
         "ingest",
         "ingest",
-        *["single query p50"] * 8,
+        *["single query p50"] * 9,
         "save",
         "load",
     ]
     singles = [r for r in rows if r.agg == "single query p50"]
     assert [r.case for r in singles] == [
         "windowagg",
+        online.GET,
         online.FLOOR,
         online.PANDAS,
         online.POLARS,
@@ -264,12 +265,14 @@ def test_online_suite_sides_agree(zipf: bool, answers_only: None, monkeypatch) -
         online.NAMED_INT,
         online.NAMED,
     ]
-    assert singles[0].checksum == singles[1].checksum  # both sides answered alike
-    assert singles[6].checksum == singles[7].checksum == singles[2].checksum  # as strings
-    assert singles[2].checksum == singles[3].checksum > 0  # the same requests in each kind
-    assert singles[4].checksum == singles[5].checksum > 0  # from the sums and the events
+    assert singles[0].checksum == singles[2].checksum  # both sides answered alike
+    assert math.isclose(singles[1].checksum, singles[0].checksum, rel_tol=1e-12)  # get()
+    assert singles[1].extra["calls"] == singles[0].extra["calls"]  # the same requests
+    assert singles[7].checksum == singles[8].checksum == singles[3].checksum  # as strings
+    assert singles[3].checksum == singles[4].checksum > 0  # the same requests in each kind
+    assert singles[5].checksum == singles[6].checksum > 0  # from the sums and the events
     assert all(r.extra["calls"] >= 5 for r in singles)
-    assert singles[2].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
+    assert singles[3].extra["calls"] == min(singles[0].extra["calls"], online.KIND_CALLS)
     assert rows[0].checksum == 20_000 and rows[0].extra["bytes_per_event_entry"] > 0
     assert len(lines) == len(rows) - 3  # save and load on one line, the strings' three rows too
     assert any("p99.9" in line for line in lines)

@@ -15,8 +15,9 @@ distribution, at the newest event time.
 
 Figures: the ingest rate (``update`` in batches of 100,000 events, arrival order); queries per
 second in batches of 10,000 (on the engine's threads, and on one thread beside them);
-single-query latency through the public API (a one-row table per call, the first 20 untimed;
-p50, p99, p99.9 over as many calls as fit in a time budget), and those of a second state of
+single-query latency through the public API (a one-row table per call to ``query``, the first
+20 untimed; p50, p99, p99.9 over as many calls as fit in a time budget; the same requests
+through ``get``, a key and a time with no table), and those of a second state of
 counts, sums, means and a max, answered from its parts' prefix sums and tables of their best
 rows, beside the same state reading its events; the bytes the state holds per event and
 entry; ``save`` and ``load`` of the whole state to an Arrow IPC file; and the suite's state
@@ -254,6 +255,28 @@ def _single(
         totals[1] += _total(pa.table(dict(zip([e.name for e in plan.entries], alone))))
     assert math.isclose(totals[0], totals[1], rel_tol=1e-12), totals
     return np.array(took), np.array(floor), totals[0]
+
+
+#: the side of single requests through ``get`` (a key and a time, no table)
+GET = "windowagg, get(key, at)"
+
+
+def _get(state: OnlineFeatures, zipf: bool, at: int, calls: int) -> tuple[np.ndarray, float]:
+    """:func:`_single`'s first ``calls`` requests through ``get``: the key as a Python int and
+    the time as a ``datetime``, as a serving process has them (the first :data:`WARM` run
+    once untimed first). Returns the times and the answers' checksum (nulls as zero), which
+    equals the one-row tables'."""
+    keys = _queries(calls, zipf, at, seed=3)["k"].to_pylist()
+    when = pa.scalar(at, pa.timestamp("us")).as_py()
+    for k in keys[:WARM]:  # a serving process is warm: untimed
+        state.get(k, when)
+    took, total = [], 0.0
+    for k in keys:
+        start = time.perf_counter()
+        got = state.get(k, when)
+        took.append(time.perf_counter() - start)
+        total += sum(v for v in got.values() if v is not None)
+    return np.array(took), total
 
 
 #: one-row requests as a pandas and as a Polars frame, each kind this many calls at most
@@ -538,14 +561,17 @@ def _case(
         )
     calls = 20 if checking_now() else 2_000
     single, floor, total = _single(state, held, zipf, at, calls, budget_s)
+    got, got_total = _get(state, zipf, at, len(single))
+    assert math.isclose(got_total, total, rel_tol=1e-12), (got_total, total)
     calls = min(len(single), KIND_CALLS)
     kinds, kinds_total = _kinds(state, zipf, at, calls)
     summed, summed_total = _summed(ev, zipf, at, calls)
     named, named_rows = _named(ev, state, zipf, batches, calls, report)
     rows += named_rows
-    timed = (("windowagg", single), (FLOOR, floor), *kinds.items(), *summed.items())
+    timed = (("windowagg", single), (GET, got), (FLOOR, floor), *kinds.items(), *summed.items())
     timed += tuple(named.items())
-    sums_of = {**dict.fromkeys(kinds, kinds_total), **dict.fromkeys(summed, summed_total)}
+    sums_of = {GET: got_total, **dict.fromkeys(kinds, kinds_total)}
+    sums_of |= dict.fromkeys(summed, summed_total)
     sums_of |= dict.fromkeys(named, kinds_total)  # the same requests (checked equal)
     for name, per_call in timed:
         p50, p99, p999 = np.percentile(per_call, [50, 99, 99.9])
