@@ -24,6 +24,10 @@ def test_demo_runs_the_spark_pipeline_and_agrees_with_spark(capsys, tmp_path) ->
     assert "point-in-time features" in out
     assert "Spark's range join and group by agree: yes" in out
     assert "busy spells (no 3-minute gap between trips)" in out
+    assert (
+        "the features served equal the backfill over the trips arrived by each request: yes" in out
+    )
+    assert "by get(zone, time), the same features: yes" in out
     assert any((tmp_path / "per-trip").glob("*.parquet"))
     assert (tmp_path / "results").is_dir() and any((tmp_path / "results").glob("*.parquet"))
     assert (tmp_path / "zone5.png").stat().st_size > 10_000

@@ -2,9 +2,9 @@
 type, to the batch ``rolling_aggregate(at=)`` over the events held (the oracle) on random logs
 (several parts, events out of order, late ones dropped, ties, null values, keys and times, a
 key never seen, requests at an event's instant and frames that leave it out), whether the
-parts' sums, tables and groups answer it with no table (an integer key whose entries they
-all serve) or a one-row table does (string and several-column keys, entries evaluated over
-the events)."""
+parts' sums, tables and groups answer it with no table (a key of one integer, string or
+binary column, whose entries they all serve) or a one-row table does (keys of several
+columns, entries evaluated over the events)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_get_equals_the_backfill_value_and_type(aggs, keys, seed, n) -> None:
             row = want.slice(j, 1).select(names).to_pylist()[0]
             assert _same(state.get(k, t), row), (j, k, t, state.get(k, t), row)
     answered = [x is not None for x in took]
-    if aggs is AGGS and keys != pa.string() and state._held.parts:
+    if aggs is AGGS and state._held.parts:
         # every request of a key and a time was answered with no table
         asked = [k is not None and t is not None for k, t in zip(*queries.to_pydict().values())]
         assert answered == asked
@@ -129,6 +129,25 @@ def test_times_as_python_numpy_and_arrow_give_the_same_request(fast) -> None:
     ):
         assert _same(state.get(2, at), want)
     assert all(fast)
+
+
+@pytest.mark.parametrize("type_", [pa.large_string(), pa.binary()])
+def test_string_and_binary_keys_by_their_bytes(type_, fast) -> None:
+    """A request's key given as ``str`` or ``bytes`` is found by the code of its bytes, as a
+    one-row table's is; a key never seen holds no event."""
+    events, queries, cuts = _log(8, 1500, "whole")
+    events = events.set_column(0, "k", events["k"].cast(pa.string()).cast(type_))
+    queries = queries.set_column(0, "k", queries["k"].cast(pa.string()).cast(type_))
+    state = _state(events, cuts, AGGS)
+    want = rolling_aggregate(state._held.table(), time="ts", key="k", aggs=AGGS, at=queries)
+    asked = list(zip(queries["k"].to_pylist(), queries["ts"].to_pylist()))
+    for j, (k, t) in enumerate(asked):
+        assert _same(state.get(k, t), want.slice(j, 1).select(list(AGGS)).to_pylist()[0])
+    assert fast == [k is not None and t is not None for k, t in asked]
+    assert isinstance(asked[0][0], bytes if type_ == pa.binary() else str)
+    t = asked[0][1]
+    never = state.get(b"never" if type_ == pa.binary() else "never", t)
+    assert never["c"] == 0 and never["s"] is None and fast[-1]
 
 
 def test_several_column_keys_take_a_tuple(fast) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow as pa
 
 from . import tables
 from .online import OnlineFeatures, replay
@@ -387,17 +388,24 @@ def _online(pdf: pd.DataFrame, log: Log) -> bool:
     ingest = len(events) / (time.perf_counter() - start)
     newest = events["pickup"].max()
     one = [pd.DataFrame({"zone": [z], "pickup": [newest]}) for z in range(12)] * 10
-    took = []
+    took, by_key, same = [], [], True
     for q in one:
         t0 = time.perf_counter()
-        state.query(q)
+        row = state.query(q)
         took.append(time.perf_counter() - t0)
+        assert isinstance(row, pd.DataFrame)  # the request's own kind
+        t0 = time.perf_counter()
+        got = state.get(int(q["zone"].iloc[0]), newest)  # the key and the time, no table
+        by_key.append(time.perf_counter() - t0)
+        same &= got == pa.Table.from_pandas(row[list(BEFORE)]).to_pylist()[0]
     p50, p99 = np.percentile(took, [50, 99]) * 1e3
+    k50, k99 = np.percentile(by_key, [50, 99]) * 1e3
     log(
         f"  serving: {ingest:,.0f} trips/s taken in, {state.held:,} held; one request at a "
-        f"time: p50 {p50:.2f} ms, p99 {p99:.2f} ms"
+        f"time: p50 {p50:.2f} ms, p99 {p99:.2f} ms as a pandas frame; p50 {k50:.2f} ms, "
+        f"p99 {k99:.2f} ms by get(zone, time), the same features: {'yes' if same else 'NO'}"
     )
-    return check.differences == 0
+    return check.differences == 0 and same
 
 
 def _sessions(sessions: DataFrame, log: Log) -> None:

@@ -174,17 +174,21 @@ class Held:
                 rest = replace(plan, entries=tuple(e for e in plan.entries if e.name not in names))
                 read = entries_read(rest, schema.empty_table()).column_names
                 self.rest = Reading(rest, read, compiled(rest, schema, fixed))
-        #: where the key is one integer column (not unsigned 64-bit: its codes are its
-        #: bits), the span of its type: a key of it is its own number in the index
-        self.whole_key: tuple[int, int] | None = None
-        if (
-            self.indexed
-            and len(types) == 1
-            and pa.types.is_integer(types[0])
-            and types[0] != pa.uint64()
-        ):
-            info = np.iinfo(types[0].to_pandas_dtype())
-            self.whole_key = int(info.min), int(info.max)
+        #: where the key is one column whose value a request may give as a Python ``int`` (an
+        #: integer column but an unsigned 64-bit one, whose codes are its bits: a key is its
+        #: own number in the index), ``str`` (a string column: its UTF-8 bytes' code) or
+        #: ``bytes`` (a binary column): that Python type, and an integer type's span
+        self.one_key: tuple[type, int, int] | None = None
+        plain = self.codes.plain[0] if self.codes is not None and len(types) == 1 else None
+        if plain is None or not self.indexed:
+            pass
+        elif pa.types.is_integer(plain) and plain != pa.uint64():
+            info = np.iinfo(plain.to_pandas_dtype())
+            self.one_key = int, int(info.min), int(info.max)
+        elif pa.types.is_string(plain) or pa.types.is_large_string(plain):
+            self.one_key = str, 0, 0
+        elif pa.types.is_binary(plain) or pa.types.is_large_binary(plain):
+            self.one_key = bytes, 0, 0
         self.index = self._fresh()
         self.newest: float | None = None  # the newest event time in time (None: none yet)
         #: the earliest query time answered once events were let go (None: none let go)
@@ -360,22 +364,37 @@ class Held:
     def one(self, key: object, at: object) -> list | None:
         """One request's answers as Python values (None for a null) from the parts' sums,
         tables and groups (:func:`~.summaries.answers`), with no table: where the key is one
-        integer column (:attr:`whole_key`) and ``key`` a Python int of its type, ``at`` a
-        time of the events' time type as Arrow converts it (:meth:`_time_number`), every
-        entry is served, and the parts serve this request (as :meth:`_by_key` weighs one).
-        None elsewhere: the caller then asks through a one-row table, whose answers these
+        column and ``key`` a Python value of it (:attr:`one_key`: an int in an integer
+        column's span, a string's ``str``, a binary's ``bytes``), ``at`` a time of the
+        events' time type as Arrow converts it (:meth:`_time_number`), every entry is
+        served, and the parts serve this request (as :meth:`_by_key` weighs one). None
+        elsewhere: the caller then asks through a one-row table, whose answers these
         equal."""
-        served, span = self.served, self.whole_key
-        if served is None or self.rest is not None or span is None or not self.parts:
+        served, kind = self.served, self.one_key
+        if served is None or self.rest is not None or kind is None or not self.parts:
             return None
-        if type(key) is not int or not span[0] <= key <= span[1]:
+        if type(key) is not kind[0]:
             return None
+        if isinstance(key, int):
+            if not kind[1] <= key <= kind[2]:
+                return None
+            number = key
+        else:  # the code of its bytes (-1: a key never seen, which holds no event)
+            try:
+                raw = key.encode() if isinstance(key, str) else key
+            except UnicodeEncodeError:  # a lone surrogate: the table's path says why
+                return None
+            assert isinstance(raw, bytes) and self.codes is not None
+            codes = self.codes.columns[0]
+            assert codes is not None  # a string or binary column's
+            size = np.array([0, len(raw)], np.int64)
+            number = codes.of(size, np.frombuffer(raw, np.uint8), add=False)[0]
         t = self._time_number(at)
         if t is None:
             return None
         if self.answers_from is not None and t < self.answers_from:
             self._evicted(t)
-        runs = self.index.runs(np.array([key], np.int64))
+        runs = self.index.runs(np.array([number], np.int64))
         if not self.grouped and runs.n + EVALUATION_SETUP < SUMMED_PER_REQUEST:
             return None  # its few events cost less to read: the evaluation answers it
         place = np.zeros(1, np.int64)
