@@ -29,7 +29,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            extremes.extremes_at, part_answers.frames_at, part_answers.summed_at,
            part_answers.ends_at, part_answers.values_at, distinct_groups.value_groups,
            distinct_groups.group_starts, distinct_groups.merged_groups,
-           distinct_groups.key_first_groups, distinct_groups.key_groups,
+           distinct_groups.key_first_groups, distinct_groups.walked_groups,
            distinct_groups.distinct_at, key_codes.byte_hashes,
            key_codes.looked_up, key_codes.added, key_codes.rehashed, entries_at.entries_at]
 print([k.__name__ for k in kernels if not k.signatures])

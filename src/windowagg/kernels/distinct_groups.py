@@ -164,23 +164,29 @@ def key_first_groups(keys, rows, groups, g0, g1, distinct, out):
 
 @inline
 def _span(first, doff, goff, p, d):
-    """The groups of part ``p``'s distinct key ``d`` (-1: none; :func:`key_groups`)."""
+    """The groups of part ``p``'s distinct key ``d`` (-1: none; :func:`walked_groups`)."""
     if d < 0:
         return goff[p], goff[p]
     return first[d], first[d + 1] if d + 1 < doff[p + 1] else goff[p + 1] - 1
 
 
 @kernel
-def key_groups(first, doff, goff, at, gu, gv):
-    """Each asked key ``w``'s groups in each part ``p``: groups ``gu[p, w]`` to
-    ``gv[p, w] - 1``, from where the groups of its place among the part's distinct keys
-    (``at[p, w]``; -1 where it has no rows there) begin (``first``, laid as the distinct keys
-    are: part ``p``'s from ``doff[p]``; :func:`key_first_groups`) and the next key's; part
-    ``p``'s groups are ``goff[p]`` to ``goff[p + 1] - 2`` (then its end). O(1) a key and
-    part."""
-    for p in range(at.shape[0]):
-        for w in range(at.shape[1]):
-            gu[p, w], gv[p, w] = _span(first, doff, goff, p, at[p, w])
+def walked_groups(first, doff, goff, at, place):
+    """How many groups the requests walk: request ``j`` (of the asked key ``place[j]``; -1:
+    none) each group of its key in every part ``p``, from where the groups of its place among
+    the part's distinct keys (``at[p, w]``; -1 where it has no rows there) begin (``first``,
+    laid as the distinct keys are: part ``p``'s from ``doff[p]``; :func:`key_first_groups`)
+    to where the next key's do; part ``p``'s groups are ``goff[p]`` to ``goff[p + 1] - 2``
+    (then its end). O(parts) a request."""
+    total = 0
+    for j in range(place.shape[0]):
+        w = place[j]
+        if w < 0:
+            continue
+        for p in range(at.shape[0]):
+            u, v = _span(first, doff, goff, p, at[p, w])
+            total += v - u
+    return total
 
 
 @inline
@@ -209,7 +215,7 @@ def distinct_at(
 ):
     """``out[j]``: the number of distinct values among each request ``j``'s frames, rows
     ``a[p, j]`` to ``b[p, j] - 1`` of each part ``p``: its key (``key[j]``, -1: none) is the
-    part's distinct key ``place[p, key[j]]``, whose groups (:func:`key_groups`; group ``g``:
+    part's distinct key ``place[p, key[j]]``, whose groups (:func:`walked_groups`; group ``g``:
     the rows ``rows[groups[g]]`` to ``rows[groups[g + 1] - 1]``, of the one value
     ``gvalues[g]``, ascending) are walked in value order together (a part whose frame is
     empty left out), a value counted where a group of it holds a row of its part's frame

@@ -56,7 +56,7 @@ import pyarrow as pa
 
 from ...aggregations import Evaluation
 from ...frames import Frame
-from ...kernels.distinct_groups import distinct_at, key_groups
+from ...kernels.distinct_groups import distinct_at, walked_groups
 from ...kernels.extremes import extremes_at
 from ...kernels.part_answers import (
     COUNTED,
@@ -77,7 +77,7 @@ from .part_index import flags
 from .plan import RollingPlan
 
 if TYPE_CHECKING:
-    from .part_index import Groups, PartIndex, Runs
+    from .part_index import PartIndex, Runs
 
 __all__ = ["answered", "answers", "extremes_of", "grouped_of", "served", "summarized", "walk_pays"]
 
@@ -414,27 +414,11 @@ def walk_pays(served: Served, index: PartIndex, runs: Runs, place: np.ndarray) -
     if GROUP_COST * runs.n * n + GROUP_REQUEST * n <= reading:
         return True  # each request walks no more groups than its key holds events
     walked = 0
-    for c in grouped:
-        gu, gv = _key_groups(index, index.grouped[c], runs.at)
-        walked = max(walked, _walked(gu, gv, place))
+    for c in grouped:  # the groups the requests walk, in one compiled call a column
+        groups = index.grouped[c]
+        laid = (groups.first.view(), index.laid[0], np.array(groups.goff, np.int64))
+        walked = max(walked, walked_groups(*laid, runs.at, place))
     return GROUP_COST * walked + GROUP_REQUEST * n <= reading
-
-
-def _walked(gu: np.ndarray, gv: np.ndarray, at: np.ndarray) -> int:
-    """The groups the requests (of keys ``at``, -1: none) walk, their keys' groups in each
-    part ``gu[p, w]`` to ``gv[p, w] - 1``."""
-    per_key = (gv - gu).sum(axis=0)
-    return int(per_key[at[at >= 0]].sum())
-
-
-def _key_groups(index: PartIndex, grouped: Groups, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each asked key's groups in each part (its place among the part's distinct keys
-    ``at``): groups ``gu[p, w]`` to ``gv[p, w] - 1``
-    (:func:`~windowagg.kernels.distinct_groups.key_groups`)."""
-    gu, gv = empty(at.shape, np.int64), empty(at.shape, np.int64)
-    goff = np.array(grouped.goff, np.int64)
-    key_groups(grouped.first.view(), index.laid[0], goff, at, gu, gv)
-    return gu, gv
 
 
 def _asked_once(
