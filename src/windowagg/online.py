@@ -62,7 +62,8 @@ class OnlineFeatures:
     Notes
     -----
     ``query(q)`` answers what ``rolling_aggregate(events, time=, key=, aggs=, at=q)`` answers
-    over every event held, in arrival order (ties keep it). Events older than the newest
+    over every event held, in arrival order (ties keep it); ``get(key, at)`` answers one
+    request, given by its key and time alone, as a dict. Events older than the newest
     time less the widest range frame and the lateness are let go (each key's last events
     that a ``rows`` frame reaches stay); a query whose frame reaches further back raises
     :class:`HistoryEvictedError`. An event with no time or a null key lies in no frame and
