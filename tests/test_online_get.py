@@ -208,3 +208,64 @@ def test_a_request_before_what_was_let_go_is_refused(served) -> None:
     )
     assert _same(got, want.select(list(aggs)).to_pylist()[0])
     assert math.isfinite(got["s"])
+
+
+@pytest.mark.parametrize("times", ["floats", "int64 beyond doubles", "nanosecond timestamps"])
+def test_plain_number_int64_and_nanosecond_times_exactly(times, fast) -> None:
+    """Float times (a NaN request time after every time, through the one-row table), whole
+    numbers beyond what a double holds, and nanosecond timestamps beyond doubles (frames of
+    a few nanoseconds: exact), each request with no table where its time is a number."""
+    big = 2**61 if times != "floats" else 0
+    t = np.array([1, 2, 2, 5, 9, 3, 7], np.int64) + big
+    ns = times == "nanosecond timestamps"
+    kind = pa.timestamp("ns") if ns else None
+    events = pa.table(
+        {
+            "k": pa.array([1, 1, 2, 1, 1, 2, 1], pa.int64()),
+            "t": pa.array(t.astype(float) if times == "floats" else t, kind),
+            "v": [1.0, 2.0, 3.0, 4.0, 5.0, None, -6.0],
+        }
+    )
+    asked: list = [2.0, 9.0, float("nan"), None] if times == "floats" else [2, 9, 5, None]
+    if times != "floats":
+        asked = [None if x is None else x + big for x in asked]
+    aggs = {
+        "s": ("sum", "v", "range:3ns" if ns else "range:3"),
+        "n": ("count", "v", "range:-2ns,0" if ns else "range:-2,0"),
+        "hi": ("max", "v", "range:3ns" if ns else "range:3"),
+        "r": ("mean", "v", "rows:2"),
+        "d": ("count_distinct", "v", "range:unbounded,0"),
+    }
+    state = OnlineFeatures(time="t", key="k", aggs=aggs, allowed_lateness="3ns" if ns else 3)
+    state.update(events.slice(0, 4))
+    state.update(events.slice(4))
+    keys = [1, 1, 2, 1]
+    queries = pa.table({"k": pa.array(keys, pa.int64()), "t": pa.array(asked, events["t"].type)})
+    want = rolling_aggregate(state._held.table(), time="t", key="k", aggs=aggs, at=queries)
+    for j, (k, at) in enumerate(zip(keys, asked)):
+        assert _same(state.get(k, at), want.slice(j, 1).select(list(aggs)).to_pylist()[0])
+    numbers = [x is not None and not (isinstance(x, float) and math.isnan(x)) for x in asked]
+    assert fast == numbers
+
+
+def test_a_nan_value_from_a_polars_table_is_a_value(fast) -> None:
+    """A NaN is a value on a Polars (or Arrow) table, not a null: the part holding it has
+    no table of best rows, so ``get`` asks through a one-row table, and equals the batch."""
+    import polars as pl
+
+    events = pa.table(
+        {
+            "k": pa.array([1, 1, 1, 2], pa.int64()),
+            "ts": pa.array([0, 60, 120, 60], pa.timestamp("us")),
+            "v": pa.array([1.0, float("nan"), 3.0, None]),
+        }
+    )
+    aggs = {"hi": ("max", "v", "range:1h"), "n": ("count", "v", "range:1h")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1m")
+    state.update(pl.from_arrow(events))
+    for k in (1, 2):
+        at = pa.table({"k": pa.array([k], pa.int64()), "ts": pa.array([120], pa.timestamp("us"))})
+        want = rolling_aggregate(state._held.table(), time="ts", key="k", aggs=aggs, at=at)
+        assert _same(state.get(k, 120), want.select(list(aggs)).to_pylist()[0])
+    assert fast == [False, False]
+    assert math.isnan(state.get(1, 120)["hi"])
