@@ -349,6 +349,17 @@ class Held:
         events = of_keys(self.table(), keys, queries, at_keys)
         return compute_at(self.plan, events, queries, at_time, at_keys)
 
+    def _parts_pay(self, runs: Runs, n: int) -> bool:
+        """Whether ``n`` requests of ``runs``' keys cost less from the parts than reading
+        their events: where other entries read the events anyway, for a hot key's requests
+        alone; where the groups' walk is weighed later (:func:`~.summaries.walk_pays`),
+        always; else where the requests ask for enough events each."""
+        if self.rest is not None:  # the events are read for the other entries anyway
+            return runs.n >= MIXED_PER_REQUEST * n
+        if self.grouped:  # the groups' walk weighed against the events (:func:`answered`)
+            return True
+        return runs.n + EVALUATION_SETUP >= SUMMED_PER_REQUEST * n
+
     def _evicted(self, at: float) -> None:
         """Refuse a query at ``at``, before :attr:`answers_from`: its frames reach events let
         go."""
@@ -395,11 +406,9 @@ class Held:
         if self.answers_from is not None and t < self.answers_from:
             self._evicted(t)
         runs = self.index.runs(np.array([number], np.int64))
-        if not self.grouped and runs.n + EVALUATION_SETUP < SUMMED_PER_REQUEST:
-            return None  # its few events cost less to read: the evaluation answers it
         place = np.zeros(1, np.int64)
-        if not self.index.sound or not walk_pays(served, self.index, runs, place):
-            return None
+        if not self._parts_pay(runs, 1) or not walk_pays(served, self.index, runs, place):
+            return None  # its events cost less to read: the evaluation answers it
         qtimes = np.array([t], self.index.times.data.dtype)
         got = answers(served, self.index, runs, place, qtimes)
         if got is None:
@@ -448,14 +457,8 @@ class Held:
                 valid = ok if valid is None else valid & ok
         wanted, place = asked_of(q, valid)
         runs = self.index.runs(wanted)
-        if self.rest is not None:  # the events are read for the other entries anyway
-            from_parts = runs.n >= MIXED_PER_REQUEST * len(place)
-        elif self.grouped:  # the groups' walk weighed against the events (:func:`answered`)
-            from_parts = True
-        else:
-            from_parts = runs.n + EVALUATION_SETUP >= SUMMED_PER_REQUEST * len(place)
         served, others = self.served, self.rest
-        if served is not None and from_parts:
+        if served is not None and self._parts_pay(runs, len(place)):
             got = self._from_summaries(queries, place, runs, at_time)
             if got is not None and others is None:
                 return got
