@@ -149,9 +149,9 @@ class OnlineFeatures:
         """One request's features, ``{name: value}``: what :meth:`query` answers to a one-row
         table of ``key`` (a tuple of values where the key has several columns) and the time
         ``at``, in the events' key and time types, each value as Python holds it (an int, a
-        float, None for a null: ``pyarrow``'s ``as_py``). An integer key's request that the
-        parts' sums, tables and groups serve is answered from them with no table at all;
-        any other through that one-row table."""
+        float, None for a null: ``pyarrow``'s ``as_py``). A request of a key of one integer,
+        string or binary column that the parts' sums, tables and groups serve is answered
+        from them with no table at all; any other through that one-row table."""
         if self._held is None:
             raise ValueError(
                 "no events yet: call update() first, or give the events' schema (schema=)"

@@ -179,10 +179,8 @@ class Held:
         #: own number in the index), ``str`` (a string column: its UTF-8 bytes' code) or
         #: ``bytes`` (a binary column): that Python type, and an integer type's span
         self.one_key: tuple[type, int, int] | None = None
-        plain = self.codes.plain[0] if self.codes is not None and len(types) == 1 else None
-        if plain is None or not self.indexed:
-            pass
-        elif pa.types.is_integer(plain) and plain != pa.uint64():
+        plain = self.codes.plain[0] if self.codes is not None and len(types) == 1 else pa.null()
+        if pa.types.is_integer(plain) and plain != pa.uint64():
             info = np.iinfo(plain.to_pandas_dtype())
             self.one_key = int, int(info.min), int(info.max)
         elif pa.types.is_string(plain) or pa.types.is_large_string(plain):
