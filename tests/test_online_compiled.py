@@ -10,6 +10,8 @@ distinct fractions) leave the batch to the evaluation, as do nulls in the column
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -62,6 +64,12 @@ def calls(monkeypatch) -> list[bool]:
     monkeypatch.setattr(compiled_at, "entries_at", spy)
     monkeypatch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
     return said
+
+
+def _known(args: tuple) -> list[int]:
+    """What a compiled call with ``args`` was told of its values (``known``)."""
+    bound = inspect.signature(entries_at.entries_at.py_func).bind(*args)
+    return bound.arguments["known"].tolist()
 
 
 def _log(seed: int, n: int, values: str) -> tuple[pa.Table, pa.Table, np.ndarray]:
@@ -119,15 +127,28 @@ def test_one_compiled_call_answers_as_the_backfill(values, seed, n, names) -> No
     state = _fed(events, cuts, aggs)
     with pytest.MonkeyPatch.context() as patch:
         said: list[bool] = []
+        known: list[list[int]] = []
         real = compiled_at.entries_at
-        patch.setattr(compiled_at, "entries_at", lambda *a: said.append(bool(real(*a))) or said[-1])
+
+        def spy(*args):
+            known.append(_known(args))
+            said.append(bool(real(*args)))
+            return said[-1]
+
+        patch.setattr(compiled_at, "entries_at", spy)
         patch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
         got = state.query(queries)
-    want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
+    held = _held(state)
+    want = rolling_aggregate(held, time="ts", key="k", aggs=aggs, at=queries)
     assert _same(got, want), (got.to_pydict(), want.to_pydict())
     assert len(said) == bool(state._held.parts)  # one call, where events are held
     if not (values == "fractions" and "d" in names):  # distinct fractions: maybe declined
         assert all(said)
+    if said:  # what the call was told of every value held: no NaN, whole or not, the span
+        column = held["w" if values == "ints" else "v"].to_numpy()
+        whole = bool((column == np.floor(column)).all())
+        span = [int(column.min()), int(column.max())] if whole else [0, 0]
+        assert known == [[1, whole, *span]]
 
 
 @pytest.mark.parametrize(
@@ -259,3 +280,42 @@ def test_a_polars_request_with_a_nan_value_leaves_the_batch_to_the_evaluation(ca
     )
     assert got.equals(want, null_equal=True)
     assert calls == [False]
+
+
+def test_what_the_parts_know_of_their_values_follows_them_as_they_go(calls) -> None:
+    """Each part keeps its values' span (:class:`~windowagg.engine.rolling.part_index.Spans`)
+    and the call is told it over every part held: a NaN or a value far out is known while
+    its part is held, even where no request's key holds it (the call then checks the
+    values it reads itself, and answers), and forgotten once it is let go, as merges and
+    letting go lay the parts anew; the answers stay the backfill's."""
+    hour = 3_600_000_000
+    aggs = {"s": ("sum", "v", "range:1h"), "d": ("count_distinct", "v", "range:1h")}
+    state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
+    told: list[list[int]] = []
+    real = compiled_at.entries_at
+
+    def spy(*args):
+        told.append(_known(args))
+        return real(*args)
+
+    def batch(t: int, k: list[int], v: list[float]) -> pa.Table:
+        ts = pa.array([t] * len(k), pa.timestamp("us"))
+        return pa.table({"ts": ts, "k": pa.array(k, pa.int64()), "v": pa.array(v)})
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(compiled_at, "entries_at", spy)
+        state.update(batch(0, [1, 2], [np.nan, 5.0]))  # a NaN, and a value far out, early
+        state.update(batch(hour // 2, [3, 3], [-1e6, 2.0]))
+        for step in range(1, 40):  # later events, in many updates: the early parts let go
+            state.update(batch(step * hour, [4, 5, 4], [3.0, 7.0, float(step)]))
+            if step in (1, 39):
+                asked = pa.table(
+                    {"k": pa.array([4, 5], pa.int64()), "ts": pa.array([step * hour] * 2)}
+                ).cast(pa.schema([("k", pa.int64()), ("ts", pa.timestamp("us"))]))
+                got = state.query(asked)
+                want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=asked)
+                assert _same(got, want)
+    assert calls == [True, True]  # answered both times, by the call
+    assert told[0] == [0, 1, -1_000_000, 7]  # a NaN held, and the far value
+    held = _held(state)["v"].to_numpy()
+    assert told[1] == [1, 1, int(held.min()), int(held.max())] and held.min() > 0  # let go

@@ -10,10 +10,12 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from windowagg import rolling_aggregate
 from windowagg.engine import sweep
-from windowagg.kernels.order_stats import sorted_ids, span_ids
+from windowagg.kernels.order_stats import sorted_ids, span_ids, whole_span
 
 
 @pytest.fixture
@@ -208,3 +210,40 @@ def test_span_ids_refuses_what_it_cannot_number() -> None:
     assert ids.tolist() == [3, 0, -1, 0]
     assert span_ids(np.array([5, 9], np.int64), np.array([False, True]), 10, ids[:2]) == 1
     assert ids[:2].tolist() == [-1, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(
+            st.integers(-(10**6), 10**6).map(float),
+            st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.5, -2.25, 4.0e18, -4.0e18, 3.9e18]),
+        ),
+        max_size=30,
+    ),
+    nulls=st.booleans(),
+    data=st.data(),
+)
+def test_whole_span_finds_what_a_pass_over_the_values_would(values, nulls, data) -> None:
+    """:func:`~windowagg.kernels.order_stats.whole_span` (what an online state keeps of each
+    part for a batch's compiled call), against Python over the values: the smallest and
+    largest counted value (NaN and nulls are not counted; where every one is whole), whether
+    some counted value is not a whole number below 4e18 in magnitude, whether some valid
+    value is NaN; int64 values are always whole."""
+    x = np.array(values, np.float64)
+    valid = np.array(data.draw(st.lists(st.booleans(), min_size=len(x), max_size=len(x))), bool)
+    flags = valid if nulls else np.zeros(0, bool)
+    held = [v for v, ok in zip(values, valid if nulls else [True] * len(x)) if ok]
+    counted = [v for v in held if v == v]
+    lo, hi, odd, nan = whole_span(x, flags)
+    assert nan == any(v != v for v in held)
+    assert odd == any(v != np.floor(v) or abs(v) >= 4.0e18 for v in counted)
+    if counted and not odd:  # the span, where every counted value is whole
+        assert (lo, hi) == (min(map(int, counted)), max(map(int, counted)))
+    elif not counted:
+        assert lo > hi  # none counted
+    ints = np.array([int(v) for v in counted if abs(v) < 2**62], np.int64)
+    lo, hi, odd, nan = whole_span(ints, np.zeros(0, bool))
+    assert not odd and not nan
+    if len(ints):
+        assert (lo, hi) == (ints.min(), ints.max())

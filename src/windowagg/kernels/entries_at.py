@@ -10,10 +10,12 @@ sum beyond the doubles' range, integers whose sums could overflow or that double
 exactly, distinct values that are not whole numbers of a small range) are left to them: the
 call then says so, and writes nothing the caller keeps."""
 
+import numpy as np
+
 from .bounds import at_bounds
 from .exact_sums import exact_sums
 from .jit import kernel
-from .order_stats import distinct_frames, span_ids
+from .order_stats import distinct_frames, ids_from, span_ids
 from .passes import whole_frame_sums
 from .select_frames import select_frames
 
@@ -45,6 +47,7 @@ def entries_at(
     how,
     frame,
     limit,
+    known,
     lo,
     hi,
     out_f,
@@ -68,8 +71,14 @@ def entries_at(
     sides (as :func:`~.bounds.at_bounds` takes them), its bounds written to ``lo[f]`` and
     ``hi[f]``. ``values`` (float64 or int64, no null: ``every``, an empty array of flags) is
     the column every entry but a count of rows reads; ``limit``: the span of whole numbers
-    a distinct count numbers directly (:func:`~.order_stats.span_ids`). The rest is work
-    space: ``sums`` and ``overflow`` one per query, ``parts`` an expansion's room
+    a distinct count numbers directly (:func:`~.order_stats.span_ids`). ``known`` (int64:
+    whether no value is NaN, whether some value is counted and every one is a whole number
+    below 4e18 in magnitude, and then the smallest and the largest; zeros where nothing is
+    known) is what the caller
+    knows of a set of values that holds these (:func:`~.order_stats.whole_span` of an online
+    state's parts): the passes that would find it again over the values are spared, and
+    sums of whole numbers that cannot overflow are summed without a check per value. The
+    rest is work space: ``sums`` and ``overflow`` one per query, ``parts`` an expansion's room
     (:data:`~.exact_sums.PARTS`), ``keys``, ``ids`` and ``dq`` one per event, ``counts``
     ``limit``, ``ptr`` one, ``picks`` ``(1, queries)``. Returns False (having answered
     none) where a value is one the evaluators treat apart."""
@@ -79,28 +88,38 @@ def entries_at(
     for e in range(how.shape[0]):
         summed |= how[e] == SUM or how[e] == MEAN or how[e] == INT_SUM or how[e] == INT_MEAN
         selected |= how[e] == LARGEST or how[e] == SMALLEST
+    clean, whole, least, most = known[0] != 0, known[1] != 0, known[2], known[3]
+    # the largest magnitude, where known: every frame's sum of whole numbers is then exact
+    # in int64 where it times the values' count is below SMALL_SUMS
+    top = max(abs(float(least)), abs(float(most))) if whole else np.inf
+    exact = top * values.shape[0] < SMALL_SUMS
     # values the evaluators treat apart, found first (a reduction the compiler runs several
     # values at a time): nothing is answered then
-    if floats and (summed or selected):
+    if floats and (summed or selected) and not clean:
         nan = False
         for i in range(values.shape[0]):
             nan |= values[i] != values[i]
         if nan:  # a sum, max or min of NaN, as Spark has them, is the evaluators'
             return False
     elif not floats and values.shape[0] and (summed or selected):
-        small = large = values[0]
-        for i in range(values.shape[0]):
-            small = min(small, values[i])
-            large = max(large, values[i])
-        most = max(abs(float(small)), abs(float(large)))
-        if summed and not most * values.shape[0] < SMALL_SUMS:
+        if not (exact and top < EXACT_INTS):  # not known to be small: found over the values
+            small = large = values[0]
+            for i in range(values.shape[0]):
+                small = min(small, values[i])
+                large = max(large, values[i])
+            top = max(abs(float(small)), abs(float(large)))
+        if summed and not top * values.shape[0] < SMALL_SUMS:
             return False  # a frame's sum could overflow int64
-        if selected and not most < EXACT_INTS:
+        if selected and not top < EXACT_INTS:
             return False  # compared by their rank, not as doubles
     numbered = -1  # the distinct counts' ids, found once
     for e in range(how.shape[0]):
         if how[e] == DISTINCT and numbered < 0:
-            numbered = span_ids(values, every, limit, ids)
+            if whole and float(most) - float(least) < limit and most - least < limit:
+                ids_from(values, every, least, ids)  # numbered from the smallest known
+                numbered = most - least + 1
+            else:
+                numbered = span_ids(values, every, limit, ids)
             if numbered < 0:
                 return False
     for f in range(rows.shape[0]):
@@ -127,7 +146,14 @@ def entries_at(
                 out_i[e, j] = b[j] - a[j]
                 null[e, j] = False
         elif h in (SUM, MEAN):
-            if whole_frame_sums(values, a, b, sums):
+            if floats and exact:  # whole numbers whose sums stay in int64: no check
+                for j in range(n):
+                    t = 0
+                    src = values[a[j] : b[j]]  # a slice from 0: no wraparound to test
+                    for i in range(src.shape[0]):
+                        t += np.int64(src[i])
+                    sums[j] = t
+            if (floats and exact) or whole_frame_sums(values, a, b, sums):
                 for j in range(n):
                     s = float(sums[j])
                     out_f[e, j] = s / (b[j] - a[j]) if h == MEAN and b[j] > a[j] else s

@@ -196,32 +196,60 @@ _MOST = np.int64(2**63 - 1)
 
 
 @kernel
+def whole_span(values, valid):
+    """What numbering distinct values (:func:`span_ids`), summing them exactly and checking
+    them for NaN need to know of ``values`` (``valid``: which rows hold one, an empty array
+    meaning every row), in one pass: the smallest and the largest counted value as int64
+    (a NaN is not counted; ``_MOST`` and ``-_MOST - 1`` where none is), whether some counted
+    value is not a whole number that converts to int64 exactly (a fraction, or a double of
+    4e18 or more in magnitude), and whether some valid value is NaN. An online state keeps
+    these of each part (:class:`~windowagg.engine.rolling.part_index.Spans`), so that a
+    batch's compiled call (:func:`~.entries_at.entries_at`) need not find them again."""
+    n = values.shape[0]
+    top = 4.0e18 if values.dtype.kind == "f" else np.inf  # an integer converts exactly
+    lo = _MOST
+    hi = -_MOST - 1
+    odd = False  # a fraction, or a double too large: noted without a branch per value
+    nan = False
+    every = valid.shape[0] == 0
+    # the smallest and largest as int64, whose compares LLVM runs several at a time (a chain
+    # of double compares bounds the loop at one value per compare's latency)
+    for i in range(n):
+        x = values[i]
+        held = every or valid[i]
+        use = held and x == x
+        nan |= held and x != x
+        large = abs(x) >= top
+        odd |= use & ((x - np.floor(x) > 0) | large)
+        w = np.int64(x) if use and not large else np.int64(0)
+        lo = min(lo, w if use else _MOST)
+        hi = max(hi, w if use else -_MOST - 1)
+    return lo, hi, odd, nan
+
+
+@inline
+def ids_from(values, valid, lo, ids):
+    """``ids[i]``: value i's distance from ``lo`` (each counted value a whole number of at
+    least ``lo``), -1 where ``valid`` is False (empty: every row holds a value) or it is NaN."""
+    every = valid.shape[0] == 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        ids[i] = np.int64(x) - lo if (every or valid[i]) and x == x else -1
+
+
+@kernel
 def span_ids(values, valid, limit, ids):
     """Each value's id as its distance from the smallest (``ids``: -1 where ``valid`` is
     False, an empty ``valid`` meaning every row, or the value is NaN), where every counted
     value is a whole number (a double's below 4e18 in magnitude, so that it converts to
     int64 exactly) and they span fewer than ``limit`` values; returns the span ``m`` (ids in
     ``0..m-1``, equal exactly for equal values, ``-0.0`` as ``0.0``), or -1 where they do not
-    fit (``ids`` then unset). Two passes and no hash or sort: the values of a small range of
-    whole numbers (codes, counts, small ids) numbered directly."""
-    n = values.shape[0]
-    top = 4.0e18 if values.dtype.kind == "f" else np.inf  # an integer converts exactly
-    lo = _MOST
-    hi = -_MOST - 1
-    odd = False  # a fraction, or a double too large: noted without a branch per value
-    every = valid.shape[0] == 0
-    # the smallest and largest as int64, whose compares LLVM runs several at a time (a chain
-    # of double compares bounds the loop at one value per compare's latency)
-    for i in range(n):
-        x = values[i]
-        use = (every or valid[i]) and x == x
-        large = abs(x) >= top
-        odd |= use & ((x - np.floor(x) > 0) | large)
-        w = np.int64(x) if use and not large else np.int64(0)
-        lo = min(lo, w if use else _MOST)
-        hi = max(hi, w if use else -_MOST - 1)
+    fit (``ids`` then unset). Two passes (:func:`whole_span`, then the ids) and no hash or
+    sort: the values of a small range of whole numbers (codes, counts, small ids) numbered
+    directly."""
+    lo, hi, odd, _ = whole_span(values, valid)
     if lo > hi:  # no value counted
-        for i in range(n):
+        for i in range(values.shape[0]):
             ids[i] = -1
         return 0
     if odd:
@@ -229,9 +257,7 @@ def span_ids(values, valid, limit, ids):
     # apart by fewer than ``limit`` (in doubles first: whole numbers far apart would overflow)
     if not float(hi) - float(lo) < limit + 4096.0 or not hi - lo < limit:
         return -1
-    for i in range(n):
-        x = values[i]
-        ids[i] = np.int64(x) - lo if (every or valid[i]) and x == x else -1
+    ids_from(values, valid, lo, ids)
     return hi - lo + 1
 
 

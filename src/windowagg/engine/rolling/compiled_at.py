@@ -43,7 +43,11 @@ from ..sweep import SPAN, offsets
 from .at import in_events_unit
 from .plan import RollingPlan
 
-__all__ = ["Compiled", "Raw", "answered_at", "compiled"]
+__all__ = ["KNOWN_NOTHING", "Compiled", "Raw", "answered_at", "compiled"]
+
+#: what :func:`answered_at` is told of the values where nothing is known of them (the
+#: call finds what it needs by passes over them)
+KNOWN_NOTHING = read_only(np.zeros(4, np.int64))
 
 #: each evaluation answered here, over a float64 column and over an int64 one
 _HOW = {
@@ -144,13 +148,16 @@ def answered_at(
     at_time: str,
     plan: RollingPlan,
     schema: pa.Schema,
+    known: np.ndarray = KNOWN_NOTHING,
 ) -> list[Raw] | None:
     """Every entry of ``c`` at ``queries`` (in their order, as :class:`Raw` answers) over
     events in key and time order (``values``: the column's, none null, or an empty array
     for counts of rows; ``times``;
     ``seg``, the key segments; ``qseg``, each query's segment, -1 for none), as
     :func:`~.at.evaluate_at` gives them (``schema``: the events'); None where the values are
-    ones the evaluation treats apart, or the times' types differ."""
+    ones the evaluation treats apart, or the times' types differ. ``known``: what is known of
+    a set of values that holds these (:meth:`~.part_index.Spans.known`), which spares the
+    call passes over them."""
     qtimes = column_times(at_time, in_events_unit(plan, schema, queries, at_time).column(at_time))
     if qtimes.dtype != times.dtype:
         return None
@@ -183,6 +190,7 @@ def answered_at(
         c.how,
         c.frame,
         limit,
+        known,
         lo,
         hi,
         out_f,

@@ -71,7 +71,7 @@ from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
-from .compiled_at import Compiled, Raw, answered_at, compiled
+from .compiled_at import KNOWN_NOTHING, Compiled, Raw, answered_at, compiled
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
@@ -266,8 +266,17 @@ class Held:
     def _fresh(self) -> PartIndex:
         """An index of no part, for this state's times and read columns."""
         numbers = times_as_numbers(self.schema.empty_table().column(self.plan.time))[0]
+        # the columns a compiled call reads: their span in each part spares it passes
+        readings = [r.fast for r in (self.whole, self.rest) if r is not None]
+        spanned = frozenset(c.column for c in readings if c is not None and c.column is not None)
         return PartIndex(
-            numbers.dtype, self.schema, self.read, self.summed, self.extremes, self.grouped
+            numbers.dtype,
+            self.schema,
+            self.read,
+            self.summed,
+            self.extremes,
+            self.grouped,
+            spanned,
         )
 
     def _merge(self) -> None:
@@ -637,7 +646,8 @@ class Held:
             values = stretched_words([self.index.values(fast.column)[0]], *stretches)[0]
         seg, qseg, times = self._segments(place, counts, numbers)
         plan, schema = reading.plan, self.schema
-        got = answered_at(fast, values, times, seg, qseg, queries, at_time, plan, schema)
+        known = KNOWN_NOTHING if fast.column is None else self.index.spans[fast.column].known()
+        got = answered_at(fast, values, times, seg, qseg, queries, at_time, plan, schema, known)
         if got is not None:
             return got
         read = {} if fast.type is None else {fast.column: from_words(fast.type, [values])}

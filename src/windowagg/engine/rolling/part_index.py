@@ -29,6 +29,7 @@ from ...kernels.distinct_groups import (
 )
 from ...kernels.extremes import BLOCK, extreme_tables
 from ...kernels.key_order import merged_runs, part_runs
+from ...kernels.order_stats import whole_span
 from ...kernels.passes import whole_prefix
 from ..columns import EXACT, from_words, stretched_words, word_type, words
 from ..memory import empty, read_only
@@ -40,6 +41,7 @@ __all__ = [
     "PartIndex",
     "Prefixes",
     "Runs",
+    "Spans",
     "Stretches",
     "flags",
     "runs_of",
@@ -263,6 +265,39 @@ class Groups:
         return sum(a.data.nbytes for a in laid)
 
 
+class Spans:
+    """A float64 or int64 column's span in every part
+    (:func:`~windowagg.kernels.order_stats.whole_span`): its smallest and largest value,
+    whether some value is not a whole number that converts to int64 exactly, and whether
+    some is NaN; over every part (:meth:`known`), what a batch's compiled call
+    (:func:`~windowagg.kernels.entries_at.entries_at`) would otherwise find by passes over the
+    values it reads, which every part holds."""
+
+    def __init__(self) -> None:
+        self.laid: list[tuple[int, int, bool, bool]] = []
+
+    def push(self, values: np.ndarray, valid: np.ndarray | None, start: int, end: int) -> None:
+        """Lay the span of the part of rows ``start`` to ``end - 1`` of the laid ``values``
+        (in their own type) and ``valid`` (None: every row holds a value)."""
+        rows, _ = flags(None if valid is None else valid[start:end])
+        lo, hi, odd, nan = whole_span(values[start:end], rows)
+        self.laid.append((int(lo), int(hi), bool(odd), bool(nan)))
+
+    def pop(self, parts: int) -> None:
+        """Forget the last ``parts`` parts."""
+        del self.laid[len(self.laid) - parts :]
+
+    def known(self) -> np.ndarray:
+        """Over every part, as :func:`~windowagg.kernels.entries_at.entries_at` takes it:
+        whether no value is NaN; whether some value is counted and every one is a whole
+        number; then the smallest and the largest (zeros where not)."""
+        clean = not any(nan for *_, nan in self.laid)
+        lo = min((lo for lo, *_ in self.laid), default=0)
+        hi = max((hi for _, hi, *_ in self.laid), default=-1)
+        whole = lo <= hi and not any(odd for _, _, odd, _ in self.laid)
+        return np.array([clean, whole, lo if whole else 0, hi if whole else 0], np.int64)
+
+
 def _number(type_: pa.DataType) -> bool:
     return pa.types.is_integer(type_) or pa.types.is_floating(type_)
 
@@ -317,6 +352,7 @@ class PartIndex:
         summed: dict[str, bool] | None = None,
         extremes: frozenset[tuple[str, bool]] = frozenset(),
         grouped: frozenset[str] = frozenset(),
+        spanned: frozenset[str] = frozenset(),
     ) -> None:
         self.keys, self.times = Growing(np.int64), Growing(times)
         #: whether every time laid is a double exactly, as the engine reads it: a double, or
@@ -345,6 +381,8 @@ class PartIndex:
         self.extremes = {(c, largest): Extremes(largest) for c, largest in extremes}
         #: the columns whose rows grouped by key and value every part keeps
         self.grouped = {c: Groups() for c in grouped}
+        #: the float64 and int64 columns whose span every part keeps
+        self.spans = {c: Spans() for c in spanned}
 
     @property
     def parts(self) -> int:
@@ -442,6 +480,8 @@ class PartIndex:
         for name, grouped in self.grouped.items():
             rows = None if merged is None else merged[name]
             grouped.push(self.keys.view(), *self.values(name), at, end, distinct, rows)
+        for name, spans in self.spans.items():
+            spans.push(*self.values(name), at, end)
         self._laid_again()
 
     def _laid_again(self) -> None:
@@ -480,6 +520,8 @@ class PartIndex:
             extremes.pop(parts)
         for grouped in self.grouped.values():
             grouped.pop(parts, self.doff[-1])
+        for spans in self.spans.values():
+            spans.pop(parts)
         self.table.n = self.toff[-1]
         at = self.bounds[-1]
         self.keys.n = self.times.n = at
