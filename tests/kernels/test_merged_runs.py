@@ -1,9 +1,9 @@
 """Each asked key's runs in the parts of an online state merged in time order
-(:func:`windowagg.kernels.key_order.merged_runs`, as stretches of rows one after another,
-copied by :func:`windowagg.kernels.passes.stretched`), against a stable sort by time of the
-key's rows part by part: ties in part order (arrival order), then in each part's order;
-parts that interleave a little, a lot or not at all, or follow each other (with a tie
-where they touch), few distinct times, empty runs."""
+(:func:`windowagg.kernels.key_order.merged_runs`, as stretches of rows one after another, a
+column copied with the times or by :func:`windowagg.kernels.passes.stretched`), against a
+stable sort by time of the key's rows part by part: ties in part order (arrival order), then
+in each part's order; parts that interleave a little, a lot or not at all, or follow each
+other (with a tie where they touch), few distinct times, empty runs."""
 
 from __future__ import annotations
 
@@ -42,7 +42,13 @@ def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole, overlap
     times = np.concatenate(chunks) if at else np.zeros(0, dtype)
     starts, sizes = np.full(at, -1, np.int64), np.full(at, -1, np.int64)
     out_times, counts = np.zeros(at, dtype), np.full(keys, -1, np.int64)
-    m = merged_runs(times, lo, hi, starts, sizes, out_times, counts, np.empty(parts, np.int64))
+    # a column copied with the times (here each row's own number), and none
+    values, out_values = np.arange(at, dtype=np.int64), np.full(at, -1, np.int64)
+    head = np.empty(parts, np.int64)
+    m = merged_runs(times, values, lo, hi, starts, sizes, out_times, out_values, counts, head)
+    alone = np.zeros(at, dtype)
+    none = np.zeros(0, np.float64)
+    assert merged_runs(times, none, lo, hi, starts, sizes, alone, none, counts, head) == m
     assert (sizes[:m] > 0).all()  # no empty stretch
     rows = Stretches(starts[:m], sizes[:m], at).rows()
     stretched(times, starts, sizes, 0, m, 0, gathered := np.zeros(at, dtype))
@@ -53,6 +59,8 @@ def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole, overlap
     expected = np.concatenate(want) if want else np.zeros(0, np.int64)
     np.testing.assert_array_equal(rows, expected)
     np.testing.assert_array_equal(out_times, times[expected])
+    np.testing.assert_array_equal(alone, times[expected])
+    np.testing.assert_array_equal(out_values, expected)  # the column's rows, merged
     np.testing.assert_array_equal(gathered, times[expected])  # the stretches copied
     np.testing.assert_array_equal(counts, [len(x) for x in want])
 
@@ -67,11 +75,13 @@ def test_the_copies_ask_the_cache_for_later_runs_ahead() -> None:
     lo = np.array([[0, 8, 16, 24, 32, 40, 48, 56]], np.int64)
     hi, n = lo + 8, 64
     starts, sizes, out = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    values = np.empty(n, np.int64)
     counts, head = np.empty(8, np.int64), np.empty(1, np.int64)
     for kernel in (merged_runs, stretched):
         fresh = njit(kernel.py_func)  # compiled here: its LLVM code can be read
         if kernel is merged_runs:
-            m = fresh(times, lo, hi, starts, sizes, out, counts, head)
+            m = fresh(times, times, lo, hi, starts, sizes, out, values, counts, head)
+            assert values.tolist() == times.tolist()
         else:
             copied = np.empty(n, np.int64)
             fresh(times, starts, sizes, 0, m, 0, copied)

@@ -14,7 +14,8 @@ row order.
   parts, as they merge); :func:`part_runs`: each asked key's rows in several such runs laid one
   after another, found through a run's table of its keys or among its distinct keys;
   :func:`merged_runs`: those rows merged key by key in time order, stably, as stretches of
-  rows that lie one after another (what a query asks of them); :func:`rows_by_run`: rows
+  rows that lie one after another, their times and a column copied (what a query asks of
+  them); :func:`rows_by_run`: rows
   split by run again, for one take from each; :func:`asked_keys`: the keys a batch asks for
   and each query's place among them; :func:`query_segments`: each query's segment among
   those keys' rows.
@@ -222,31 +223,40 @@ def _first_at(times, a, b, x, after):
 
 
 @inline
-def _stretch(times, r, end, starts, sizes, m, out_times, o):
+def _stretch(times, values, r, end, starts, sizes, m, out_times, out_values, o):
     """Rows ``r`` to ``end - 1`` as stretch ``m``, their times copied to ``out_times`` from
-    ``o`` (over slices from 0: no wraparound to test, the loop runs faster); the next
-    stretch's number and place."""
+    ``o``, and their ``values`` to ``out_values`` in the same loop where there are any (over
+    slices from 0: no wraparound to test, the loop runs faster); the next stretch's number
+    and place."""
     k = end - r
     starts[m] = r
     sizes[m] = k
     dst, src = out_times[o : o + k], times[r:end]
-    for i in range(k):
-        dst[i] = src[i]
+    if values.shape[0]:
+        into, of = out_values[o : o + k], values[r:end]
+        for i in range(k):
+            dst[i] = src[i]
+            into[i] = of[i]
+    else:
+        for i in range(k):
+            dst[i] = src[i]
     return m + 1, o + k
 
 
 @kernel
-def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
+def merged_runs(times, values, lo, hi, starts, sizes, out_times, out_values, counts, head):
     """Each wanted key's runs (``lo[p, w]`` to ``hi[p, w] - 1`` of part ``p``: rows in time
     order, ``times``) merged in time order, the earlier part's row first on ties (parts in
     arrival order: ties in arrival order), key after key, as stretches of rows that lie one
     after another: stretch ``s`` is rows ``starts[s]`` to ``starts[s] + sizes[s] - 1``. The
-    rows' times go into ``out_times``, each key's count into ``counts``; ``head``: work
+    rows' times go into ``out_times``, their ``values`` (a column's, as long as the times; an
+    empty array: none) into ``out_values``, each key's count into ``counts``; ``head``: work
     space, one per part. Returns the number of stretches. Parts that arrived in about time
     order hardly interleave: where each part's run of a key follows the one before, they are
     its stretches as they are; else, once a part's row is next, its rows that come before
-    every other part's next row are found by a binary search. A column is then gathered by
-    copying stretches (:func:`~.passes.stretched`)."""
+    every other part's next row are found by a binary search. Another column is then
+    gathered by copying stretches (:func:`~.passes.stretched`); the one copied here comes with
+    the times, in the same loop, its misses overlapping theirs."""
     parts = lo.shape[0]
     o = 0
     m = 0
@@ -256,6 +266,8 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
         if w + later < keys:  # a later key's runs' first lines, while this one's are merged
             for p in range(parts):
                 ahead(times, lo[p, w + later], hi[p, w + later] - lo[p, w + later])
+                if values.shape[0]:
+                    ahead(values, lo[p, w + later], hi[p, w + later] - lo[p, w + later])
         start = o
         # the common case first: each part's run after the one before (a tie in part order)
         ordered = True
@@ -269,7 +281,18 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
         if ordered:
             for p in range(parts):
                 if hi[p, w] > lo[p, w]:
-                    m, o = _stretch(times, lo[p, w], hi[p, w], starts, sizes, m, out_times, o)
+                    m, o = _stretch(
+                        times,
+                        values,
+                        lo[p, w],
+                        hi[p, w],
+                        starts,
+                        sizes,
+                        m,
+                        out_times,
+                        out_values,
+                        o,
+                    )
             counts[w] = o - start
             continue
         for p in range(parts):
@@ -286,7 +309,7 @@ def merged_runs(times, lo, hi, starts, sizes, out_times, counts, head):
             for p in range(parts):  # an earlier part's next row comes first on a tie
                 if p != best and head[p] < hi[p, w]:
                     end = _first_at(times, r + 1, end, times[head[p]], p > best)
-            m, o = _stretch(times, r, end, starts, sizes, m, out_times, o)
+            m, o = _stretch(times, values, r, end, starts, sizes, m, out_times, out_values, o)
             head[best] = end
         counts[w] = o - start
     return m

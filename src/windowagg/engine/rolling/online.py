@@ -63,7 +63,6 @@ from ..columns import (
     moved,
     numbers_as_times,
     one_array,
-    stretched_words,
     word_type,
     words,
 )
@@ -637,13 +636,10 @@ class Held:
         fast: Compiled,
     ) -> Answers:
         """:meth:`_of_runs` by one compiled call (:func:`~.compiled_at.answered_at`): the
-        held events of ``runs`` merged by the index, their column copied from it; by the
+        held events of ``runs`` merged by the index, their column copied with their times; by the
         evaluation over them where the call leaves them to it."""
-        stretches, numbers, counts = self.index.merged(runs)
-        if fast.column is None:
-            values: np.ndarray = np.zeros(0)
-        else:
-            values = stretched_words([self.index.values(fast.column)[0]], *stretches)[0]
+        _, numbers, counts, copied = self.index.merged(runs, fast.column)
+        values = np.zeros(0) if copied is None else copied
         seg, qseg, times = self._segments(place, counts, numbers)
         plan, schema = reading.plan, self.schema
         known = KNOWN_NOTHING if fast.column is None else self.index.spans[fast.column].known()
@@ -666,7 +662,7 @@ class Held:
         (:func:`times_as_numbers`): merged across the parts by the index
         (:meth:`~.part_index.PartIndex.merged`), the fixed-width columns gathered from it,
         any other column taken from each part (:func:`taken`) and put in that order."""
-        stretches, times, counts = self.index.merged(runs)
+        stretches, times, counts, _ = self.index.merged(runs)
         found = {c: self.index.gathered(c, stretches) for c in columns}
         other = [c for c, col in found.items() if col is None]
         if other:  # each part's rows of them, taken from the part, then put in order
