@@ -533,7 +533,12 @@ def test_a_batch_is_split_by_keys_across_threads(monkeypatch, times) -> None:
     assert state._held.index.doubles == (times == "numbers")
     distinct = len(pc.unique(asked.drop_null()))  # every key asked for, in one range
     alone, split = alone_and_in_ranges(
-        monkeypatch, held_module.Held, "_of_runs", lambda: state.query(queries), distinct
+        monkeypatch,
+        held_module.Held,
+        "_of_runs",
+        lambda: state.query(queries),
+        distinct,
+        held_module.RANGES_PER_THREAD,
     )
     want = windowagg.rolling_aggregate(events, time="t", key="k", aggs=aggs, at=queries)
     assert split.schema == alone.schema == want.schema  # types as the batch call's

@@ -198,11 +198,16 @@ def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls)
     state = _fed(events, cuts, aggs)
     keys = len(set(queries["k"].drop_null().to_pylist()))
     alone, split = alone_and_in_ranges(
-        monkeypatch, held_module.Held, "_compiled", lambda: state.query(queries), keys
+        monkeypatch,
+        held_module.Held,
+        "_compiled",
+        lambda: state.query(queries),
+        keys,
+        held_module.RANGES_PER_THREAD,
     )
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(alone, want) and _same(split, want)
-    assert calls == [True] * 4  # one alone, then one per range
+    assert len(calls) >= 4 and all(calls)  # one alone, then one per range (three or more)
     assert entries_at.entries_at.signatures  # compiled by numba, not run as Python
 
 

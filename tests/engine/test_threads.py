@@ -108,3 +108,37 @@ def test_a_piece_runs_its_own_work_on_its_thread(threads) -> None:
     assert ran[0][0] == here and all(name.startswith("windowagg") for name, _, _ in ran[1:])
     assert all(count == 1 and inner == [name] * 3 for name, count, inner in ran)
     assert parallel.get_threads() == 3  # the calling thread's own again
+
+
+def test_pieces_claimed_as_threads_finish_go_to_the_free_thread(threads) -> None:
+    """:func:`~windowagg.engine.parallel.claimed` runs every piece once, its results in the
+    pieces' order, each thread claiming the next piece as it finishes one: where one piece
+    holds its thread (a core busy with other work), the other thread runs every other piece
+    meanwhile; within a piece, the pieces it hands out run on its thread, one after another."""
+    import threading
+    import time
+
+    windowagg.set_threads(2)
+    ran: list[tuple[int, str]] = []
+
+    def piece(p: int) -> int:
+        time.sleep(0.3 if p == 0 else 0.002)  # piece 0 holds its thread
+        ran.append((p, threading.current_thread().name))
+        return p * p
+
+    assert parallel.claimed(piece, list(range(10))) == [p * p for p in range(10)]
+    assert sorted(p for p, _ in ran) == list(range(10))  # each piece once
+    slow = dict(ran)[0]
+    assert [p for p, name in ran if name == slow] == [0]  # the other thread took the rest
+    assert len({name for _, name in ran}) == 2
+
+    def nested(p: int) -> list[str]:
+        return parallel.claimed(lambda _: threading.current_thread().name, [0, 1, 2])
+
+    for names in parallel.claimed(nested, [0, 1]):
+        assert len(set(names)) == 1  # on the piece's own thread
+    windowagg.set_threads(1)
+    assert (
+        parallel.claimed(lambda p: threading.current_thread().name, [0, 1])
+        == [threading.current_thread().name] * 2
+    )

@@ -127,12 +127,13 @@ def outweighs(seg: np.ndarray) -> bool:
     return bool(np.diff(seg).max() * cores > n) and cuts_keys(seg)
 
 
-def grouped(bounds: np.ndarray) -> list[tuple[int, int]]:
-    """Runs ``[bounds[u], bounds[u + 1])`` grouped into one part of about equal rows per
-    thread (none cut), each part a range ``(a, b)`` of run numbers."""
+def grouped(bounds: np.ndarray, per_thread: int = 1) -> list[tuple[int, int]]:
+    """Runs ``[bounds[u], bounds[u + 1])`` grouped into ``per_thread`` parts of about equal
+    rows per thread (none cut), each part a range ``(a, b)`` of run numbers."""
     n, cores = int(bounds[-1] - bounds[0]), get_threads()
     if cores < 2 or len(bounds) < 3:
         return [(0, len(bounds) - 1)]
+    cores *= per_thread
     at = np.searchsorted(bounds, bounds[0] + np.arange(1, cores) * n / cores)
     at = np.unique(np.clip(at, 1, len(bounds) - 2))
     edges = [0, *at.tolist(), len(bounds) - 1]
@@ -204,6 +205,24 @@ def on_cores(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
     later = [_POOL.submit(alone, p) for p in pieces[1:]]
     first = alone(pieces[0])  # on this thread: no hand-off for it
     return [first, *(f.result() for f in later)]
+
+
+def claimed(run: Callable[[T], R], pieces: Sequence[T]) -> list[R]:
+    """``run(piece)`` for every piece, in their order, on as many threads as the engine has
+    (:func:`on_cores`), each thread claiming the next piece as it finishes the one before:
+    a thread whose core is busy with other work takes fewer pieces, not the same share."""
+    threads = min(get_threads(), len(pieces))
+    if threads < 2 or _piece.inside:
+        return [run(p) for p in pieces]
+    out: list = [None] * len(pieces)
+    following = itertools.count()  # its next() is one step under the interpreter's lock
+
+    def claiming(_: int) -> None:
+        while (i := next(following)) < len(pieces):
+            out[i] = run(pieces[i])
+
+    on_cores(claiming, range(threads))
+    return out
 
 
 class _Piece(threading.local):
