@@ -192,10 +192,22 @@ def test_values_the_evaluation_treats_apart_leave_the_batch_to_it(
 def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls) -> None:
     """On three threads each range of asked keys makes its own compiled call (the first on
     the calling thread), and the answers are one thread's and the batch call's; the call is
-    numba's compiled kernel."""
+    numba's compiled kernel; the requests' times (nulls among them) are converted once for
+    the batch alone (each range takes its own from them), once more on one thread."""
     events, queries, cuts = _log(8, 3000, "whole")
     aggs = {k: FLOATS[k] for k in ("s", "a", "mx", "d", "f")}
     state = _fed(events, cuts, aggs)
+    assert queries["ts"].null_count
+    converted: list[int] = []
+    for module in (held_module, compiled_at):
+        real_times = module.column_times
+        monkeypatch.setattr(
+            module,
+            "column_times",
+            lambda name, col, real_times=real_times: (
+                converted.append(len(col)) or real_times(name, col)
+            ),
+        )
     keys = len(set(queries["k"].drop_null().to_pylist()))
     alone, split = alone_and_in_ranges(
         monkeypatch,
@@ -208,6 +220,7 @@ def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls)
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(alone, want) and _same(split, want)
     assert len(calls) >= 4 and all(calls)  # one alone, then one per range (three or more)
+    assert converted == [queries.num_rows] * 2  # alone, then the batch's, not each range's
     assert entries_at.entries_at.signatures  # compiled by numba, not run as Python
 
 

@@ -149,6 +149,7 @@ def answered_at(
     plan: RollingPlan,
     schema: pa.Schema,
     known: np.ndarray = KNOWN_NOTHING,
+    qtimes: np.ndarray | None = None,
 ) -> list[Raw] | None:
     """Every entry of ``c`` at ``queries`` (in their order, as :class:`Raw` answers) over
     events in key and time order (``values``: the column's, none null, or an empty array
@@ -157,8 +158,10 @@ def answered_at(
     :func:`~.at.evaluate_at` gives them (``schema``: the events'); None where the values are
     ones the evaluation treats apart, or the times' types differ. ``known``: what is known of
     a set of values that holds these (:meth:`~.part_index.Spans.known`), which spares the
-    call passes over them."""
-    qtimes = column_times(at_time, in_events_unit(plan, schema, queries, at_time).column(at_time))
+    call passes over them. ``qtimes``: the queries' times as :func:`column_times` finds them,
+    where the caller has them (a range of a batch's, found once for the batch)."""
+    if qtimes is None:
+        qtimes = column_times(at_time, in_events_unit(plan, schema, queries, at_time)[at_time])
     if qtimes.dtype != times.dtype:
         return None
     order = None

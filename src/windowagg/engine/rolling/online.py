@@ -59,6 +59,7 @@ from ...kernels.key_order import (
 )
 from .. import parallel
 from ..columns import (
+    column_times,
     from_words,
     limits,
     moved,
@@ -492,9 +493,18 @@ class Held:
         if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())], RANGES_PER_THREAD)
             if len(ranges) > 1:
+                # the requests' times as the compiled call reads them, found once for the
+                # batch (a range's are then taken from them: no conversion of its own)
+                numbers = None
+                if reading.fast is not None:
+                    col = in_events_unit(reading.plan, self.schema, queries, at_time)[at_time]
+                    numbers = column_times(at_time, col)
 
-                def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs) -> Answers:
-                    return self._of_runs(asked, at, keys, at_time, reading, raw=True)
+                def of_runs(
+                    asked: pa.Table, at: np.ndarray, keys: Runs, rows: np.ndarray
+                ) -> Answers:
+                    qtimes = None if numbers is None else numbers[rows]
+                    return self._of_runs(asked, at, keys, at_time, reading, True, qtimes)
 
                 got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
                 assert got is not None  # the evaluation answers every range
@@ -508,7 +518,7 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
-        answer: Callable[[pa.Table, np.ndarray, Runs], Answers | None],
+        answer: Callable[[pa.Table, np.ndarray, Runs, np.ndarray], Answers | None],
     ) -> list[pa.Array] | None:
         """``answer`` (:meth:`_of_runs` or :meth:`_summarized`) with ``runs``' keys in
         ``ranges`` (of about equal work, one or more per thread), each range with its queries
@@ -518,7 +528,8 @@ class Held:
         (:func:`~windowagg.engine.parallel.claimed`), the answers then put back in the
         queries' order (each range puts its own there, on its thread, where every column
         has a fixed width: :class:`InOrder`): each query's answer is its frame's alone, so
-        they are one thread's answers. None where ``answer`` gives none for some range."""
+        they are one thread's answers (``answer`` is also handed the range's requests' rows
+        in the batch). None where ``answer`` gives none for some range."""
         # the requests by key (a null key's first, ties in the batch's order), each range's
         # a stretch of them: the first holds those of a null key too
         order = empty(len(place), np.int64)
@@ -537,7 +548,7 @@ class Held:
             else:
                 asked = pa.table({at_time: from_words(stamps.type, [w[rows] for w in laid])})
             at = np.where(at >= 0, at - a, -1)
-            got = answer(asked, at, runs.keys(a, b))
+            got = answer(asked, at, runs.keys(a, b), rows)
             if got is not None:
                 back.put(rows, got)
             return rows, got
@@ -569,7 +580,9 @@ class Held:
             ranges = parallel.grouped(np.r_[0, np.cumsum(work)])
             if len(ranges) > 1:
 
-                def summarized(asked: pa.Table, at: np.ndarray, keys: Runs) -> list | None:
+                def summarized(
+                    asked: pa.Table, at: np.ndarray, keys: Runs, _: np.ndarray
+                ) -> list | None:
                     return self._summarized(asked, at, keys, at_time)
 
                 return self._in_ranges(queries, place, runs, ranges, at_time, summarized)
@@ -604,15 +617,17 @@ class Held:
         at_time: str,
         reading: Reading,
         raw: bool = False,
+        qtimes: np.ndarray | None = None,
     ) -> Answers:
         """The entries of ``reading`` at ``queries`` (each asking for the key at ``place``
         among ``runs``' keys, -1 for a null key) over the held events of ``runs``: in one
         compiled call (:func:`~.compiled_at.answered_at`; ``raw``: its answers as it leaves
-        them, for :class:`InOrder`) where the reading has one and its column holds no null,
+        them, for :class:`InOrder`; ``qtimes``: the requests' times as it reads them, where
+        they are found already) where the reading has one and its column holds no null,
         else by the evaluation."""
         plan, read, fast = reading
         if fast is not None and (fast.column is None or self.index.valid[fast.column] is None):
-            got = self._compiled(queries, place, runs, at_time, reading, fast)
+            got = self._compiled(queries, place, runs, at_time, reading, fast, qtimes)
             return got if raw else [arrow(c) for c in got]
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg, times = self._segments(place, counts, numbers)
@@ -637,6 +652,7 @@ class Held:
         at_time: str,
         reading: Reading,
         fast: Compiled,
+        qtimes: np.ndarray | None = None,
     ) -> Answers:
         """:meth:`_of_runs` by one compiled call (:func:`~.compiled_at.answered_at`): the
         held events of ``runs`` merged by the index, their column copied with their times; by the
@@ -646,7 +662,9 @@ class Held:
         seg, qseg, times = self._segments(place, counts, numbers)
         plan, schema = reading.plan, self.schema
         known = KNOWN_NOTHING if fast.column is None else self.index.spans[fast.column].known()
-        got = answered_at(fast, values, times, seg, qseg, queries, at_time, plan, schema, known)
+        got = answered_at(
+            fast, values, times, seg, qseg, queries, at_time, plan, schema, known, qtimes
+        )
         if got is not None:
             return got
         read = {} if fast.type is None else {fast.column: from_words(fast.type, [values])}

@@ -277,6 +277,7 @@ class Spans:
 
     def __init__(self) -> None:
         self.laid: list[tuple[int, int, bool, bool]] = []
+        self.over: np.ndarray | None = None  # :meth:`known`, found once after a push or pop
 
     def push(self, values: np.ndarray, valid: np.ndarray | None, start: int, end: int) -> None:
         """Lay the span of the part of rows ``start`` to ``end - 1`` of the laid ``values``
@@ -284,20 +285,27 @@ class Spans:
         rows, _ = flags(None if valid is None else valid[start:end])
         lo, hi, odd, nan = whole_span(values[start:end], rows)
         self.laid.append((int(lo), int(hi), bool(odd), bool(nan)))
+        self.over = None
 
     def pop(self, parts: int) -> None:
         """Forget the last ``parts`` parts."""
         del self.laid[len(self.laid) - parts :]
+        self.over = None
 
     def known(self) -> np.ndarray:
         """Over every part, as :func:`~windowagg.kernels.entries_at.entries_at` takes it:
         whether no value is NaN; whether some value is counted and every one is a whole
-        number; then the smallest and the largest (zeros where not)."""
+        number; then the smallest and the largest (zeros where not); read-only, found once
+        after each push or pop."""
+        if self.over is not None:
+            return self.over
         clean = not any(nan for *_, nan in self.laid)
         lo = min((lo for lo, *_ in self.laid), default=0)
         hi = max((hi for _, hi, *_ in self.laid), default=-1)
         whole = lo <= hi and not any(odd for _, _, odd, _ in self.laid)
-        return np.array([clean, whole, lo if whole else 0, hi if whole else 0], np.int64)
+        found = np.array([clean, whole, lo if whole else 0, hi if whole else 0], np.int64)
+        self.over = read_only(found)
+        return self.over
 
 
 def _number(type_: pa.DataType) -> bool:
