@@ -40,9 +40,10 @@ def alone_and_in_ranges(
     per_thread: int = 1,
 ) -> tuple[Any, Any]:
     """``run()`` on one thread, then on three, with ``cls.method`` (called once per range of
-    asked keys, with the queries, their places and the keys' runs) watched: one call on one
-    thread; three on three (up to ``per_thread`` for each, where the keys are as many), the
-    calling thread among those that ran them, over ``keys`` asked keys in all. Each watched
+    asked keys, with the queries, their places and the keys' runs) watched: up to
+    ``per_thread`` calls on one thread, all on the calling thread; three on three (up to
+    ``per_thread`` for each, where the keys are as many), the calling thread among those that
+    ran them; over ``keys`` asked keys in all each time. Each watched
     call first waits a few milliseconds, so that every thread claims ranges while the others
     run theirs. Returns both answers."""
     ranges: list[tuple[str, int]] = []
@@ -56,11 +57,12 @@ def alone_and_in_ranges(
     monkeypatch.setattr(cls, method, spy)
     with few_rows_on_threads(1):
         alone = run()
-    assert len(ranges) == 1
+    here = threading.current_thread().name
+    assert 1 <= len(ranges) <= per_thread and {name for name, _ in ranges} == {here}
+    assert sum(w for _, w in ranges) == keys
     ranges.clear()
     with few_rows_on_threads(3):
         split = run()
-    here = threading.current_thread().name
     assert 3 <= len(ranges) <= 3 * per_thread and sum(w for _, w in ranges) == keys
     assert {name for name, _ in ranges} - {here} and here in {name for name, _ in ranges}
     return alone, split

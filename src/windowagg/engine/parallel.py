@@ -129,11 +129,11 @@ def outweighs(seg: np.ndarray) -> bool:
 
 def grouped(bounds: np.ndarray, per_thread: int = 1) -> list[tuple[int, int]]:
     """Runs ``[bounds[u], bounds[u + 1])`` grouped into ``per_thread`` parts of about equal
-    rows per thread (none cut), each part a range ``(a, b)`` of run numbers."""
-    n, cores = int(bounds[-1] - bounds[0]), get_threads()
+    rows per thread (none cut; on one thread too), each part a range ``(a, b)`` of run
+    numbers."""
+    n, cores = int(bounds[-1] - bounds[0]), get_threads() * per_thread
     if cores < 2 or len(bounds) < 3:
         return [(0, len(bounds) - 1)]
-    cores *= per_thread
     at = np.searchsorted(bounds, bounds[0] + np.arange(1, cores) * n / cores)
     at = np.unique(np.clip(at, 1, len(bounds) - 2))
     edges = [0, *at.tolist(), len(bounds) - 1]

@@ -487,10 +487,10 @@ class Held:
         reading: Reading,
     ) -> list[pa.Array]:
         """The entries of ``reading`` over the held events of ``runs`` (:meth:`_of_runs`), in
-        ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread) where the
-        batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS` events or more
-        (:meth:`_in_ranges`)."""
-        if runs.n >= parallel.PARALLEL_ROWS and parallel.get_threads() > 1:
+        ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on one
+        thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
+        events or more (:meth:`_in_ranges`)."""
+        if runs.n >= parallel.PARALLEL_ROWS:
             ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())], RANGES_PER_THREAD)
             if len(ranges) > 1:
                 # the requests' times as the compiled call reads them, found once for the
@@ -707,7 +707,9 @@ class Held:
 #: claiming the next as it finishes one (:func:`~windowagg.engine.parallel.claimed`): in one
 #: process, a uniform batch of the online suite (10M events, 2 threads) took 0.87-0.92 times
 #: as long in four ranges a thread as in one (a busy core takes fewer; each range's events
-#: stay in the caches between its merge and its answers), eight no better; a Zipf batch
+#: stay in the caches between its merge and its answers), eight no better; on one thread,
+#: four ranges took 0.92-0.96 times as long as the whole batch at once (which sorts its
+#: requests and puts its answers back: a range's come in key order); a Zipf batch
 #: answered from the parts gains nothing (its hot keys are not cut), so it keeps one
 RANGES_PER_THREAD = 4
 
