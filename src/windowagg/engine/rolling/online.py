@@ -496,7 +496,7 @@ class Held:
                 # the requests' times as the compiled call reads them, found once for the
                 # batch (a range's are then taken from them: no conversion of its own)
                 numbers = None
-                if reading.fast is not None:
+                if self._compiles(reading) is not None:
                     col = in_events_unit(reading.plan, self.schema, queries, at_time)[at_time]
                     numbers = column_times(at_time, col)
 
@@ -625,13 +625,22 @@ class Held:
         them, for :class:`InOrder`; ``qtimes``: the requests' times as it reads them, where
         they are found already) where the reading has one and its column holds no null,
         else by the evaluation."""
-        plan, read, fast = reading
-        if fast is not None and (fast.column is None or self.index.valid[fast.column] is None):
+        plan, read, _ = reading
+        fast = self._compiles(reading)
+        if fast is not None:
             got = self._compiled(queries, place, runs, at_time, reading, fast, qtimes)
             return got if raw else [arrow(c) for c in got]
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg, times = self._segments(place, counts, numbers)
         return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
+
+    def _compiles(self, reading: Reading) -> Compiled | None:
+        """The reading's one compiled call (:mod:`.compiled_at`) where it has one and the
+        column it reads holds no null (None where the evaluation answers it)."""
+        fast = reading.fast
+        if fast is not None and (fast.column is None or self.index.valid[fast.column] is None):
+            return fast
+        return None
 
     def _segments(
         self, place: np.ndarray, counts: np.ndarray, numbers: np.ndarray
