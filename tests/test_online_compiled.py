@@ -1,12 +1,13 @@
 """An online state whose entries are counts, sums, means, maxima, minima, distinct counts and
 first and last values of one float64 or int64 column answers a batch read over its events in
-one compiled call (windowagg.engine.rolling.compiled_at, windowagg.kernels.entries_at) where
-the column holds no null, equal to the batch ``rolling_aggregate(at=)`` over the events held,
-value and type: against that oracle on random logs (several parts, events out of order
-within the lateness, ties across parts, null and unknown keys, null times, requests at an
-event's instant and frames that leave it out, range and rows frames); values the evaluation
-treats apart (NaN, sums beyond the doubles, longs beyond them, sums that could overflow,
-distinct fractions) leave the batch to the evaluation, as do nulls in the column."""
+one compiled call per range of keys (windowagg.engine.rolling.compiled_at,
+windowagg.kernels.runs_at) where the column holds no null, equal to the batch
+``rolling_aggregate(at=)`` over the events held, value and type: against that oracle on random
+logs (several parts, events out of order within the lateness, ties across parts, null and
+unknown keys, null times, requests at an event's instant and frames that leave it out, range and
+rows frames); values the evaluation treats apart (NaN, sums beyond the doubles, longs beyond
+them, sums that could overflow, distinct fractions) leave the batch to the evaluation, as do
+nulls in the column."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from windowagg import rolling_aggregate
 from windowagg.engine.rolling import compiled_at
 from windowagg.engine.rolling.plan import RollingPlan
 from windowagg.errors import ArithmeticOverflowError
-from windowagg.kernels import entries_at
+from windowagg.kernels import runs_at
 from windowagg.online import OnlineFeatures
 
 from .test_online_summaries import _held, _same
@@ -55,20 +56,20 @@ def calls(monkeypatch) -> list[bool]:
     """What each compiled call said (True: it answered); batches read the events (the
     parts' sums answer none)."""
     said: list[bool] = []
-    real = compiled_at.entries_at
+    real = compiled_at.runs_at
 
     def spy(*args):
         said.append(bool(real(*args)))
         return said[-1]
 
-    monkeypatch.setattr(compiled_at, "entries_at", spy)
+    monkeypatch.setattr(compiled_at, "runs_at", spy)
     monkeypatch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
     return said
 
 
 def _known(args: tuple) -> list[int]:
     """What a compiled call with ``args`` was told of its values (``known``)."""
-    bound = inspect.signature(entries_at.entries_at.py_func).bind(*args)
+    bound = inspect.signature(runs_at.runs_at.py_func).bind(*args)
     return bound.arguments["known"].tolist()
 
 
@@ -118,8 +119,11 @@ def _fed(
     seed=st.integers(0, 2**31),
     n=st.integers(1, 400),
     names=st.sets(st.sampled_from(sorted(FLOATS)), min_size=1),
+    chunk=st.sampled_from([compiled_at.CHUNK, 1, 7]),
 )
-def test_one_compiled_call_answers_as_the_backfill(values, seed, n, names) -> None:
+def test_one_compiled_call_answers_as_the_backfill(values, seed, n, names, chunk) -> None:
+    """The call's answers are the backfill's, the keys merged and answered in chunks of the
+    engine's size or a few events (a key of more alone: a chunk per key)."""
     events, queries, cuts = _log(seed, n, values)
     every = INTS if values == "ints" else FLOATS
     # a first and a last value in every plan: the answers depend on the merged order
@@ -128,14 +132,15 @@ def test_one_compiled_call_answers_as_the_backfill(values, seed, n, names) -> No
     with pytest.MonkeyPatch.context() as patch:
         said: list[bool] = []
         known: list[list[int]] = []
-        real = compiled_at.entries_at
+        real = compiled_at.runs_at
 
         def spy(*args):
             known.append(_known(args))
             said.append(bool(real(*args)))
             return said[-1]
 
-        patch.setattr(compiled_at, "entries_at", spy)
+        patch.setattr(compiled_at, "runs_at", spy)
+        patch.setattr(compiled_at, "CHUNK", chunk)
         patch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
         got = state.query(queries)
     held = _held(state)
@@ -193,35 +198,33 @@ def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls)
     """On three threads each range of asked keys makes its own compiled call (the first on
     the calling thread), and the answers are one thread's and the batch call's; the call is
     numba's compiled kernel; the requests' times (nulls among them) are converted once for
-    the batch alone (each range takes its own from them), once more on one thread."""
+    the batch (each range reads its own among them), once more on one thread."""
     events, queries, cuts = _log(8, 3000, "whole")
     aggs = {k: FLOATS[k] for k in ("s", "a", "mx", "d", "f")}
     state = _fed(events, cuts, aggs)
     assert queries["ts"].null_count
     converted: list[int] = []
-    for module in (held_module, compiled_at):
-        real_times = module.column_times
-        monkeypatch.setattr(
-            module,
-            "column_times",
-            lambda name, col, real_times=real_times: (
-                converted.append(len(col)) or real_times(name, col)
-            ),
-        )
+    real_times = held_module.column_times
+    monkeypatch.setattr(
+        held_module,
+        "column_times",
+        lambda name, col: converted.append(len(col)) or real_times(name, col),
+    )
     keys = len(set(queries["k"].drop_null().to_pylist()))
     alone, split = alone_and_in_ranges(
         monkeypatch,
-        held_module.Held,
-        "_compiled",
+        compiled_at,
+        "runs_at",
         lambda: state.query(queries),
         keys,
         held_module.RANGES_PER_THREAD,
+        keys_of=lambda args: args[5] - args[4],  # its keys: first to stop - 1
     )
     want = rolling_aggregate(_held(state), time="ts", key="k", aggs=aggs, at=queries)
     assert _same(alone, want) and _same(split, want)
     assert len(calls) >= 4 and all(calls)  # one alone, then one per range (three or more)
     assert converted == [queries.num_rows] * 2  # alone, then the batch's, not each range's
-    assert entries_at.entries_at.signatures  # compiled by numba, not run as Python
+    assert runs_at.runs_at.signatures  # compiled by numba, not run as Python
 
 
 @pytest.mark.parametrize(
@@ -310,7 +313,7 @@ def test_what_the_parts_know_of_their_values_follows_them_as_they_go(calls) -> N
     aggs = {"s": ("sum", "v", "range:1h"), "d": ("count_distinct", "v", "range:1h")}
     state = OnlineFeatures(time="ts", key="k", aggs=aggs, allowed_lateness="1h")
     told: list[list[int]] = []
-    real = compiled_at.entries_at
+    real = compiled_at.runs_at
 
     def spy(*args):
         told.append(_known(args))
@@ -321,7 +324,7 @@ def test_what_the_parts_know_of_their_values_follows_them_as_they_go(calls) -> N
         return pa.table({"ts": ts, "k": pa.array(k, pa.int64()), "v": pa.array(v)})
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(compiled_at, "entries_at", spy)
+        patch.setattr(compiled_at, "runs_at", spy)
         state.update(batch(0, [1, 2], [np.nan, 5.0]))  # a NaN, and a value far out, early
         state.update(batch(hour // 2, [3, 3], [-1e6, 2.0]))
         for step in range(1, 40):  # later events, in many updates: the early parts let go

@@ -52,7 +52,7 @@ AGGS = {
 def paths(monkeypatch) -> dict[str, int]:
     """How many batches each path answered: from the parts' sums, or by the evaluation."""
     calls = {"sums": 0, "evaluation": 0}
-    answered, of_runs = held_module.answered, held_module.Held._of_runs
+    answered, of_runs = held_module.answered, held_module.Held._evaluated
 
     def from_sums(*args):
         got = answered(*args)
@@ -64,7 +64,7 @@ def paths(monkeypatch) -> dict[str, int]:
         return of_runs(*args)
 
     monkeypatch.setattr(held_module, "answered", from_sums)
-    monkeypatch.setattr(held_module.Held, "_of_runs", evaluated)
+    monkeypatch.setattr(held_module.Held, "_evaluated", evaluated)
     monkeypatch.setattr(held_module, "SUMMED_PER_REQUEST", 0)  # the sums for any batch
     monkeypatch.setattr(held_module, "MIXED_PER_REQUEST", 0)
     monkeypatch.setattr(summaries, "GROUP_COST", 0)  # the groups however few values repeat
@@ -214,13 +214,13 @@ def test_entries_the_sums_do_not_serve_are_evaluated_over_the_events_alone(
     answer in its entry's place; a state of none the parts serve is evaluated whole."""
     events, queries, _ = _log(7, 500, "whole")
     events = events.append_column("u", events["w"].cast(pa.uint64()))
-    evaluated, of_runs = [], held_module.Held._of_runs  # the entries each evaluation answers
+    evaluated, of_runs = [], held_module.Held._evaluated  # the entries each evaluation answers
 
     def noted(*args):
         evaluated.append([e.name for e in args[5].plan.entries])
         return of_runs(*args)
 
-    monkeypatch.setattr(held_module.Held, "_of_runs", noted)
+    monkeypatch.setattr(held_module.Held, "_evaluated", noted)
     mixed = {
         "f": ("first(ignorenulls=True)", "v", "range:1h"),  # a first of the non-null values
         **AGGS,

@@ -13,7 +13,7 @@ CHECK = """
 from windowagg import warmup
 from windowagg.kernels import bounds, cells, exact_moments, key_order, order_stats, passes
 from windowagg.kernels import distinct_groups, extremes, key_codes, part_answers, select_frames
-from windowagg.kernels import entries_at
+from windowagg.kernels import runs_at
 warmup.compile_one(("tables", "all"))
 kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            bounds.session_windows, bounds.range_bounds,
@@ -32,7 +32,7 @@ kernels = [bounds.sliding_windows, bounds.sliding_windows_int, bounds.at_bounds,
            distinct_groups.group_starts, distinct_groups.merged_groups,
            distinct_groups.key_first_groups, distinct_groups.walked_groups,
            distinct_groups.distinct_at, key_codes.byte_hashes,
-           key_codes.looked_up, key_codes.added, key_codes.rehashed, entries_at.entries_at]
+           key_codes.looked_up, key_codes.added, key_codes.rehashed, runs_at.runs_at]
 print([k.__name__ for k in kernels if not k.signatures])
 """
 

@@ -33,28 +33,31 @@ def few_rows_on_threads(threads: int) -> Iterator[None]:
 
 def alone_and_in_ranges(
     monkeypatch: Any,
-    cls: type,
-    method: str,
+    owner: Any,
+    name: str,
     run: Callable[[], Any],
     keys: int,
     per_thread: int = 1,
+    keys_of: Callable[[tuple], int] | None = None,
 ) -> tuple[Any, Any]:
-    """``run()`` on one thread, then on three, with ``cls.method`` (called once per range of
-    asked keys, with the queries, their places and the keys' runs) watched: up to
+    """``run()`` on one thread, then on three, with ``owner.name`` watched: a method called
+    once per range of asked keys, with the queries, their places and the keys' runs, or any
+    function called once per range, whose call's keys ``keys_of(args)`` counts. Up to
     ``per_thread`` calls on one thread, all on the calling thread; three on three (up to
     ``per_thread`` for each, where the keys are as many), the calling thread among those that
     ran them; over ``keys`` asked keys in all each time. Each watched
     call first waits a few milliseconds, so that every thread claims ranges while the others
     run theirs. Returns both answers."""
     ranges: list[tuple[str, int]] = []
-    real = getattr(cls, method)
+    real = getattr(owner, name)
 
-    def spy(self: Any, queries: Any, place: Any, runs: Any, *rest: Any, **named: Any) -> Any:
-        ranges.append((threading.current_thread().name, runs.lo.shape[1]))
+    def spy(*args: Any, **named: Any) -> Any:
+        width = args[3].lo.shape[1] if keys_of is None else keys_of(args)  # self, queries, ...
+        ranges.append((threading.current_thread().name, width))
         time.sleep(0.01)
-        return real(self, queries, place, runs, *rest, **named)
+        return real(*args, **named)
 
-    monkeypatch.setattr(cls, method, spy)
+    monkeypatch.setattr(owner, name, spy)
     with few_rows_on_threads(1):
         alone = run()
     here = threading.current_thread().name

@@ -289,7 +289,7 @@ def test_online_suite_summed_sides_take_their_paths(answers_only: None, monkeypa
     from windowagg.engine.rolling import online as held_module
 
     paths: list[str] = []
-    parts, events = held_module.Held._from_summaries, held_module.Held._of_runs
+    parts, events = held_module.Held._from_summaries, held_module.Held._evaluated
 
     def from_parts(self, *args):
         paths.append("parts")
@@ -300,7 +300,7 @@ def test_online_suite_summed_sides_take_their_paths(answers_only: None, monkeypa
         return events(self, *args)
 
     monkeypatch.setattr(held_module.Held, "_from_summaries", from_parts)
-    monkeypatch.setattr(held_module.Held, "_of_runs", from_events)
+    monkeypatch.setattr(held_module.Held, "_evaluated", from_events)
     ev = online.workload(20_000, True)
     at = int(pc.max(ev["ts"]).cast(pa.int64()).as_py())
     calls = 2 * online.SUMMED_BLOCK

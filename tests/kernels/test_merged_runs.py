@@ -1,6 +1,7 @@
 """Each asked key's runs in the parts of an online state merged in time order
 (:func:`windowagg.kernels.key_order.merged_runs`, as stretches of rows one after another, a
-column copied with the times or by :func:`windowagg.kernels.passes.stretched`), against a
+column copied with the times or by :func:`windowagg.kernels.passes.stretched`; some of the
+keys alone, :func:`windowagg.kernels.key_order.merged_keys`), against a
 stable sort by time of the key's rows part by part: ties in part order (arrival order), then
 in each part's order; parts that interleave a little, a lot or not at all, or follow each
 other (with a tie where they touch), few distinct times, empty runs."""
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowagg.engine.rolling.part_index import Stretches
-from windowagg.kernels.key_order import by_place, merged_runs
+from windowagg.kernels.key_order import by_place, merged_keys, merged_runs
 from windowagg.kernels.passes import stretched
 
 
@@ -63,6 +64,16 @@ def test_merged_runs_equal_a_stable_sort(data, parts, keys, span, whole, overlap
     np.testing.assert_array_equal(out_values, expected)  # the column's rows, merged
     np.testing.assert_array_equal(gathered, times[expected])  # the stretches copied
     np.testing.assert_array_equal(counts, [len(x) for x in want])
+    # some keys alone (a chunk of a range: merged_keys): their rows from the start
+    first = data.draw(st.integers(0, keys - 1))
+    stop = data.draw(st.integers(first, keys))
+    part = np.concatenate([np.zeros(0, np.int64), *want[first:stop]])
+    mine, own, few = np.zeros(at, dtype), np.full(at, -1, np.int64), np.full(keys, -1, np.int64)
+    k = merged_keys(times, values, lo, hi, first, stop, starts, sizes, mine, own, few, head)
+    assert Stretches(starts[:k], sizes[:k], len(part)).rows().tolist() == part.tolist()
+    np.testing.assert_array_equal(mine[: len(part)], times[part])
+    np.testing.assert_array_equal(own[: len(part)], part)
+    assert few[first:stop].tolist() == [len(x) for x in want[first:stop]]
 
 
 def test_the_copies_ask_the_cache_for_later_runs_ahead() -> None:

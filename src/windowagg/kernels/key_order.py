@@ -257,12 +257,24 @@ def merged_runs(times, values, lo, hi, starts, sizes, out_times, out_values, cou
     every other part's next row are found by a binary search. Another column is then
     gathered by copying stretches (:func:`~.passes.stretched`); the one copied here comes with
     the times, in the same loop, its misses overlapping theirs."""
+    return merged_keys(
+        times, values, lo, hi, 0, lo.shape[1], starts, sizes, out_times, out_values, counts, head
+    )
+
+
+@inline
+def merged_keys(
+    times, values, lo, hi, first, stop, starts, sizes, out_times, out_values, counts, head
+):
+    """:func:`merged_runs` of keys ``first`` to ``stop - 1`` alone (their rows from the start
+    of ``out_times`` and ``out_values``, key ``w``'s count in ``counts[w]``): the runs of the
+    keys from ``stop`` on are fetched ahead as those before it are merged."""
     parts = lo.shape[0]
     o = 0
     m = 0
     keys = lo.shape[1]
     later = max(1, AHEAD // parts)  # about AHEAD runs ahead
-    for w in range(keys):
+    for w in range(first, stop):
         if w + later < keys:  # a later key's runs' first lines, while this one's are merged
             for p in range(parts):
                 ahead(times, lo[p, w + later], hi[p, w + later] - lo[p, w + later])

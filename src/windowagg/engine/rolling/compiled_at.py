@@ -1,15 +1,17 @@
 """Point-in-time answers of counts, sums, means, maxima, minima, distinct counts and first and
-last values of one column in one compiled call
-(:func:`~windowagg.kernels.entries_at.entries_at`): what :func:`~.at.evaluate_at` gives,
-from the same kernels, without the Python steps between them.
-An online state's batch on several threads answers each range of keys so
-(:meth:`~.online.Held._of_runs`), and its ranges then hardly wait for Python's lock.
+last values of one column, over an online state's held events of the keys a batch asks for,
+in one compiled call per range of keys (:func:`~windowagg.kernels.runs_at.runs_at`): the
+keys' runs in the parts merged a chunk at a time, each chunk answered by
+:func:`~windowagg.kernels.entries_at.entries_at` (what :func:`~.at.evaluate_at` gives, from
+the same kernels) and its answers written at their rows of the batch, without the Python
+steps between them. A batch on several threads runs its ranges so
+(:meth:`~.online.Held._evaluated`), and they hardly wait for Python's lock.
 
 A plan is answered so where every entry is such an aggregation over a range or ``rows``
 frame (:func:`compiled`) of one float64 or int64 column (or a count of rows) that holds no
 null; values the evaluators treat apart (NaN, sums beyond the doubles' range, integers whose
 sums could overflow, distinct values that are not whole numbers of a small range) leave the
-call to :func:`~.at.evaluate_at` (:func:`answered_at` gives None)."""
+batch to :func:`~.at.evaluate_at` (:func:`answered_at` gives None)."""
 
 from __future__ import annotations
 
@@ -32,18 +34,17 @@ from ...kernels.entries_at import (
     MEAN,
     SMALLEST,
     SUM,
-    entries_at,
 )
 from ...kernels.exact_sums import PARTS
-from ..columns import column_times, limits
+from ...kernels.runs_at import runs_at
+from .. import parallel
+from ..columns import limits
 from ..evaluators.common import with_nulls
-from ..keys import in_key_order
 from ..memory import NO_NULLS, empty, read_only
 from ..sweep import SPAN, offsets
-from .at import in_events_unit
 from .plan import RollingPlan
 
-__all__ = ["KNOWN_NOTHING", "Compiled", "Raw", "answered_at", "compiled"]
+__all__ = ["CHUNK", "KNOWN_NOTHING", "Asked", "Compiled", "answered_at", "compiled"]
 
 #: what :func:`answered_at` is told of the values where nothing is known of them (the
 #: call finds what it needs by passes over them)
@@ -60,18 +61,6 @@ _HOW = {
     Evaluation.FIRST: (FIRST, FIRST),
     Evaluation.LAST: (LAST, LAST),
 }
-
-
-class Raw(NamedTuple):
-    """An entry's answers as the call leaves them: their values, which are null (None:
-    none) and the entry's type; :meth:`array` makes the Arrow array."""
-
-    values: np.ndarray
-    null: np.ndarray | None
-    type: pa.DataType
-
-    def array(self) -> pa.Array:
-        return with_nulls(self.values, NO_NULLS if self.null is None else self.null, self.type)
 
 
 class Compiled(NamedTuple):
@@ -138,91 +127,120 @@ def _answer_type(how: int, column: pa.DataType | None) -> pa.DataType | None:
     return pa.float64()
 
 
+class Asked(NamedTuple):
+    """A batch's requests as :func:`answered_at` reads them: each one's key (its place among
+    the runs' keys, -1 for a null key), by key (-1 first), then time; its time as
+    :func:`~windowagg.engine.columns.column_times` finds it; its row in the batch; and where
+    each range of keys' requests begin among them (one more than the ranges)."""
+
+    place: np.ndarray
+    times: np.ndarray
+    rows: np.ndarray
+    cuts: list[int]
+
+
 def answered_at(
     c: Compiled,
-    values: np.ndarray,
-    times: np.ndarray,
-    seg: np.ndarray,
-    qseg: np.ndarray,
-    queries: pa.Table,
-    at_time: str,
-    plan: RollingPlan,
-    schema: pa.Schema,
+    laid: tuple[np.ndarray, np.ndarray],
+    runs: tuple[np.ndarray, np.ndarray],
+    ranges: list[tuple[int, int]],
+    asked: Asked,
+    doubles: bool,
     known: np.ndarray = KNOWN_NOTHING,
-    qtimes: np.ndarray | None = None,
-) -> list[Raw] | None:
-    """Every entry of ``c`` at ``queries`` (in their order, as :class:`Raw` answers) over
-    events in key and time order (``values``: the column's, none null, or an empty array
-    for counts of rows; ``times``;
-    ``seg``, the key segments; ``qseg``, each query's segment, -1 for none), as
-    :func:`~.at.evaluate_at` gives them (``schema``: the events'); None where the values are
-    ones the evaluation treats apart, or the times' types differ. ``known``: what is known of
-    a set of values that holds these (:meth:`~.part_index.Spans.known`), which spares the
-    call passes over them. ``qtimes``: the queries' times as :func:`column_times` finds them,
-    where the caller has them (a range of a batch's, found once for the batch)."""
-    if qtimes is None:
-        qtimes = column_times(at_time, in_events_unit(plan, schema, queries, at_time)[at_time])
-    if qtimes.dtype != times.dtype:
+) -> list[pa.Array] | None:
+    """Every entry of ``c`` at the ``asked`` requests (the answers in the batch's order), as
+    :func:`~.at.evaluate_at` gives them over the events of the runs' keys (key ``w``'s rows
+    of part ``p``: ``runs[0][p, w]`` to ``runs[1][p, w] - 1`` of the ``laid`` times and
+    column, the column's none null, or an empty array for counts of rows), merged in time
+    order, ties in arrival order (:func:`~windowagg.kernels.runs_at.runs_at`; the times as
+    doubles where ``doubles``): one compiled call per range of keys (``ranges``, each thread
+    claiming the next as it finishes one, :func:`~windowagg.engine.parallel.claimed`). None
+    where the values are ones the evaluation treats apart, or the requests' times are not
+    of the merged times' type. ``known``: what is known of a set of values that holds these
+    (:meth:`~.part_index.Spans.known`), which spares the call passes over them."""
+    times, values = laid
+    lo, hi = runs
+    qtimes = asked.times
+    if qtimes.dtype != (np.float64 if doubles else times.dtype):
         return None
-    order = None
-    if not in_key_order(qseg, qtimes):  # by segment (none first), then time, as the bounds go
-        order = np.lexsort((qtimes, qseg))
-        qseg, qtimes = qseg[order], qtimes[order]
-    n, e, events = len(qseg), len(c.how), len(values)
-    rows, lo_off, hi_off, unbounded = _spec(c.frames, times.dtype == np.int64)
-    lo, hi = empty((len(c.frames), n), np.int64), empty((len(c.frames), n), np.int64)
+    n, e, nf = len(asked.place), len(c.how), len(c.frames)
+    spec = _spec(c.frames, qtimes.dtype == np.int64)
     out_f, out_i, null = empty((e, n)), empty((e, n), np.int64), empty((e, n), bool)
     kinds = set(c.how.tolist())
     select = bool(kinds & {LARGEST, SMALLEST})
     # the compared keys: a max of doubles compares the values themselves
     keyed = SMALLEST in kinds or (LARGEST in kinds and values.dtype != np.float64)
     distinct = DISTINCT in kinds
-    limit = events + SPAN
-    ok = entries_at(
-        read_only(times),
-        read_only(seg),
-        read_only(qseg),
-        read_only(qtimes),
-        limits(times),
-        rows,
-        lo_off,
-        hi_off,
-        unbounded,
-        read_only(values),
-        NO_NULLS,
-        c.how,
-        c.frame,
-        limit,
-        known,
-        lo,
-        hi,
-        out_f,
-        out_i,
-        null,
-        empty(n, np.int64),
-        empty(PARTS),
-        empty(n, bool),
-        empty(events if keyed else 0),
-        empty(events if distinct else 0, np.int64),
-        empty(limit if distinct else 0, np.int64),
-        empty(events + 1 if select else 0, np.int64),
-        empty(1, np.int64),
-        empty((1, n), np.int64),
-    )
-    if not ok:
+    each = (hi - lo).sum(axis=0)  # each key's events
+    inputs = (read_only(times), read_only(values), read_only(lo), read_only(hi))
+    place, rows = read_only(asked.place), read_only(asked.rows)
+    qtimes = read_only(qtimes)
+    lims = limits(qtimes)
+
+    def answer(r: int) -> bool:
+        (a, b), (u, v) = ranges[r], asked.cuts[r : r + 2]
+        sizes = each[a:b]
+        # the largest chunk: CHUNK events, or a key of more alone
+        most = min(int(sizes.sum()), max(CHUNK, int(sizes.max()) if b > a else 0))
+        limit = most + SPAN
+        q = v - u
+        return bool(
+            runs_at(
+                *inputs,
+                a,
+                b,
+                place[u:v],
+                qtimes[u:v],
+                rows[u:v],
+                CHUNK,
+                lims,
+                *spec,
+                NO_NULLS,
+                c.how,
+                c.frame,
+                limit,
+                known,
+                out_f,
+                out_i,
+                null,
+                empty(most, np.float64 if doubles else times.dtype),
+                empty(most if len(values) else 0, values.dtype),
+                empty(most, np.int64),
+                empty(most, np.int64),
+                empty(lo.shape[1], np.int64),
+                empty(lo.shape[0], np.int64),
+                empty(b - a + 1, np.int64),
+                empty(q, np.int64),
+                empty(nf * q, np.int64),
+                empty(nf * q, np.int64),
+                empty(e * q),
+                empty(e * q, np.int64),
+                empty(e * q, bool),
+                empty(q, np.int64),
+                empty(PARTS),
+                empty(q, bool),
+                empty(most if keyed else 0),
+                empty(most if distinct else 0, np.int64),
+                empty(limit if distinct else 0, np.int64),
+                empty(most + 1 if select else 0, np.int64),
+                empty(1, np.int64),
+                empty(q, np.int64),
+            )
+        )
+
+    if not all(parallel.claimed(answer, range(len(ranges)))):
         return None
-    back = None
-    if order is not None:
-        back = empty(n, np.int64)
-        back[order] = np.arange(n)
     out = []
     for j, type_ in enumerate(c.types):  # each an int64 or a float64 (:func:`compiled`)
         got, none = (out_i if type_ == pa.int64() else out_f)[j], null[j]
-        if back is not None:
-            got, none = got[back], none[back]
         nullable = c.how[j] not in (COUNT, DISTINCT) and np.count_nonzero(none) > 0
-        out.append(Raw(got, none if nullable else None, type_))
+        out.append(with_nulls(got, none if nullable else NO_NULLS, type_))
     return out
+
+
+#: a range's keys are merged and answered a chunk of about this many events at a time
+#: (:func:`~windowagg.kernels.runs_at.runs_at`), which stay in the core's own cache
+CHUNK = 1 << 15
 
 
 @functools.lru_cache(maxsize=64)

@@ -24,18 +24,19 @@ fixed-width columns the entries read are also laid one after another in one inde
 among the part's distinct keys, merges the runs key by key in one compiled pass (as
 stretches of rows that lie one after another), copies those stretches of the columns, and
 hands the evaluation the events of the keys it asks for alone, already in the order it would
-sort them into, so it does not sort them. On several threads, a batch that reads many events
-cuts its asked keys into ranges of about equal events (:data:`RANGES_PER_THREAD` per thread),
-and each range, with its queries, is merged, copied and evaluated on one thread, each thread
-taking the next range as it finishes one (:func:`~windowagg.engine.parallel.claimed`): a
-point-in-time answer is its frame's alone,
-so the answers are those of one thread. Each such batch costs time in proportion to the
+sort them into, so it does not sort them. Where every entry is a count, sum, mean, max, min,
+distinct count, first or last value of one column (:mod:`.compiled_at`), one compiled call does
+all of it, the keys a chunk at a time, reading the runs where they lie and writing the answers
+at their requests' rows (:func:`~windowagg.kernels.runs_at.runs_at`). A batch that reads many
+events cuts its asked keys into ranges of about equal events (:data:`RANGES_PER_THREAD` per
+thread), each merged and answered on one thread, each thread taking the next range as it
+finishes one (:func:`~windowagg.engine.parallel.claimed`): a point-in-time answer is its frame's
+alone, so the answers are those of one thread. Each such batch costs time in proportion to the
 events it reads. Where some entries are counts, sums, means, maxima, minima, first or last
-values or distinct counts over a range or a rows frame, each part also keeps prefix sums,
-tables of its best rows and its rows grouped by value for them, and a batch has those
-entries answered from them (:mod:`.summaries`) in O(parts x log d) per query (the other
-entries evaluated over the events), unless it asks for so few events a request that reading
-them costs less.
+values or distinct counts over a range or a rows frame, each part also keeps prefix sums, tables
+of its best rows and its rows grouped by value for them, and a batch has those entries answered
+from them (:mod:`.summaries`) in O(parts x log d) per query (the other entries evaluated over
+the events), unless it asks for so few events a request that reading them costs less.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ from ..keys import in_key_order
 from ..memory import empty, read_only, zeros
 from .at import by_value, compute_at, entries_read, evaluate_at, in_events_unit
 from .at_stream import reachable
-from .compiled_at import KNOWN_NOTHING, Compiled, Raw, answered_at, compiled
+from .compiled_at import KNOWN_NOTHING, Asked, Compiled, answered_at, compiled
 from .key_codes import HELD_AS_CODES, KeyCodes, codeable
 from .part_index import PartIndex, Runs
 from .plan import RollingPlan
@@ -486,30 +487,29 @@ class Held:
         at_time: str,
         reading: Reading,
     ) -> list[pa.Array]:
-        """The entries of ``reading`` over the held events of ``runs`` (:meth:`_of_runs`), in
-        ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on one
-        thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
-        events or more (:meth:`_in_ranges`)."""
+        """The entries of ``reading`` over the held events of ``runs``: by its compiled call
+        (:meth:`_compiled`) where it has one, else by the evaluation (:meth:`_of_runs`); in
+        ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on
+        one thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
+        events or more."""
+        ranges = [(0, runs.lo.shape[1])]
         if runs.n >= parallel.PARALLEL_ROWS:
-            ranges = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())], RANGES_PER_THREAD)
-            if len(ranges) > 1:
-                # the requests' times as the compiled call reads them, found once for the
-                # batch (a range's are then taken from them: no conversion of its own)
-                numbers = None
-                if self._compiles(reading) is not None:
-                    col = in_events_unit(reading.plan, self.schema, queries, at_time)[at_time]
-                    numbers = column_times(at_time, col)
-
-                def of_runs(
-                    asked: pa.Table, at: np.ndarray, keys: Runs, rows: np.ndarray
-                ) -> Answers:
-                    qtimes = None if numbers is None else numbers[rows]
-                    return self._of_runs(asked, at, keys, at_time, reading, True, qtimes)
-
-                got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
-                assert got is not None  # the evaluation answers every range
+            cut = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())], RANGES_PER_THREAD)
+            ranges = cut if len(cut) > 1 else ranges
+        fast = self._compiles(reading)
+        if fast is not None:
+            got = self._compiled(queries, place, runs, ranges, at_time, fast)
+            if got is not None:
                 return got
-        return [arrow(c) for c in self._of_runs(queries, place, runs, at_time, reading)]
+        if len(ranges) > 1:
+
+            def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs, _: np.ndarray) -> Answers:
+                return self._of_runs(asked, at, keys, at_time, reading)
+
+            got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
+            assert got is not None  # the evaluation answers every range
+            return got
+        return list(self._of_runs(queries, place, runs, at_time, reading))
 
     def _in_ranges(
         self,
@@ -530,12 +530,8 @@ class Held:
         has a fixed width: :class:`InOrder`): each query's answer is its frame's alone, so
         they are one thread's answers (``answer`` is also handed the range's requests' rows
         in the batch). None where ``answer`` gives none for some range."""
-        # the requests by key (a null key's first, ties in the batch's order), each range's
-        # a stretch of them: the first holds those of a null key too
-        order = empty(len(place), np.int64)
-        by_place(read_only(place), empty(runs.lo.shape[1] + 2, np.int64), order)
-        cuts = np.searchsorted(place[order], [a for a, _ in ranges[1:]]).tolist()
-        cuts = [0, *cuts, len(place)]
+        order = by_key(place, runs.lo.shape[1])
+        cuts = _cuts(place[order], ranges)
         stamps = one_array(queries.column(at_time))
         laid = words(stamps)  # the times' words (and validity), found once
         back = InOrder(len(place))
@@ -560,8 +556,7 @@ class Held:
         if back.whole:  # each range put its answers in place, on its thread
             return back.columns()
         order = np.concatenate([rows for rows, _ in answered])
-        arrays = [[arrow(c) for c in columns] for columns in pieces]
-        return moved([pa.concat_arrays(list(column)) for column in zip(*arrays)], order)
+        return moved([pa.concat_arrays(list(column)) for column in zip(*pieces)], order)
 
     def _from_summaries(
         self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str
@@ -610,26 +605,12 @@ class Held:
         return answered(self.served, self.index, runs, place, qtimes)
 
     def _of_runs(
-        self,
-        queries: pa.Table,
-        place: np.ndarray,
-        runs: Runs,
-        at_time: str,
-        reading: Reading,
-        raw: bool = False,
-        qtimes: np.ndarray | None = None,
+        self, queries: pa.Table, place: np.ndarray, runs: Runs, at_time: str, reading: Reading
     ) -> Answers:
         """The entries of ``reading`` at ``queries`` (each asking for the key at ``place``
-        among ``runs``' keys, -1 for a null key) over the held events of ``runs``: in one
-        compiled call (:func:`~.compiled_at.answered_at`; ``raw``: its answers as it leaves
-        them, for :class:`InOrder`; ``qtimes``: the requests' times as it reads them, where
-        they are found already) where the reading has one and its column holds no null,
-        else by the evaluation."""
+        among ``runs``' keys, -1 for a null key), evaluated over the held events of ``runs``
+        (:func:`~.at.evaluate_at`)."""
         plan, read, _ = reading
-        fast = self._compiles(reading)
-        if fast is not None:
-            got = self._compiled(queries, place, runs, at_time, reading, fast, qtimes)
-            return got if raw else [arrow(c) for c in got]
         events, counts, numbers = self._by_index(runs, read)
         seg, qseg, times = self._segments(place, counts, numbers)
         return evaluate_at(plan, events, times, seg, qseg, queries, at_time, self.schema)
@@ -658,27 +639,27 @@ class Held:
         queries: pa.Table,
         place: np.ndarray,
         runs: Runs,
+        ranges: list[tuple[int, int]],
         at_time: str,
-        reading: Reading,
         fast: Compiled,
-        qtimes: np.ndarray | None = None,
-    ) -> Answers:
-        """:meth:`_of_runs` by one compiled call (:func:`~.compiled_at.answered_at`): the
-        held events of ``runs`` merged by the index, their column copied with their times; by the
-        evaluation over them where the call leaves them to it."""
-        _, numbers, counts, copied = self.index.merged(runs, fast.column)
-        values = np.zeros(0) if copied is None else copied
-        seg, qseg, times = self._segments(place, counts, numbers)
-        plan, schema = reading.plan, self.schema
-        known = KNOWN_NOTHING if fast.column is None else self.index.spans[fast.column].known()
-        got = answered_at(
-            fast, values, times, seg, qseg, queries, at_time, plan, schema, known, qtimes
-        )
-        if got is not None:
-            return got
-        read = {} if fast.type is None else {fast.column: from_words(fast.type, [values])}
-        events = pa.table(read)
-        return evaluate_at(plan, events, times, seg, qseg, queries, at_time, schema)
+    ) -> list[pa.Array] | None:
+        """:meth:`_evaluated` by the reading's compiled call (:func:`~.compiled_at.answered_at`)
+        over the runs as they lie in the index, a call per range of keys: the requests by
+        key (a null key's first), then time, their times converted once for the batch. None
+        where the call leaves the batch to the evaluation."""
+        order = by_key(place, runs.lo.shape[1])
+        col = in_events_unit(self.plan, self.schema, queries, at_time)[at_time]
+        numbers = column_times(at_time, col)
+        at, qtimes = place[order], numbers[order]
+        if not in_key_order(at, qtimes):  # a key asked at several times, not in time order
+            order = np.lexsort((numbers, place))
+            at, qtimes = place[order], numbers[order]
+        asked = Asked(at, qtimes, order, _cuts(at, ranges))
+        index, column = self.index, fast.column
+        laid = (index.times.view(), np.zeros(0) if column is None else index.values(column)[0])
+        known = KNOWN_NOTHING if column is None else index.spans[column].known()
+        lohi = (runs.lo, runs.hi)
+        return answered_at(fast, laid, lohi, ranges, asked, index.doubles, known)
 
     @property
     def nbytes(self) -> int:
@@ -692,7 +673,7 @@ class Held:
         (:func:`times_as_numbers`): merged across the parts by the index
         (:meth:`~.part_index.PartIndex.merged`), the fixed-width columns gathered from it,
         any other column taken from each part (:func:`taken`) and put in that order."""
-        stretches, times, counts, _ = self.index.merged(runs)
+        stretches, times, counts = self.index.merged(runs)
         found = {c: self.index.gathered(c, stretches) for c in columns}
         other = [c for c, col in found.items() if col is None]
         if other:  # each part's rows of them, taken from the part, then put in order
@@ -713,30 +694,17 @@ class Held:
 
 
 #: a batch read over its events is cut into this many ranges of keys per thread, each thread
-#: claiming the next as it finishes one (:func:`~windowagg.engine.parallel.claimed`): in one
-#: process, a uniform batch of the online suite (10M events, 2 threads) took 0.87-0.92 times
-#: as long in four ranges a thread as in one (a busy core takes fewer; each range's events
-#: stay in the caches between its merge and its answers), eight no better; on one thread,
-#: four ranges took 0.92-0.96 times as long as the whole batch at once (which sorts its
-#: requests and puts its answers back: a range's come in key order); a Zipf batch
+#: claiming the next as it finishes one (:func:`~windowagg.engine.parallel.claimed`), so that
+#: a thread whose core is busy takes fewer. In one process, a uniform batch of the online
+#: suite (10M events, 2 threads) took 0.87-0.92 times as long in four ranges a thread as in
+#: one when each range's merge, copy and evaluation were Python's steps; with one compiled
+#: call a range (its keys merged and answered a chunk at a time, :mod:`.compiled_at`), two
+#: and four took the same time (4.43 and 4.50 ms), eight longer (4.68 ms). A Zipf batch
 #: answered from the parts gains nothing (its hot keys are not cut), so it keeps one
 RANGES_PER_THREAD = 4
 
-#: a batch's answer columns: Arrow arrays, or one compiled call's as it leaves them
-Answers = Sequence[pa.Array | Raw]
-
-
-def arrow(column: pa.Array | Raw) -> pa.Array:
-    """An answer column as an Arrow array."""
-    return column.array() if isinstance(column, Raw) else column
-
-
-def _words(column: pa.Array | Raw) -> list[np.ndarray] | None:
-    """An answer column's words, and its validity where it has a null
-    (:func:`~windowagg.engine.columns.words`)."""
-    if isinstance(column, Raw):
-        return [column.values] if column.null is None else [column.values, ~column.null]
-    return words(column)
+#: a batch's answer columns
+Answers = Sequence[pa.Array]
 
 
 class InOrder:
@@ -753,13 +721,13 @@ class InOrder:
 
     def put(self, rows: np.ndarray, columns: Answers) -> None:
         """A range's ``columns``, whose row ``i`` is the request at ``rows[i]``."""
-        found = [_words(c) for c in columns]
+        found = [words(c) for c in columns]
         with self.lock:
             self.ranges += 1
             if any(w is None for w in found):
                 return
             if not self.words:
-                self.types = [c.type for c in columns]  # an Arrow array's, or a Raw's
+                self.types = [c.type for c in columns]
                 self.words = [[empty(self.n, w[0].dtype), None] for w in found if w is not None]
             for slot, w in zip(self.words, found):
                 if w is not None and len(w) > 1 and slot[1] is None:  # nulls: all valid first
@@ -856,6 +824,20 @@ def asked_of(q: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.nd
     place.fill(-1)
     place[valid] = inverse
     return wanted, place
+
+
+def by_key(place: np.ndarray, keys: int) -> np.ndarray:
+    """The requests in order of their key's ``place`` among ``keys`` keys (a null key's, -1,
+    first; ties in the batch's order): a counting sort."""
+    order = empty(len(place), np.int64)
+    by_place(read_only(place), empty(keys + 2, np.int64), order)
+    return order
+
+
+def _cuts(at: np.ndarray, ranges: list[tuple[int, int]]) -> list[int]:
+    """Where each range of keys' requests begin among requests by key (``at``, their keys'
+    places; those of a null key with the first range), and their end."""
+    return [0, *np.searchsorted(at, [a for a, _ in ranges[1:]]).tolist(), len(at)]
 
 
 def taken(

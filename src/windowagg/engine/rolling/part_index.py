@@ -8,10 +8,11 @@ part's distinct keys (:func:`~windowagg.kernels.key_order.part_runs`), merges th
 key in time order, ties in arrival order (:func:`~windowagg.kernels.key_order.merged_runs`)
 as stretches of rows that lie one after another (parts that arrived in about time order
 hardly interleave: mostly one stretch per key and part), and copies those stretches of the
-fixed-width columns the entries read (:func:`~windowagg.engine.columns.stretched_words`;
-the one column a compiled call reads, in the merge's own loop, beside the times): each row
-read once, from where it lies, with no index per row. Each part also keeps that column's
-span (:class:`Spans`), which spares the compiled call its passes to find it.
+fixed-width columns the entries read (:func:`~windowagg.engine.columns.stretched_words`):
+each row read once, from where it lies, with no index per row. A compiled call merges the
+runs itself, with the one column it reads in the merge's own loop
+(:func:`~windowagg.kernels.runs_at.runs_at`); each part keeps that column's span
+(:class:`Spans`), which spares the call its passes to find it.
 """
 
 from __future__ import annotations
@@ -565,14 +566,11 @@ class PartIndex:
         )
         return Runs(lo, hi, n, at)
 
-    def merged(
-        self, runs: Runs, column: str | None = None
-    ) -> tuple[Stretches, np.ndarray, np.ndarray, np.ndarray | None]:
+    def merged(self, runs: Runs) -> tuple[Stretches, np.ndarray, np.ndarray]:
         """The rows (numbered across the parts) of ``runs``' keys, key by key in time order,
         ties in arrival order, as stretches of rows that lie one after another; their times
-        (as doubles where :attr:`doubles`); how many of each key; and fixed-width
-        ``column``'s values at them in their own type (None: no column), copied as the
-        times are (:func:`~windowagg.kernels.key_order.merged_runs`)."""
+        (as doubles where :attr:`doubles`); and how many of each key
+        (:func:`~windowagg.kernels.key_order.merged_runs`)."""
         n = runs.n
         starts, sizes = empty(n, np.int64), empty(n, np.int64)
         # the times as the engine reads them (:func:`~windowagg.engine.columns.times_of`):
@@ -580,13 +578,11 @@ class PartIndex:
         times = empty(n, np.float64 if self.doubles else self.times.data.dtype)
         counts = empty(runs.lo.shape[1], np.int64)
         head = empty(self.parts, np.int64)
-        laid = self.values(column)[0] if column is not None else np.empty(0)
-        values = empty(n if column is not None else 0, laid.dtype)
+        none = np.empty(0)  # no column copied with the times
         m = merged_runs(
-            self.times.view(), laid, runs.lo, runs.hi, starts, sizes, times, values, counts, head
+            self.times.view(), none, runs.lo, runs.hi, starts, sizes, times, none, counts, head
         )
-        found = values if column is not None else None
-        return Stretches(starts[:m], sizes[:m], n), times, counts, found
+        return Stretches(starts[:m], sizes[:m], n), times, counts
 
     def gathered(self, name: str, rows: Stretches) -> pa.Array | None:
         """Column ``name`` at ``rows`` where it has a fixed width (None where not)."""
