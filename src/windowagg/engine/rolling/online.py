@@ -778,11 +778,13 @@ PARALLEL_REQUESTS = 1 << 10
 #: what finding an asked key's frames in every part and walking its groups once costs, in
 #: requests' worth (several requests of one key at one time share them): the ranges of a
 #: batch answered from the parts on several threads are of about equal work so counted.
-#: Measured on one thread on the online suite's Zipf state (10M events), batches of 10,000
-#: requests of about 3,100 keys, each key and time answered once: about 2.6 us a key (its
-#: frames 0.9 us, its walk 1.7 us) against about 0.2 us a request (its sums, mean and max,
-#: and its answers spread back)
-KEY_REQUESTS = 12
+#: Measured on the online suite's Zipf state (10M events), batches of 10,000 requests of
+#: about 3,100 keys: the two ranges of a batch, each on one thread in turn, took 5.3 ms
+#: (8,150 requests of 1,268 keys, the hot ones) and 3.0 ms (1,850 requests of 1,791 keys)
+#: when cut at 12, about 1.2 us a key and 0.46 us a request; in one process, batches on 2
+#: threads cut at 1, 2, 3, 4 and 6 took 1.17, 1.01, 0.86, 0.84 and 0.90 times as long as
+#: at 12
+KEY_REQUESTS = 4
 
 #: a state with other entries too reads the events for them anyway: its served entries come
 #: from the parts where a batch asks for this many events a request or more, so that what
