@@ -194,6 +194,49 @@ def test_values_the_evaluation_treats_apart_leave_the_batch_to_it(
     assert calls == ([] if answered is None else [answered])
 
 
+def test_a_range_is_merged_and_answered_a_chunk_of_keys_at_a_time(monkeypatch) -> None:
+    """The call (run as Python here, each step it calls compiled, so that its steps can be
+    watched) answers its keys a chunk at a time, one call of the evaluators' kernels per
+    chunk: one chunk for the whole of a small batch at the engine's size; with chunks of 10
+    events, several, each of at most 10 (each key holds at most 8), together every held
+    event of the asked keys; the answers the backfill's either way (a null key, a key never
+    seen, requests of one key at several times)."""
+    from windowagg.kernels import runs_at as module
+
+    rng = np.random.default_rng(17)
+    keys = np.repeat(np.arange(60), rng.integers(1, 9, 60))
+    n = len(keys)
+    t = pa.array(rng.integers(0, 3_600_000_000, n), pa.timestamp("us"))
+    events = pa.table({"k": keys, "ts": t, "v": rng.integers(0, 20, n).astype(float)})
+    asked = pa.array([*rng.integers(0, 70, 200).tolist(), None], pa.int64())
+    at = pa.array(rng.integers(0, 3_600_000_000, 201), pa.timestamp("us"))
+    queries = pa.table({"k": asked, "ts": at})
+    aggs = {k: FLOATS[k] for k in ("s", "mx", "d", "a", "f")}
+    state = _fed(events, np.array([n // 3, n // 2]), aggs)
+    chunks: list[int] = []  # each chunk's events
+    real = module.entries_at
+
+    def entries(times, *args):
+        chunks.append(len(times))
+        return real(times, *args)
+
+    monkeypatch.setattr(module, "entries_at", entries)
+    monkeypatch.setattr(compiled_at, "runs_at", module.runs_at.py_func)
+    monkeypatch.setattr(held_module.Held, "_from_summaries", lambda *a: None)
+    want = rolling_aggregate(events, time="ts", key="k", aggs=aggs, at=queries)
+    read = int(np.isin(keys, asked.drop_null().to_numpy()).sum())
+    for chunk in (compiled_at.CHUNK, 10):
+        monkeypatch.setattr(compiled_at, "CHUNK", chunk)
+        chunks.clear()
+        got = state.query(queries)
+        assert _same(got, want), (got.to_pydict(), want.to_pydict())
+        assert sum(chunks) == read  # every event of the asked keys, once
+        if chunk == 10:
+            assert len(chunks) >= read // 10 > 5 and max(chunks) <= 10
+        else:
+            assert chunks == [read]
+
+
 def test_the_call_runs_compiled_in_ranges_of_keys_on_threads(monkeypatch, calls) -> None:
     """On three threads each range of asked keys makes its own compiled call (the first on
     the calling thread), and the answers are one thread's and the batch call's; the call is

@@ -142,24 +142,24 @@ class Asked(NamedTuple):
 def answered_at(
     c: Compiled,
     laid: tuple[np.ndarray, np.ndarray],
-    runs: tuple[np.ndarray, np.ndarray],
+    runs: tuple[np.ndarray, np.ndarray, np.ndarray],
     ranges: list[tuple[int, int]],
     asked: Asked,
     doubles: bool,
     known: np.ndarray = KNOWN_NOTHING,
 ) -> list[pa.Array] | None:
     """Every entry of ``c`` at the ``asked`` requests (the answers in the batch's order), as
-    :func:`~.at.evaluate_at` gives them over the events of the runs' keys (key ``w``'s rows
-    of part ``p``: ``runs[0][p, w]`` to ``runs[1][p, w] - 1`` of the ``laid`` times and
-    column, the column's none null, or an empty array for counts of rows), merged in time
-    order, ties in arrival order (:func:`~windowagg.kernels.runs_at.runs_at`; the times as
-    doubles where ``doubles``): one compiled call per range of keys (``ranges``, each thread
-    claiming the next as it finishes one, :func:`~windowagg.engine.parallel.claimed`). None
-    where the values are ones the evaluation treats apart, or the requests' times are not
+    :func:`~.at.evaluate_at` gives them over the events of the runs' keys (key ``w``'s rows of
+    part ``p``: ``runs[0][p, w]`` to ``runs[1][p, w] - 1`` of the ``laid`` times and column,
+    ``runs[2][w]`` rows in all; the column's none null, or an empty array for counts of rows),
+    merged in time order, ties in arrival order (:func:`~windowagg.kernels.runs_at.runs_at`; the
+    times as doubles where ``doubles``): one compiled call per range of keys (``ranges``, each
+    thread claiming the next as it finishes one, :func:`~windowagg.engine.parallel.claimed`).
+    None where the values are ones the evaluation treats apart, or the requests' times are not
     of the merged times' type. ``known``: what is known of a set of values that holds these
     (:meth:`~.part_index.Spans.known`), which spares the call passes over them."""
     times, values = laid
-    lo, hi = runs
+    lo, hi, each = runs
     qtimes = asked.times
     if qtimes.dtype != (np.float64 if doubles else times.dtype):
         return None
@@ -171,7 +171,6 @@ def answered_at(
     # the compared keys: a max of doubles compares the values themselves
     keyed = SMALLEST in kinds or (LARGEST in kinds and values.dtype != np.float64)
     distinct = DISTINCT in kinds
-    each = (hi - lo).sum(axis=0)  # each key's events
     inputs = (read_only(times), read_only(values), read_only(lo), read_only(hi))
     place, rows = read_only(asked.place), read_only(asked.rows)
     qtimes = read_only(qtimes)

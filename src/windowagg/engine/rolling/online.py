@@ -492,18 +492,18 @@ class Held:
         ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on
         one thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
         events or more."""
-        ranges = [(0, runs.lo.shape[1])]
+        ranges, each = [(0, runs.lo.shape[1])], runs.per_key()
         if runs.n >= parallel.PARALLEL_ROWS:
-            cut = parallel.grouped(np.r_[0, np.cumsum(runs.per_key())], RANGES_PER_THREAD)
+            cut = parallel.grouped(np.r_[0, np.cumsum(each)], RANGES_PER_THREAD)
             ranges = cut if len(cut) > 1 else ranges
         fast = self._compiles(reading)
         if fast is not None:
-            got = self._compiled(queries, place, runs, ranges, at_time, fast)
+            got = self._compiled(queries, place, runs, each, ranges, at_time, fast)
             if got is not None:
                 return got
         if len(ranges) > 1:
 
-            def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs, _: np.ndarray) -> Answers:
+            def of_runs(asked: pa.Table, at: np.ndarray, keys: Runs) -> Answers:
                 return self._of_runs(asked, at, keys, at_time, reading)
 
             got = self._in_ranges(queries, place, runs, ranges, at_time, of_runs)
@@ -518,7 +518,7 @@ class Held:
         runs: Runs,
         ranges: list[tuple[int, int]],
         at_time: str,
-        answer: Callable[[pa.Table, np.ndarray, Runs, np.ndarray], Answers | None],
+        answer: Callable[[pa.Table, np.ndarray, Runs], Answers | None],
     ) -> list[pa.Array] | None:
         """``answer`` (:meth:`_of_runs` or :meth:`_summarized`) with ``runs``' keys in
         ``ranges`` (of about equal work, one or more per thread), each range with its queries
@@ -528,8 +528,7 @@ class Held:
         (:func:`~windowagg.engine.parallel.claimed`), the answers then put back in the
         queries' order (each range puts its own there, on its thread, where every column
         has a fixed width: :class:`InOrder`): each query's answer is its frame's alone, so
-        they are one thread's answers (``answer`` is also handed the range's requests' rows
-        in the batch). None where ``answer`` gives none for some range."""
+        they are one thread's answers. None where ``answer`` gives none for some range."""
         order = by_key(place, runs.lo.shape[1])
         cuts = _cuts(place[order], ranges)
         stamps = one_array(queries.column(at_time))
@@ -544,7 +543,7 @@ class Held:
             else:
                 asked = pa.table({at_time: from_words(stamps.type, [w[rows] for w in laid])})
             at = np.where(at >= 0, at - a, -1)
-            got = answer(asked, at, runs.keys(a, b), rows)
+            got = answer(asked, at, runs.keys(a, b))
             if got is not None:
                 back.put(rows, got)
             return rows, got
@@ -575,9 +574,7 @@ class Held:
             ranges = parallel.grouped(np.r_[0, np.cumsum(work)])
             if len(ranges) > 1:
 
-                def summarized(
-                    asked: pa.Table, at: np.ndarray, keys: Runs, _: np.ndarray
-                ) -> list | None:
+                def summarized(asked: pa.Table, at: np.ndarray, keys: Runs) -> list | None:
                     return self._summarized(asked, at, keys, at_time)
 
                 return self._in_ranges(queries, place, runs, ranges, at_time, summarized)
@@ -639,12 +636,14 @@ class Held:
         queries: pa.Table,
         place: np.ndarray,
         runs: Runs,
+        each: np.ndarray,
         ranges: list[tuple[int, int]],
         at_time: str,
         fast: Compiled,
     ) -> list[pa.Array] | None:
         """:meth:`_evaluated` by the reading's compiled call (:func:`~.compiled_at.answered_at`)
-        over the runs as they lie in the index, a call per range of keys: the requests by
+        over the runs as they lie in the index (``each``: each key's events), a call per
+        range of keys: the requests by
         key (a null key's first), then time, their times converted once for the batch. None
         where the call leaves the batch to the evaluation."""
         order = by_key(place, runs.lo.shape[1])
@@ -658,7 +657,7 @@ class Held:
         index, column = self.index, fast.column
         laid = (index.times.view(), np.zeros(0) if column is None else index.values(column)[0])
         known = KNOWN_NOTHING if column is None else index.spans[column].known()
-        lohi = (runs.lo, runs.hi)
+        lohi = (runs.lo, runs.hi, each)
         return answered_at(fast, laid, lohi, ranges, asked, index.doubles, known)
 
     @property
