@@ -777,7 +777,8 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
     wanted = np.arange(-70, 70)
     if span == "extreme":
         wanted = np.r_[big.min, big.min + 1, wanted, big.max - 1, big.max]
-    stretches, times, counts = index.merged(index.runs(wanted))
+    runs = index.runs(wanted)
+    stretches, times, counts = index.merged(runs)
     rows = stretches.rows()
     keys = every["k"].to_numpy()
     asked = np.flatnonzero(np.isin(keys, wanted))
@@ -787,6 +788,8 @@ def test_the_index_finds_each_asked_keys_rows_in_every_part(span) -> None:
         assert len(stretches.starts) < len(rows) // 4
     assert np.array_equal(times, every["t"].to_numpy()[want])
     assert np.array_equal(counts, [(keys == w).sum() for w in wanted]) and (counts == 0).any()
+    assert np.array_equal(runs.each, counts) and runs.n == len(rows)  # found with the runs
+    assert runs.keys(3, 50).each.tolist() == counts[3:50].tolist()
     assert index.gathered("v", stretches).equals(every["v"].combine_chunks().take(pa.array(want)))
     assert index.gathered("k", stretches) is None  # not read
 
@@ -863,6 +866,24 @@ def test_each_request_finds_its_keys_segment(spread, monkeypatch) -> None:
         got, at = online.asked_of(alone, None)
         want, want_at = online.asked_of(alone, kept[: len(alone)])
         assert got.tolist() == want.tolist() and at.tolist() == want_at.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_keys_asked_through_their_spans_table_equal_a_sort(seed) -> None:
+    """The table of the keys' span finds the keys asked for, sorted and distinct, and each
+    request's place among them, as a sort does: keys at both ends of the span, most of the
+    span asked or a few keys of it, some requests' keys null (their place -1)."""
+    from windowagg.engine.rolling import online
+
+    rng = np.random.default_rng(seed)
+    span = int(rng.choice([5, 100, 100_000]))
+    q = rng.integers(-span, span, int(rng.integers(2, 3000)))
+    q[:2] = -span, span - 1  # both ends of the span
+    valid = rng.random(len(q)) < [1.0, 0.9, 0.3][seed % 3]
+    wanted, place = online.asked_of(q, valid)
+    want = np.unique(q[valid])
+    assert wanted.tolist() == want.tolist()
+    assert np.array_equal(place, np.where(valid, np.searchsorted(want, q), -1))
 
 
 def test_null_and_unknown_request_keys_on_integer_keys(seen) -> None:

@@ -96,18 +96,20 @@ def merged_rows(ka, ta, kb, tb, dst_k, dst_t, rows):
 def asked_keys(q, valid, low, table, wanted, place):
     """The keys asked for (``q[i]`` where ``valid[i]``), all within ``table``'s span from
     ``low`` (``table``: int64, zeroed, one per key of the span): sorted and distinct into
-    ``wanted``, and each query's place among them into ``place`` (-1 where not ``valid``).
-    Returns how many keys. Two passes over the queries and one over the span, no sort: for
-    keys of a span not much wider than the queries are many."""
+    ``wanted`` (room for one more than the keys), and each query's place among them into
+    ``place`` (-1 where not ``valid``). Returns how many keys. Two passes over the queries
+    and one over the span, no sort: for keys of a span not much wider than the queries are
+    many. The span's pass has no branch (a key of the span is written at the next place
+    whether asked for or not, and kept where it is): a branch on each key, asked for by
+    chance, is mispredicted often (10,000 keys of a span of 100,000: 142 against 94 us)."""
     for i in range(q.shape[0]):
         if valid[i]:
             table[q[i] - low] = 1
     w = 0
     for k in range(table.shape[0]):
-        if table[k]:
-            wanted[w] = low + k
-            w += 1
-            table[k] = w
+        wanted[w] = low + k
+        w += table[k] != 0
+        table[k] = w  # an asked key's place, plus one (another key's is never read)
     for i in range(q.shape[0]):
         place[i] = table[q[i] - low] - 1 if valid[i] else -1
     return w
@@ -161,18 +163,21 @@ def query_segments(place, counts, seg, qseg, of_key):
 
 
 @kernel
-def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi, at):
+def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi, at, each):
     """Each wanted key's run in each part of rows laid one after another (part ``p``: rows
     ``bounds[p]`` to ``bounds[p + 1] - 1``, sorted by key), found among the part's distinct
     keys (sorted: ``distinct[doff[p]:doff[p + 1]]``, key ``distinct[j]``'s rows from
-    ``starts[j]`` to the next one's start, or the part's end); ``wanted`` sorted and
-    distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]`` to ``hi[p, w] - 1``
-    (an empty run where it has none), and it is the part's distinct key ``at[p, w]`` (-1:
-    none). Where the part's keys are dense, its table
-    (``table[toff[p]:toff[p + 1]]``: for each key from ``kmin[p]`` on, its place among the
-    distinct keys, -1 for none) finds each key at once; else a binary search per key, from
-    where the key before was found. Returns how many rows the runs hold."""
+    ``starts[j]`` to the next one's start, or the part's end);
+    ``wanted`` sorted and distinct: key ``wanted[w]``'s rows of part ``p`` are ``lo[p, w]``
+    to ``hi[p, w] - 1`` (an empty run where it has none), and it is the part's distinct key
+    ``at[p, w]`` (-1: none); ``each[w]``: how many rows its runs hold. Where the part's keys
+    are dense, its table (``table[toff[p]:toff[p + 1]]``: for each key from ``kmin[p]`` on,
+    its place among the distinct keys, -1 for none) finds each key at once; else a binary
+    search per key, from where the key before was found. Returns how many rows the runs
+    hold."""
     total = 0
+    for w in range(len(wanted)):
+        each[w] = 0
     for p in range(len(doff) - 1):
         j = doff[p]  # where the search for the next key starts
         n = doff[p + 1]
@@ -202,6 +207,7 @@ def part_runs(wanted, distinct, starts, doff, bounds, table, toff, kmin, lo, hi,
                 lo[p, w] = starts[found]
                 hi[p, w] = starts[found + 1] if found + 1 < n else bounds[p + 1]
                 total += hi[p, w] - lo[p, w]
+                each[w] += hi[p, w] - lo[p, w]
             else:
                 lo[p, w] = 0
                 hi[p, w] = 0

@@ -492,7 +492,7 @@ class Held:
         ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on
         one thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
         events or more."""
-        ranges, each = [(0, runs.lo.shape[1])], runs.per_key()
+        ranges, each = [(0, runs.lo.shape[1])], runs.each
         if runs.n >= parallel.PARALLEL_ROWS:
             cut = parallel.grouped(np.r_[0, np.cumsum(each)], RANGES_PER_THREAD)
             ranges = cut if len(cut) > 1 else ranges
@@ -817,7 +817,7 @@ def asked_of(q: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.nd
         return some, place
     low, high = int(some.min()), int(some.max())
     if high - low < SPAN_PER_QUERY * len(q) + SPAN_FLOOR:
-        wanted = empty(len(some), np.int64)
+        wanted = empty(len(some) + 1, np.int64)
         table = zeros(high - low + 1, np.int64)
         w = asked_keys(read_only(q), read_only(valid), low, table, wanted, place)  # one compile
         return wanted[:w], place

@@ -549,22 +549,11 @@ class PartIndex:
         (:func:`~windowagg.kernels.key_order.part_runs`)."""
         w = len(wanted)
         lo, hi = empty((self.parts, w), np.int64), empty((self.parts, w), np.int64)
-        at = empty((self.parts, w), np.int64)
+        at, each = empty((self.parts, w), np.int64), empty(w, np.int64)
         doff, bounds, toff, kmin = self.laid
-        n = part_runs(
-            wanted,
-            self.distinct.view(),
-            self.starts.view(),
-            doff,
-            bounds,
-            self.table.view(),
-            toff,
-            kmin,
-            lo,
-            hi,
-            at,
-        )
-        return Runs(lo, hi, n, at)
+        laid = (self.distinct.view(), self.starts.view(), doff, bounds, self.table.view())
+        n = part_runs(wanted, *laid, toff, kmin, lo, hi, at, each)
+        return Runs(lo, hi, n, at, each)
 
     def merged(self, runs: Runs) -> tuple[Stretches, np.ndarray, np.ndarray]:
         """The rows (numbered across the parts) of ``runs``' keys, key by key in time order,
@@ -602,15 +591,13 @@ class Runs(NamedTuple):
     hi: np.ndarray
     n: int
     at: np.ndarray
-
-    def per_key(self) -> np.ndarray:
-        """How many rows each key holds."""
-        return (self.hi - self.lo).sum(axis=0)
+    each: np.ndarray  # how many rows each key holds
 
     def keys(self, a: int, b: int) -> Runs:
         """The runs of keys ``a`` to ``b - 1`` alone."""
         lo, hi = np.ascontiguousarray(self.lo[:, a:b]), np.ascontiguousarray(self.hi[:, a:b])
-        return Runs(lo, hi, int((hi - lo).sum()), np.ascontiguousarray(self.at[:, a:b]))
+        at, each = np.ascontiguousarray(self.at[:, a:b]), self.each[a:b]
+        return Runs(lo, hi, int(each.sum()), at, each)
 
 
 class Stretches(NamedTuple):
