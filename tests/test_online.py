@@ -869,19 +869,24 @@ def test_each_request_finds_its_keys_segment(spread, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_keys_asked_through_their_spans_table_equal_a_sort(seed) -> None:
+def test_the_keys_asked_through_their_spans_table_equal_a_sort(seed, monkeypatch) -> None:
     """The table of the keys' span finds the keys asked for, sorted and distinct, and each
     request's place among them, as a sort does: keys at both ends of the span, most of the
-    span asked or a few keys of it, some requests' keys null (their place -1)."""
+    span asked or a few keys of it, some requests' keys null (their place -1). A narrow
+    span is found through the table (watched), a wide one by the sort."""
     from windowagg.engine.rolling import online
 
+    tabled: list[int] = []
+    table = online.asked_keys
+    monkeypatch.setattr(online, "asked_keys", lambda *a: tabled.append(1) or table(*a))
     rng = np.random.default_rng(seed)
-    span = int(rng.choice([5, 100, 100_000]))
+    span = (5, 100, 100_000)[seed % 3]  # the last beyond a table for these few requests
     q = rng.integers(-span, span, int(rng.integers(2, 3000)))
     q[:2] = -span, span - 1  # both ends of the span
-    valid = rng.random(len(q)) < [1.0, 0.9, 0.3][seed % 3]
+    valid = rng.random(len(q)) < (1.0, 0.9, 0.3)[seed // 2]
     wanted, place = online.asked_of(q, valid)
     want = np.unique(q[valid])
+    assert bool(tabled) == (2 * span <= online.SPAN_PER_QUERY * len(q) + online.SPAN_FLOOR)
     assert wanted.tolist() == want.tolist()
     assert np.array_equal(place, np.where(valid, np.searchsorted(want, q), -1))
 

@@ -492,13 +492,13 @@ class Held:
         ranges of keys on the engine's threads (:data:`RANGES_PER_THREAD` per thread, on
         one thread too) where the batch reads :data:`~windowagg.engine.parallel.PARALLEL_ROWS`
         events or more."""
-        ranges, each = [(0, runs.lo.shape[1])], runs.each
+        ranges = [(0, runs.lo.shape[1])]
         if runs.n >= parallel.PARALLEL_ROWS:
-            cut = parallel.grouped(np.r_[0, np.cumsum(each)], RANGES_PER_THREAD)
+            cut = parallel.grouped(np.r_[0, np.cumsum(runs.each)], RANGES_PER_THREAD)
             ranges = cut if len(cut) > 1 else ranges
         fast = self._compiles(reading)
         if fast is not None:
-            got = self._compiled(queries, place, runs, each, ranges, at_time, fast)
+            got = self._compiled(queries, place, runs, ranges, at_time, fast)
             if got is not None:
                 return got
         if len(ranges) > 1:
@@ -636,14 +636,12 @@ class Held:
         queries: pa.Table,
         place: np.ndarray,
         runs: Runs,
-        each: np.ndarray,
         ranges: list[tuple[int, int]],
         at_time: str,
         fast: Compiled,
     ) -> list[pa.Array] | None:
         """:meth:`_evaluated` by the reading's compiled call (:func:`~.compiled_at.answered_at`)
-        over the runs as they lie in the index (``each``: each key's events), a call per
-        range of keys: the requests by
+        over the runs as they lie in the index, a call per range of keys: the requests by
         key (a null key's first), then time, their times converted once for the batch. None
         where the call leaves the batch to the evaluation."""
         order = by_key(place, runs.lo.shape[1])
@@ -657,7 +655,7 @@ class Held:
         index, column = self.index, fast.column
         laid = (index.times.view(), np.zeros(0) if column is None else index.values(column)[0])
         known = KNOWN_NOTHING if column is None else index.spans[column].known()
-        lohi = (runs.lo, runs.hi, each)
+        lohi = (runs.lo, runs.hi, runs.each)
         return answered_at(fast, laid, lohi, ranges, asked, index.doubles, known)
 
     @property
